@@ -1,0 +1,1 @@
+"""Compiled kernels (Cython).  Nothing in here imports zarrc's Python modules."""

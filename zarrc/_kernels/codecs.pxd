@@ -1,0 +1,65 @@
+# Native codec kernels: blosc, zstd, zlib/gzip (deflate), crc32c.
+#
+# The zc_* functions run without the GIL and use only re-entrant C calls.
+# Each returns the number of bytes produced (>= 0) or -1 with `err` filled in;
+# the caller turns `err` into a Python exception once it holds the GIL again.
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+
+
+cdef extern from "zstd.h":
+    ctypedef struct ZSTD_CCtx:
+        pass
+    ctypedef struct ZSTD_DCtx:
+        pass
+
+
+cdef enum ZcCode:
+    ZC_OK = 0
+    ZC_CORRUPT = 1        # data does not decode; detail says how
+    ZC_TRUNCATED = 2      # input ends early (expected = bytes needed, actual = held)
+    ZC_SIZE = 3           # decodes to `actual` bytes, `expected` wanted
+    ZC_TOO_LARGE = 4      # decodes to more than the `expected` bytes
+    ZC_NOMEM = 5
+    ZC_PARAM = 6          # a parameter is out of range; detail says which
+    ZC_UNSUPPORTED = 7    # e.g. a blosc compressor this build lacks
+    ZC_CHECKSUM = 8       # stored checksum `expected`, computed `actual`
+
+
+cdef struct ZcError:
+    int code
+    int64_t expected
+    int64_t actual
+    const char* detail
+
+
+# deflate container formats
+cdef enum ZcDeflateFormat:
+    ZC_ZLIB = 0
+    ZC_GZIP = 1
+    ZC_RAW = 2
+
+
+cdef Py_ssize_t zc_blosc_compress(const uint8_t* src, size_t n, uint8_t* dst, size_t cap,
+                                  int clevel, int shuffle, size_t typesize,
+                                  const char* cname, size_t blocksize, int nthreads,
+                                  ZcError* err) noexcept nogil
+cdef Py_ssize_t zc_blosc_decoded_size(const uint8_t* src, size_t n, ZcError* err) noexcept nogil
+cdef Py_ssize_t zc_blosc_decode_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
+                                     int nthreads, ZcError* err) noexcept nogil
+cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start, size_t length,
+                                      uint8_t* dst, ZcError* err) noexcept nogil
+
+cdef Py_ssize_t zc_zstd_compress(ZSTD_CCtx* cctx, const uint8_t* src, size_t n, uint8_t* dst,
+                                 size_t cap, int level, bint checksum,
+                                 ZcError* err) noexcept nogil
+cdef Py_ssize_t zc_zstd_decoded_size(const uint8_t* src, size_t n, ZcError* err) noexcept nogil
+cdef Py_ssize_t zc_zstd_decode_into(ZSTD_DCtx* dctx, const uint8_t* src, size_t n, uint8_t* dst,
+                                    size_t expected, ZcError* err) noexcept nogil
+
+cdef Py_ssize_t zc_deflate(const uint8_t* src, size_t n, uint8_t* dst, size_t cap, int level,
+                           int fmt, ZcError* err) noexcept nogil
+cdef Py_ssize_t zc_inflate_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
+                                int fmt, ZcError* err) noexcept nogil
+
+cdef uint32_t zc_crc32c_update(uint32_t crc, const uint8_t* src, size_t n) noexcept nogil

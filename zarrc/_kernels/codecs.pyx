@@ -1,0 +1,821 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Native codec kernels: blosc, zstd, zlib/gzip/raw deflate and crc32c.
+
+Every function here releases the GIL while it compresses, decompresses or
+checksums, and uses only re-entrant C calls (a blosc context per call, a zstd
+context per call or per worker, a zlib stream per call), so Python threads run
+them in parallel.  Decoders check every size they are told (block headers, frame
+content sizes, the caller's expected size) before they write, never read or write
+outside the buffers they are given, and report bad input as :class:`KernelError`.
+"""
+
+from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, memset
+
+# ---------------------------------------------------------------- C libraries
+
+cdef extern from "blosc.h" nogil:
+    int BLOSC_MAX_OVERHEAD
+    int BLOSC_MAX_BUFFERSIZE
+    int BLOSC_MAX_TYPESIZE
+    int BLOSC_VERSION_FORMAT
+    int blosc_compress_ctx(int clevel, int doshuffle, size_t typesize, size_t nbytes,
+                           const void* src, void* dest, size_t destsize,
+                           const char* compressor, size_t blocksize, int numinternalthreads)
+    int blosc_decompress_ctx(const void* src, void* dest, size_t destsize,
+                             int numinternalthreads)
+    int blosc_getitem(const void* src, int start, int nitems, void* dest)
+    void blosc_cbuffer_sizes(const void* cbuffer, size_t* nbytes, size_t* cbytes,
+                             size_t* blocksize)
+    int blosc_compname_to_compcode(const char* compname)
+    const char* blosc_list_compressors()
+    const char* blosc_get_version_string()
+
+cdef extern from "zstd.h" nogil:
+    ctypedef enum ZSTD_cParameter:
+        ZSTD_c_compressionLevel
+        ZSTD_c_checksumFlag
+    ctypedef enum ZSTD_ResetDirective:
+        ZSTD_reset_session_and_parameters
+    unsigned long long ZSTD_CONTENTSIZE_UNKNOWN
+    unsigned long long ZSTD_CONTENTSIZE_ERROR
+    ZSTD_CCtx* ZSTD_createCCtx()
+    size_t ZSTD_freeCCtx(ZSTD_CCtx* cctx)
+    size_t ZSTD_CCtx_reset(ZSTD_CCtx* cctx, ZSTD_ResetDirective reset)
+    size_t ZSTD_CCtx_setParameter(ZSTD_CCtx* cctx, ZSTD_cParameter param, int value)
+    size_t ZSTD_compress2(ZSTD_CCtx* cctx, void* dst, size_t dstCapacity,
+                          const void* src, size_t srcSize)
+    ZSTD_DCtx* ZSTD_createDCtx()
+    size_t ZSTD_freeDCtx(ZSTD_DCtx* dctx)
+    size_t ZSTD_decompressDCtx(ZSTD_DCtx* dctx, void* dst, size_t dstCapacity,
+                               const void* src, size_t srcSize)
+    unsigned long long ZSTD_findDecompressedSize(const void* src, size_t srcSize)
+    size_t ZSTD_compressBound(size_t srcSize)
+    unsigned ZSTD_isError(size_t code)
+    const char* ZSTD_getErrorName(size_t code)
+    int ZSTD_minCLevel()
+    int ZSTD_maxCLevel()
+    unsigned ZSTD_versionNumber()
+    ctypedef struct ZSTD_inBuffer:
+        const void* src
+        size_t size
+        size_t pos
+    ctypedef struct ZSTD_outBuffer:
+        void* dst
+        size_t size
+        size_t pos
+    size_t ZSTD_decompressStream(ZSTD_DCtx* zds, ZSTD_outBuffer* output, ZSTD_inBuffer* input)
+
+cdef extern from "zstd_errors.h" nogil:
+    ctypedef enum ZSTD_ErrorCode:
+        ZSTD_error_dstSize_tooSmall
+        ZSTD_error_srcSize_wrong
+        ZSTD_error_memory_allocation
+    ZSTD_ErrorCode ZSTD_getErrorCode(size_t functionResult)
+
+cdef extern from "zlib.h" nogil:
+    ctypedef struct z_stream:
+        const uint8_t* next_in
+        unsigned int avail_in
+        uint8_t* next_out
+        unsigned int avail_out
+        const char* msg
+    int Z_OK, Z_STREAM_END, Z_NEED_DICT, Z_DATA_ERROR, Z_MEM_ERROR, Z_BUF_ERROR
+    int Z_NO_FLUSH, Z_FINISH, Z_DEFLATED, Z_DEFAULT_STRATEGY
+    int deflateInit2(z_stream* strm, int level, int method, int windowBits, int memLevel,
+                     int strategy)
+    int z_deflate "deflate"(z_stream* strm, int flush)
+    int deflateEnd(z_stream* strm)
+    int inflateInit2(z_stream* strm, int windowBits)
+    int z_inflate "inflate"(z_stream* strm, int flush)
+    int inflateReset(z_stream* strm)
+    int inflateEnd(z_stream* strm)
+    unsigned long crc32_z(unsigned long crc, const uint8_t* buf, size_t len)
+    unsigned long compressBound(unsigned long sourceLen)
+    const char* zlibVersion()
+
+cdef extern from "src/crc32c.h" nogil:
+    uint32_t zc_crc32c(uint32_t crc, const void* buf, size_t len)
+    uint32_t zc_crc32c_software(uint32_t crc, const void* buf, size_t len)
+    int zc_crc32c_hardware_available()
+
+
+# ---------------------------------------------------------------- errors
+
+class KernelError(Exception):
+    """A codec kernel refused its input.
+
+    ``code`` is one of the ZC_* codes (see ``codecs.pxd``); ``expected`` and
+    ``actual`` carry the sizes or checksums involved, ``codec`` the codec name.
+    The Python codec layer turns it into a :class:`zarrc.errors.CodecError`.
+    """
+
+    def __init__(self, message, codec, code, expected, actual):
+        super().__init__(message)
+        self.codec = codec
+        self.code = code
+        self.expected = expected
+        self.actual = actual
+
+
+CORRUPT = ZC_CORRUPT
+TRUNCATED = ZC_TRUNCATED
+SIZE = ZC_SIZE
+TOO_LARGE = ZC_TOO_LARGE
+PARAM = ZC_PARAM
+UNSUPPORTED = ZC_UNSUPPORTED
+CHECKSUM = ZC_CHECKSUM
+
+cdef enum:
+    GZIP_MAGIC_0 = 0x1f
+    GZIP_MAGIC_1 = 0x8b
+
+
+cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t actual,
+                            const char* detail) noexcept nogil:
+    err.code = code
+    err.expected = expected
+    err.actual = actual
+    err.detail = detail
+    return -1
+
+
+cdef object raise_error(str codec, ZcError* err, Py_ssize_t nin):
+    detail = err.detail.decode("utf-8", "replace") if err.detail != NULL else ""
+    code = err.code
+    exp = err.expected
+    act = err.actual
+    if code == ZC_NOMEM:
+        raise MemoryError(f"{codec}: out of memory")
+    if code == ZC_TRUNCATED:
+        what = f" ({detail})" if detail else ""
+        msg = f"{codec}: input truncated{what}: needs {exp} bytes, holds {act}"
+    elif code == ZC_SIZE:
+        if detail:
+            msg = f"{codec}: {detail} {act} bytes, {exp} expected"
+        else:
+            msg = f"{codec}: data decodes to {act} bytes, {exp} expected"
+    elif code == ZC_TOO_LARGE:
+        msg = f"{codec}: data decodes to more than the {exp} bytes expected"
+    elif code == ZC_CHECKSUM:
+        msg = f"{codec}: checksum mismatch: stored 0x{exp:08x}, computed 0x{act:08x}"
+    elif code == ZC_CORRUPT:
+        msg = f"{codec}: corrupt data ({detail}) in {nin} bytes of input"
+    else:
+        msg = f"{codec}: {detail}"
+    raise KernelError(msg, codec, code, exp, act)
+
+
+# ---------------------------------------------------------------- buffers
+
+cdef class _View:
+    """A contiguous buffer held for the duration of a kernel call."""
+    cdef Py_buffer buf
+    cdef bint held
+
+    def __cinit__(self, obj, bint writable=False):
+        cdef int flags = PyBUF_ANY_CONTIGUOUS
+        if writable:
+            flags |= PyBUF_WRITABLE
+        PyObject_GetBuffer(obj, &self.buf, flags)
+        self.held = True
+
+    def __dealloc__(self):
+        if self.held:
+            PyBuffer_Release(&self.buf)
+
+    cdef inline uint8_t* ptr(self) noexcept nogil:
+        return <uint8_t*>self.buf.buf
+
+    cdef inline size_t size(self) noexcept nogil:
+        return <size_t>self.buf.len
+
+
+cdef bytes _new_bytes(size_t n):
+    return PyBytes_FromStringAndSize(NULL, <Py_ssize_t>n)
+
+
+cdef bytes _shrink(bytes out, Py_ssize_t n):
+    # A copy of the compressed bytes: small next to the compression itself.
+    return out if n == len(out) else out[:n]
+
+
+# ---------------------------------------------------------------- blosc
+
+cdef Py_ssize_t zc_blosc_compress(const uint8_t* src, size_t n, uint8_t* dst, size_t cap,
+                                  int clevel, int shuffle, size_t typesize,
+                                  const char* cname, size_t blocksize, int nthreads,
+                                  ZcError* err) noexcept nogil:
+    cdef int r
+    if n > <size_t>(BLOSC_MAX_BUFFERSIZE):
+        return fail(err, ZC_PARAM, BLOSC_MAX_BUFFERSIZE, n, "input exceeds blosc's 2 GiB limit")
+    if clevel < 0 or clevel > 9:
+        return fail(err, ZC_PARAM, 9, clevel, "clevel must be in 0..9")
+    if shuffle < 0 or shuffle > 2:
+        return fail(err, ZC_PARAM, 2, shuffle, "shuffle must be 0, 1 or 2")
+    if blosc_compname_to_compcode(cname) < 0:
+        return fail(err, ZC_UNSUPPORTED, 0, 0, "compressor is not built into this blosc")
+    if typesize < 1:
+        typesize = 1
+    if cap < n + BLOSC_MAX_OVERHEAD:
+        return fail(err, ZC_PARAM, n + BLOSC_MAX_OVERHEAD, cap, "output buffer too small")
+    r = blosc_compress_ctx(clevel, shuffle, typesize, n, src, dst, cap, cname, blocksize,
+                           nthreads if nthreads > 0 else 1)
+    if r <= 0:
+        return fail(err, ZC_CORRUPT, 0, r, "blosc_compress_ctx failed")
+    return r
+
+
+cdef Py_ssize_t zc_blosc_decoded_size(const uint8_t* src, size_t n, ZcError* err) noexcept nogil:
+    cdef size_t nbytes, cbytes, blocksize
+    if n < 16:
+        return fail(err, ZC_TRUNCATED, 16, n, "blosc header")
+    if src[0] != BLOSC_VERSION_FORMAT:
+        return fail(err, ZC_CORRUPT, BLOSC_VERSION_FORMAT, src[0], "unknown blosc format version")
+    blosc_cbuffer_sizes(src, &nbytes, &cbytes, &blocksize)
+    if cbytes > n:
+        return fail(err, ZC_TRUNCATED, cbytes, n, "header's compressed size")
+    if cbytes < 16:
+        return fail(err, ZC_CORRUPT, 16, cbytes, "header claims fewer bytes than a header")
+    if nbytes > <size_t>BLOSC_MAX_BUFFERSIZE:
+        return fail(err, ZC_CORRUPT, BLOSC_MAX_BUFFERSIZE, nbytes, "header claims over 2 GiB")
+    if nbytes > 0 and src[3] == 0:
+        return fail(err, ZC_CORRUPT, 1, 0, "header has typesize 0")
+    if (src[2] & 0x02) and cbytes != nbytes + 16:
+        return fail(err, ZC_CORRUPT, nbytes + 16, cbytes, "memcpyed buffer has the wrong size")
+    return <Py_ssize_t>nbytes
+
+
+cdef Py_ssize_t zc_blosc_decode_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
+                                     int nthreads, ZcError* err) noexcept nogil:
+    cdef Py_ssize_t nbytes = zc_blosc_decoded_size(src, n, err)
+    cdef int r
+    if nbytes < 0:
+        return -1
+    if <size_t>nbytes != expected:
+        return fail(err, ZC_SIZE, expected, nbytes, "header claims")
+    if nbytes == 0:
+        return 0
+    r = blosc_decompress_ctx(src, dst, expected, nthreads if nthreads > 0 else 1)
+    if r < 0:
+        return fail(err, ZC_CORRUPT, 0, r, "blosc_decompress_ctx failed")
+    if r != nbytes:
+        return fail(err, ZC_SIZE, nbytes, r, "decoded")
+    return nbytes
+
+
+cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start, size_t length,
+                                      uint8_t* dst, ZcError* err) noexcept nogil:
+    cdef Py_ssize_t nbytes = zc_blosc_decoded_size(src, n, err)
+    cdef size_t typesize
+    cdef int r
+    if nbytes < 0:
+        return -1
+    if start > <size_t>nbytes or length > <size_t>nbytes - start:
+        return fail(err, ZC_PARAM, nbytes, start + length, "byte range ends past the decoded size")
+    if length == 0:
+        return 0
+    typesize = src[3]
+    if start % typesize or length % typesize:
+        return fail(err, ZC_PARAM, typesize, start, "byte range is not aligned to the typesize")
+    r = blosc_getitem(src, <int>(start // typesize), <int>(length // typesize), dst)
+    if r < 0:
+        return fail(err, ZC_CORRUPT, 0, r, "blosc_getitem failed")
+    if <size_t>r != length:
+        return fail(err, ZC_SIZE, length, r, "decoded")
+    return r
+
+
+def blosc_compress(data, int clevel, int shuffle, size_t typesize, str cname,
+                   size_t blocksize=0, int nthreads=1):
+    """Compress ``data`` (any contiguous buffer) into a blosc frame; returns bytes."""
+    cdef _View src = _View(data)
+    cdef bytes cn = cname.encode("ascii")
+    cdef const char* cnp = cn
+    cdef ZcError err
+    cdef size_t n = src.size()
+    cdef size_t cap = n + BLOSC_MAX_OVERHEAD
+    cdef bytes out
+    cdef uint8_t* dst
+    cdef Py_ssize_t r
+    if blosc_compname_to_compcode(cnp) < 0:
+        raise KernelError(
+            f"blosc: compressor {cname!r} is not available in this build "
+            f"(available: {blosc_list_compressors().decode()})",
+            "blosc", ZC_UNSUPPORTED, 0, 0)
+    out = _new_bytes(cap)
+    dst = <uint8_t*>PyBytes_AS_STRING(out)
+    with nogil:
+        r = zc_blosc_compress(src.ptr(), n, dst, cap, clevel, shuffle, typesize, cnp,
+                              blocksize, nthreads, &err)
+    if r < 0:
+        raise_error("blosc", &err, n)
+    return _shrink(out, r)
+
+
+def blosc_decoded_size(data):
+    """Decoded size claimed by a blosc frame's header, after validating the header."""
+    cdef _View src = _View(data)
+    cdef ZcError err
+    cdef Py_ssize_t r = zc_blosc_decoded_size(src.ptr(), src.size(), &err)
+    if r < 0:
+        raise_error("blosc", &err, src.size())
+    return r
+
+
+def blosc_header(data):
+    """(nbytes, cbytes, blocksize, typesize, flags) of a valid blosc frame."""
+    cdef _View src = _View(data)
+    cdef ZcError err
+    cdef size_t nbytes, cbytes, blocksize
+    if zc_blosc_decoded_size(src.ptr(), src.size(), &err) < 0:
+        raise_error("blosc", &err, src.size())
+    blosc_cbuffer_sizes(src.ptr(), &nbytes, &cbytes, &blocksize)
+    return nbytes, cbytes, blocksize, src.ptr()[3], src.ptr()[2]
+
+
+def blosc_decode_into(data, out, int nthreads=1):
+    """Decode a blosc frame into ``out``, whose size must equal the decoded size."""
+    cdef _View src = _View(data)
+    cdef _View dst = _View(out, True)
+    cdef ZcError err
+    cdef Py_ssize_t r
+    with nogil:
+        r = zc_blosc_decode_into(src.ptr(), src.size(), dst.ptr(), dst.size(), nthreads, &err)
+    if r < 0:
+        raise_error("blosc", &err, src.size())
+    return r
+
+
+def blosc_decode(data, int nthreads=1):
+    """Decode a blosc frame into new bytes (size taken from the validated header)."""
+    cdef _View src = _View(data)
+    cdef ZcError err
+    cdef Py_ssize_t r, nbytes = zc_blosc_decoded_size(src.ptr(), src.size(), &err)
+    if nbytes < 0:
+        raise_error("blosc", &err, src.size())
+    cdef bytes out = _new_bytes(nbytes)
+    cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
+    with nogil:
+        r = zc_blosc_decode_into(src.ptr(), src.size(), dst, nbytes, nthreads, &err)
+    if r < 0:
+        raise_error("blosc", &err, src.size())
+    return out
+
+
+def blosc_decode_range(data, size_t start, out):
+    """Decode decoded bytes [start, start + len(out)) of a blosc frame into ``out``.
+
+    Only the blocks that hold the range are decompressed.  ``start`` and
+    ``len(out)`` must be multiples of the frame's typesize.
+    """
+    cdef _View src = _View(data)
+    cdef _View dst = _View(out, True)
+    cdef ZcError err
+    cdef Py_ssize_t r
+    with nogil:
+        r = zc_blosc_decode_range(src.ptr(), src.size(), start, dst.size(), dst.ptr(), &err)
+    if r < 0:
+        raise_error("blosc", &err, src.size())
+    return r
+
+
+def blosc_compressors():
+    """Names of the compressors this blosc build supports."""
+    return blosc_list_compressors().decode().split(",")
+
+
+# ---------------------------------------------------------------- zstd
+
+cdef Py_ssize_t zstd_fail(ZcError* err, size_t code, size_t expected, size_t n) noexcept nogil:
+    cdef ZSTD_ErrorCode e = ZSTD_getErrorCode(code)
+    if e == ZSTD_error_dstSize_tooSmall:
+        return fail(err, ZC_TOO_LARGE, expected, 0, NULL)
+    if e == ZSTD_error_srcSize_wrong:
+        return fail(err, ZC_TRUNCATED, n + 1, n, "zstd frame")
+    if e == ZSTD_error_memory_allocation:
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    return fail(err, ZC_CORRUPT, 0, 0, ZSTD_getErrorName(code))
+
+
+cdef Py_ssize_t zc_zstd_compress(ZSTD_CCtx* cctx, const uint8_t* src, size_t n, uint8_t* dst,
+                                 size_t cap, int level, bint checksum,
+                                 ZcError* err) noexcept nogil:
+    cdef bint own = cctx == NULL
+    cdef size_t r
+    if level < ZSTD_minCLevel() or level > ZSTD_maxCLevel():
+        return fail(err, ZC_PARAM, ZSTD_maxCLevel(), level, "level out of zstd's range")
+    if own:
+        cctx = ZSTD_createCCtx()
+        if cctx == NULL:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+    else:
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1 if checksum else 0)
+    r = ZSTD_compress2(cctx, dst, cap, src, n)
+    if own:
+        ZSTD_freeCCtx(cctx)
+    if ZSTD_isError(r):
+        return zstd_fail(err, r, cap, n)
+    return <Py_ssize_t>r
+
+
+cdef Py_ssize_t zc_zstd_decoded_size(const uint8_t* src, size_t n, ZcError* err) noexcept nogil:
+    """Total decoded size of the frames in src, -2 if a frame does not record it."""
+    cdef unsigned long long size
+    if n == 0:
+        return fail(err, ZC_TRUNCATED, 4, 0, "zstd frame")
+    size = ZSTD_findDecompressedSize(src, n)
+    if size == ZSTD_CONTENTSIZE_ERROR:
+        return fail(err, ZC_CORRUPT, 0, 0, "not a valid sequence of zstd frames")
+    if size == ZSTD_CONTENTSIZE_UNKNOWN:
+        return -2
+    if size > <unsigned long long>(<size_t>-1 >> 1):
+        return fail(err, ZC_CORRUPT, 0, 0, "frame claims an impossible size")
+    return <Py_ssize_t>size
+
+
+cdef Py_ssize_t zc_zstd_decode_into(ZSTD_DCtx* dctx, const uint8_t* src, size_t n, uint8_t* dst,
+                                    size_t expected, ZcError* err) noexcept nogil:
+    cdef Py_ssize_t claimed = zc_zstd_decoded_size(src, n, err)
+    cdef bint own = dctx == NULL
+    cdef size_t r
+    if claimed == -1:
+        return -1
+    if claimed >= 0 and <size_t>claimed != expected:
+        return fail(err, ZC_SIZE, expected, claimed, "frame header claims")
+    if own:
+        dctx = ZSTD_createDCtx()
+        if dctx == NULL:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+    r = ZSTD_decompressDCtx(dctx, dst, expected, src, n)
+    if own:
+        ZSTD_freeDCtx(dctx)
+    if ZSTD_isError(r):
+        return zstd_fail(err, r, expected, n)
+    if r != expected:
+        return fail(err, ZC_SIZE, expected, r, NULL)
+    return <Py_ssize_t>r
+
+
+cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,
+                                 ZcError* err) noexcept nogil:
+    """Stream-decode frames whose size is not recorded, into a growing malloc buffer."""
+    cdef ZSTD_DCtx* dctx = ZSTD_createDCtx()
+    cdef ZSTD_inBuffer inb
+    cdef ZSTD_outBuffer outb
+    cdef size_t cap = n * 4 if n * 4 > 65536 else 65536
+    cdef size_t r = 1
+    cdef uint8_t* buf = <uint8_t*>malloc(cap)
+    cdef uint8_t* grown
+    if dctx == NULL or buf == NULL:
+        ZSTD_freeDCtx(dctx)
+        free(buf)
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    inb.src = src
+    inb.size = n
+    inb.pos = 0
+    outb.dst = buf
+    outb.size = cap
+    outb.pos = 0
+    while True:
+        if outb.pos == outb.size:
+            cap *= 2
+            grown = <uint8_t*>realloc(buf, cap)
+            if grown == NULL:
+                ZSTD_freeDCtx(dctx)
+                free(buf)
+                return fail(err, ZC_NOMEM, 0, 0, NULL)
+            buf = grown
+            outb.dst = buf
+            outb.size = cap
+        r = ZSTD_decompressStream(dctx, &outb, &inb)
+        if ZSTD_isError(r):
+            ZSTD_freeDCtx(dctx)
+            free(buf)
+            return zstd_fail(err, r, 0, n)
+        if inb.pos == inb.size and outb.pos < outb.size:
+            break
+    ZSTD_freeDCtx(dctx)
+    if r != 0:
+        free(buf)
+        return fail(err, ZC_TRUNCATED, n + 1, n, "zstd frame")
+    out[0] = buf
+    return <Py_ssize_t>outb.pos
+
+
+def zstd_compress(data, int level=3, bint checksum=False):
+    """Compress ``data`` into one zstd frame (content size recorded); returns bytes."""
+    cdef _View src = _View(data)
+    cdef ZcError err
+    cdef size_t n = src.size()
+    cdef size_t cap = ZSTD_compressBound(n)
+    cdef bytes out = _new_bytes(cap)
+    cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t r
+    with nogil:
+        r = zc_zstd_compress(NULL, src.ptr(), n, dst, cap, level, checksum, &err)
+    if r < 0:
+        raise_error("zstd", &err, n)
+    return _shrink(out, r)
+
+
+def zstd_decode_into(data, out):
+    """Decode zstd frames into ``out``, whose size must equal the decoded size."""
+    cdef _View src = _View(data)
+    cdef _View dst = _View(out, True)
+    cdef ZcError err
+    cdef Py_ssize_t r
+    with nogil:
+        r = zc_zstd_decode_into(NULL, src.ptr(), src.size(), dst.ptr(), dst.size(), &err)
+    if r < 0:
+        raise_error("zstd", &err, src.size())
+    return r
+
+
+def zstd_decode(data):
+    """Decode zstd frames into new bytes."""
+    cdef _View src = _View(data)
+    cdef ZcError err
+    cdef Py_ssize_t r, size = zc_zstd_decoded_size(src.ptr(), src.size(), &err)
+    cdef uint8_t* grown = NULL
+    cdef bytes out
+    if size == -1:
+        raise_error("zstd", &err, src.size())
+    cdef uint8_t* dst
+    if size >= 0:
+        out = _new_bytes(size)
+        dst = <uint8_t*>PyBytes_AS_STRING(out)
+        with nogil:
+            r = zc_zstd_decode_into(NULL, src.ptr(), src.size(), dst, size, &err)
+        if r < 0:
+            raise_error("zstd", &err, src.size())
+        return out
+    with nogil:
+        r = zstd_decode_grow(src.ptr(), src.size(), &grown, &err)
+    if r < 0:
+        raise_error("zstd", &err, src.size())
+    try:
+        return PyBytes_FromStringAndSize(<char*>grown, r)
+    finally:
+        free(grown)
+
+
+def zstd_levels():
+    """(min, max) compression level of this zstd."""
+    return ZSTD_minCLevel(), ZSTD_maxCLevel()
+
+
+# ---------------------------------------------------------------- deflate (zlib, gzip, raw)
+
+cdef size_t CHUNK = 1 << 30   # zlib counts in unsigned int; feed it at most this much at once
+
+
+cdef inline void put32le(uint8_t* p, uint32_t v) noexcept nogil:
+    p[0] = v & 0xff
+    p[1] = (v >> 8) & 0xff
+    p[2] = (v >> 16) & 0xff
+    p[3] = (v >> 24) & 0xff
+
+
+cdef Py_ssize_t zc_deflate(const uint8_t* src, size_t n, uint8_t* dst, size_t cap, int level,
+                           int fmt, ZcError* err) noexcept nogil:
+    """Deflate src.  fmt ZC_GZIP writes the gzip member Python's gzip module writes
+    (no name, mtime 0, XFL from the level, OS 255)."""
+    cdef z_stream s
+    cdef size_t head = 10 if fmt == ZC_GZIP else 0
+    cdef size_t tail = 8 if fmt == ZC_GZIP else 0
+    cdef size_t in_left = n, out_left, produced
+    cdef const uint8_t* ip = src
+    cdef uint8_t* op
+    cdef int ret, wbits = 15 if fmt == ZC_ZLIB else -15
+    if level < -1 or level > 9:
+        return fail(err, ZC_PARAM, 9, level, "level must be in -1..9")
+    if cap < head + tail + 16:
+        return fail(err, ZC_PARAM, head + tail + 16, cap, "output buffer too small")
+    memset(&s, 0, sizeof(z_stream))
+    ret = deflateInit2(&s, level, Z_DEFLATED, wbits, 8, Z_DEFAULT_STRATEGY)
+    if ret == Z_MEM_ERROR:
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    if ret != Z_OK:
+        return fail(err, ZC_PARAM, 0, ret, "deflateInit2 refused the parameters")
+    op = dst + head
+    out_left = cap - head - tail
+    while True:
+        s.next_in = ip
+        s.avail_in = <unsigned int>(in_left if in_left < CHUNK else CHUNK)
+        s.next_out = op
+        s.avail_out = <unsigned int>(out_left if out_left < CHUNK else CHUNK)
+        ret = z_deflate(&s, Z_FINISH if in_left <= CHUNK else Z_NO_FLUSH)
+        in_left -= <size_t>(s.next_in - ip)
+        ip = s.next_in
+        out_left -= <size_t>(s.next_out - op)
+        op = s.next_out
+        if ret == Z_STREAM_END:
+            break
+        if ret != Z_OK and ret != Z_BUF_ERROR or out_left == 0:
+            deflateEnd(&s)
+            return fail(err, ZC_PARAM, 0, cap, "output buffer too small")
+    deflateEnd(&s)
+    produced = <size_t>(op - dst)
+    if fmt == ZC_GZIP:
+        memset(dst, 0, 10)
+        dst[0] = GZIP_MAGIC_0
+        dst[1] = GZIP_MAGIC_1
+        dst[2] = 8
+        dst[8] = 2 if level == 9 else (4 if level == 1 else 0)
+        dst[9] = 255
+        put32le(dst + produced, <uint32_t>crc32_z(0, src, n))
+        put32le(dst + produced + 4, <uint32_t>(n & 0xffffffffu))
+        produced += 8
+    return <Py_ssize_t>produced
+
+
+cdef bint all_zero(const uint8_t* p, size_t n) noexcept nogil:
+    cdef size_t i
+    for i in range(n):
+        if p[i]:
+            return False
+    return True
+
+
+cdef Py_ssize_t inflate_core(const uint8_t* src, size_t n, uint8_t** dstp, size_t* capp,
+                             bint grow, int fmt, ZcError* err) noexcept nogil:
+    """Inflate src into dstp[0] (capacity capp[0]); if grow, realloc as needed.
+    gzip input may hold several members, and trailing zero bytes."""
+    cdef z_stream s
+    cdef int ret, wbits = 15 if fmt == ZC_ZLIB else (31 if fmt == ZC_GZIP else -15)
+    cdef size_t in_left = n, out_left = capp[0], produced = 0, used, made
+    cdef const uint8_t* ip = src
+    cdef const char* msg
+    cdef uint8_t* grown
+    if n == 0:
+        return fail(err, ZC_TRUNCATED, 1, 0, "empty input")
+    memset(&s, 0, sizeof(z_stream))
+    ret = inflateInit2(&s, wbits)
+    if ret != Z_OK:
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    while True:
+        if grow and out_left == 0:
+            grown = <uint8_t*>realloc(dstp[0], capp[0] * 2)
+            if grown == NULL:
+                inflateEnd(&s)
+                return fail(err, ZC_NOMEM, 0, 0, NULL)
+            dstp[0] = grown
+            out_left = capp[0]
+            capp[0] *= 2
+        s.next_in = ip
+        s.avail_in = <unsigned int>(in_left if in_left < CHUNK else CHUNK)
+        s.next_out = dstp[0] + produced
+        s.avail_out = <unsigned int>(out_left if out_left < CHUNK else CHUNK)
+        ret = z_inflate(&s, Z_NO_FLUSH)
+        used = <size_t>(s.next_in - ip)
+        made = <size_t>(s.next_out - (dstp[0] + produced))
+        ip = s.next_in
+        in_left -= used
+        produced += made
+        out_left -= made
+        if ret == Z_STREAM_END:
+            if fmt != ZC_GZIP or in_left == 0 or all_zero(ip, in_left):
+                break
+            if in_left >= 2 and ip[0] == GZIP_MAGIC_0 and ip[1] == GZIP_MAGIC_1:
+                inflateReset(&s)
+                continue
+            inflateEnd(&s)
+            return fail(err, ZC_CORRUPT, 0, 0, "trailing data after the last gzip member")
+        if ret == Z_NEED_DICT or ret == Z_DATA_ERROR or ret == Z_MEM_ERROR:
+            msg = s.msg   # zlib's messages are static strings
+            if msg == NULL:
+                msg = "invalid stream"
+            inflateEnd(&s)
+            if ret == Z_MEM_ERROR:
+                return fail(err, ZC_NOMEM, 0, 0, NULL)
+            return fail(err, ZC_CORRUPT, 0, 0, msg)
+        if used == 0 and made == 0:
+            inflateEnd(&s)
+            if in_left == 0:
+                return fail(err, ZC_TRUNCATED, n + 1, n, "stream ends early")
+            if out_left == 0:
+                return fail(err, ZC_TOO_LARGE, capp[0], 0, NULL)
+            return fail(err, ZC_CORRUPT, 0, 0, "no progress")
+    inflateEnd(&s)
+    return <Py_ssize_t>produced
+
+
+cdef Py_ssize_t zc_inflate_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
+                                int fmt, ZcError* err) noexcept nogil:
+    cdef size_t cap = expected
+    cdef Py_ssize_t r = inflate_core(src, n, &dst, &cap, False, fmt, err)
+    if r >= 0 and <size_t>r != expected:
+        return fail(err, ZC_SIZE, expected, r, NULL)
+    return r
+
+
+cdef str _deflate_name(int fmt):
+    return "zlib" if fmt == ZC_ZLIB else ("gzip" if fmt == ZC_GZIP else "deflate")
+
+
+def deflate_compress(data, int level, int fmt=ZC_ZLIB):
+    """Compress ``data`` as a zlib stream (fmt 0), a gzip member (1) or raw deflate (2)."""
+    cdef _View src = _View(data)
+    cdef ZcError err
+    cdef size_t n = src.size()
+    cdef size_t cap = n + (n >> 12) + (n >> 14) + (n >> 25) + 64
+    cdef bytes out = _new_bytes(cap)
+    cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t r
+    if fmt < 0 or fmt > 2:
+        raise ValueError(f"unknown deflate format {fmt}")
+    with nogil:
+        r = zc_deflate(src.ptr(), n, dst, cap, level, fmt, &err)
+    if r < 0:
+        raise_error(_deflate_name(fmt), &err, n)
+    return _shrink(out, r)
+
+
+def inflate_into(data, out, int fmt=ZC_ZLIB):
+    """Decode zlib (0), gzip (1) or raw deflate (2) data into ``out``, whose size must
+    equal the decoded size."""
+    cdef _View src = _View(data)
+    cdef _View dst = _View(out, True)
+    cdef ZcError err
+    cdef Py_ssize_t r
+    if fmt < 0 or fmt > 2:
+        raise ValueError(f"unknown deflate format {fmt}")
+    with nogil:
+        r = zc_inflate_into(src.ptr(), src.size(), dst.ptr(), dst.size(), fmt, &err)
+    if r < 0:
+        raise_error(_deflate_name(fmt), &err, src.size())
+    return r
+
+
+def inflate(data, int fmt=ZC_ZLIB):
+    """Decode zlib (0), gzip (1) or raw deflate (2) data into new bytes."""
+    cdef _View src = _View(data)
+    cdef ZcError err
+    cdef size_t n = src.size()
+    cdef size_t cap = n * 4 if n * 4 > 65536 else 65536
+    cdef uint8_t* buf
+    cdef Py_ssize_t r
+    if fmt < 0 or fmt > 2:
+        raise ValueError(f"unknown deflate format {fmt}")
+    buf = <uint8_t*>malloc(cap)
+    if buf == NULL:
+        raise MemoryError()
+    with nogil:
+        r = inflate_core(src.ptr(), n, &buf, &cap, True, fmt, &err)
+    try:
+        if r < 0:
+            raise_error(_deflate_name(fmt), &err, n)
+        return PyBytes_FromStringAndSize(<char*>buf, r)
+    finally:
+        free(buf)
+
+
+ZLIB = ZC_ZLIB
+GZIP = ZC_GZIP
+RAW = ZC_RAW
+
+
+# ---------------------------------------------------------------- crc32c
+
+cdef uint32_t zc_crc32c_update(uint32_t crc, const uint8_t* src, size_t n) noexcept nogil:
+    return zc_crc32c(crc, src, n)
+
+
+def crc32c(data, uint32_t crc=0):
+    """CRC-32C of ``data`` (continuing from ``crc``)."""
+    cdef _View src = _View(data)
+    cdef uint32_t r
+    with nogil:
+        r = zc_crc32c(crc, src.ptr(), src.size())
+    return r
+
+
+def crc32c_software(data, uint32_t crc=0):
+    """CRC-32C computed without the CPU's crc32 instruction (for tests)."""
+    cdef _View src = _View(data)
+    cdef uint32_t r
+    with nogil:
+        r = zc_crc32c_software(crc, src.ptr(), src.size())
+    return r
+
+
+def crc32c_hardware():
+    """True if CRC-32C runs on the CPU's crc32 instruction."""
+    return bool(zc_crc32c_hardware_available())
+
+
+def library_versions():
+    """Versions of the C libraries this module is linked with."""
+    cdef unsigned z = ZSTD_versionNumber()
+    return {
+        "blosc": blosc_get_version_string().decode(),
+        "zstd": f"{z // 10000}.{z // 100 % 100}.{z % 100}",
+        "zlib": zlibVersion().decode(),
+    }

@@ -1,0 +1,15 @@
+"""Codecs, usable on their own (numcodecs style ``encode`` / ``decode``) and in arrays.
+
+Each codec has ``encode(buf) -> bytes``, ``decode(buf, out=None)`` (into ``out``
+when given, whose size must equal the decoded size), ``to_dict()`` (the v3 spec
+form) and ``get_config()`` (the numcodecs / v2 form).
+"""
+
+from zarrc.codecs._base import Codec
+from zarrc.codecs.blosc import Blosc
+from zarrc.codecs.crc32c import Crc32c
+from zarrc.codecs.gzip import Gzip
+from zarrc.codecs.zlib import Zlib
+from zarrc.codecs.zstd import Zstd
+
+__all__ = ["Blosc", "Codec", "Crc32c", "Gzip", "Zlib", "Zstd"]

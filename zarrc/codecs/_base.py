@@ -1,0 +1,68 @@
+"""The codec base class and the translation of kernel errors into zarrc errors."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NoReturn
+
+from zarrc._kernels.codecs import CHECKSUM, KernelError
+from zarrc.errors import ChecksumError, CodecError
+
+
+def raise_codec_error(exc: KernelError, context: str = "") -> NoReturn:
+    """Re-raise a kernel's error as CodecError (ChecksumError for checksum mismatches),
+    prefixed with ``context`` (e.g. "chunk c/0/1 of /temperature: ")."""
+    cls = ChecksumError if exc.code == CHECKSUM else CodecError
+    err = cls(f"{context}{exc}")
+    err.code = exc.code
+    err.expected = exc.expected
+    err.actual = exc.actual
+    raise err from None
+
+
+def buffer_nbytes(buf: Any) -> int:
+    """Size in bytes of a buffer-protocol object."""
+    return memoryview(buf).nbytes
+
+
+class Codec:
+    """A bytes -> bytes codec usable on its own (numcodecs style) or in a chain.
+
+    Subclasses set ``name`` (the v3 spec name) and ``codec_id`` (the numcodecs id
+    used in v2 metadata), and implement ``encode``, ``decode``, ``configuration``
+    and ``from_config``.
+    """
+
+    name: ClassVar[str]
+    codec_id: ClassVar[str]
+
+    def encode(self, buf: Any) -> bytes:
+        raise NotImplementedError
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        raise NotImplementedError
+
+    def configuration(self) -> dict[str, Any]:
+        """The v3 ``configuration`` object of this codec."""
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """The v3 spec form: ``{"name": ..., "configuration": {...}}``."""
+        return {"name": self.name, "configuration": self.configuration()}
+
+    def get_config(self) -> dict[str, Any]:
+        """The numcodecs (Zarr v2) form: ``{"id": ..., **configuration}``."""
+        return {"id": self.codec_id, **self.configuration()}
+
+    @classmethod
+    def from_config(cls, configuration: dict[str, Any]) -> Codec:
+        return cls(**configuration)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.configuration() == other.configuration()
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(sorted(self.configuration().items()))))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.configuration().items())
+        return f"{type(self).__name__}({args})"

@@ -1,0 +1,104 @@
+"""The blosc codec (v3 ``blosc``, v2/numcodecs ``blosc``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarrc._kernels import codecs as k
+from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.config import config
+from zarrc.errors import CodecError
+
+SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
+CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy")
+
+
+class Blosc(Codec):
+    """Blosc: shuffle + compress with lz4, lz4hc, blosclz, zstd or zlib.
+
+    Parameters
+    ----------
+    cname : compressor name; "snappy" is recognised but not built in.
+    clevel : 0 (no compression) to 9.
+    shuffle : "noshuffle", "shuffle" or "bitshuffle" (or numcodecs' 0, 1, 2).
+    typesize : bytes per element for shuffling; None takes the item size of the
+        buffer given to ``encode`` (as numcodecs does).
+    blocksize : bytes per blosc block; 0 lets blosc choose.
+
+    ``decode`` checks the frame header against the size of ``out`` before writing,
+    and raises CodecError for corrupt, truncated or wrongly sized input.
+    """
+
+    name = "blosc"
+    codec_id = "blosc"
+
+    def __init__(self, cname: str = "lz4", clevel: int = 5, shuffle: str | int = "shuffle",
+                 typesize: int | None = None, blocksize: int = 0) -> None:
+        if cname not in CNAMES:
+            raise CodecError(f"blosc: unknown cname {cname!r}; expected one of {CNAMES}")
+        if cname not in k.blosc_compressors():
+            raise CodecError(f"blosc: compressor {cname!r} is not built into this blosc "
+                             f"(available: {k.blosc_compressors()})")
+        if not isinstance(clevel, int) or isinstance(clevel, bool) or not 0 <= clevel <= 9:
+            raise CodecError(f"blosc: clevel must be an integer in 0..9, got {clevel!r}")
+        if isinstance(shuffle, str):
+            if shuffle not in SHUFFLES:
+                raise CodecError(f"blosc: unknown shuffle {shuffle!r}; expected one of {tuple(SHUFFLES)}")
+            shuffle_code = SHUFFLES[shuffle]
+        elif shuffle in SHUFFLE_NAMES and not isinstance(shuffle, bool):
+            shuffle_code = int(shuffle)
+        else:
+            raise CodecError(f"blosc: unknown shuffle {shuffle!r}; expected one of {tuple(SHUFFLES)}")
+        if typesize is not None and (not isinstance(typesize, int) or typesize < 1):
+            raise CodecError(f"blosc: typesize must be a positive integer, got {typesize!r}")
+        if not isinstance(blocksize, int) or blocksize < 0:
+            raise CodecError(f"blosc: blocksize must be a non-negative integer, got {blocksize!r}")
+        self.cname = cname
+        self.clevel = clevel
+        self.shuffle = SHUFFLE_NAMES[shuffle_code]
+        self._shuffle = shuffle_code
+        self.typesize = typesize
+        self.blocksize = blocksize
+
+    def encode(self, buf: Any) -> bytes:
+        view = memoryview(buf)
+        typesize = self.typesize if self.typesize is not None else view.itemsize
+        try:
+            # One thread: blosc's threaded compression orders blocks by completion,
+            # so the same input would not always give the same bytes.
+            return k.blosc_compress(view, self.clevel, self._shuffle, typesize, self.cname,
+                                    self.blocksize, 1)
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        try:
+            if out is None:
+                nbytes = k.blosc_decoded_size(buf)
+                return k.blosc_decode(buf, config.codec_threads(nbytes))
+            view = memoryview(out)
+            k.blosc_decode_into(buf, view, config.codec_threads(view.nbytes))
+            return out
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+
+    def decode_range(self, buf: Any, start: int, out: Any) -> Any:
+        """Decode only bytes [start, start + len(out)) of the decoded data into ``out``;
+        blosc decompresses just the blocks that hold them."""
+        try:
+            k.blosc_decode_range(buf, start, out)
+            return out
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+
+    def configuration(self) -> dict[str, Any]:
+        conf: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
+        if self.typesize is not None:
+            conf["typesize"] = self.typesize
+        conf["blocksize"] = self.blocksize
+        return conf
+
+    def get_config(self) -> dict[str, Any]:
+        return {"id": self.codec_id, "cname": self.cname, "clevel": self.clevel,
+                "shuffle": self._shuffle, "blocksize": self.blocksize}

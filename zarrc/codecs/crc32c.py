@@ -1,0 +1,51 @@
+"""The crc32c codec (v3 ``crc32c``, numcodecs ``crc32c``): a 4-byte little-endian
+CRC-32C of the data, appended on encode and verified (then removed) on decode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarrc._kernels import codecs as k
+from zarrc.codecs._base import Codec
+from zarrc.errors import ChecksumError, CodecError
+
+
+class Crc32c(Codec):
+    """Append / verify a CRC-32C checksum (hardware-accelerated where the CPU has it).
+
+    ``decode`` raises ChecksumError when the stored and computed checksums differ,
+    and CodecError when the input is shorter than the checksum itself.
+    """
+
+    name = "crc32c"
+    codec_id = "crc32c"
+
+    def encode(self, buf: Any) -> bytes:
+        view = memoryview(buf).cast("B")
+        return b"".join((view, k.crc32c(view).to_bytes(4, "little")))
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        view = memoryview(buf).cast("B")
+        if view.nbytes < 4:
+            raise CodecError(f"crc32c: input truncated: needs 4 bytes, holds {view.nbytes}")
+        payload = view[:-4]
+        stored = int.from_bytes(view[-4:], "little")
+        computed = k.crc32c(payload)
+        if stored != computed:
+            err = ChecksumError(f"crc32c: checksum mismatch: stored 0x{stored:08x}, "
+                                f"computed 0x{computed:08x} over {payload.nbytes} bytes")
+            err.expected, err.actual = stored, computed
+            raise err
+        if out is None:
+            return bytes(payload)
+        dest = memoryview(out).cast("B")
+        if dest.nbytes != payload.nbytes:
+            raise CodecError(f"crc32c: data holds {payload.nbytes} bytes, {dest.nbytes} expected")
+        dest[:] = payload
+        return out
+
+    def configuration(self) -> dict[str, Any]:
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name}

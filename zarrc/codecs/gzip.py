@@ -1,0 +1,47 @@
+"""The gzip codec (v3 ``gzip``, v2/numcodecs ``gzip``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarrc._kernels import codecs as k
+from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.errors import CodecError
+
+
+def check_level(codec: str, level: Any) -> int:
+    if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= 9:
+        raise CodecError(f"{codec}: level must be an integer in 0..9, got {level!r}")
+    return level
+
+
+class Gzip(Codec):
+    """gzip (RFC 1952), one member per encode, as Python's gzip module writes it
+    (header without file name, modification time 0).  ``decode`` reads any number
+    of members, verifies each member's CRC-32 and length, and accepts trailing
+    zero padding.
+    """
+
+    name = "gzip"
+    codec_id = "gzip"
+
+    def __init__(self, level: int = 5) -> None:
+        self.level = check_level("gzip", level)
+
+    def encode(self, buf: Any) -> bytes:
+        try:
+            return k.deflate_compress(buf, self.level, k.GZIP)
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        try:
+            if out is None:
+                return k.inflate(buf, k.GZIP)
+            k.inflate_into(buf, out, k.GZIP)
+            return out
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"level": self.level}

@@ -1,0 +1,38 @@
+"""The zlib codec (v2/numcodecs ``zlib``; RFC 1950 streams)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarrc._kernels import codecs as k
+from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs.gzip import check_level
+
+
+class Zlib(Codec):
+    """zlib streams (deflate with a 2-byte header and an Adler-32 trailer, verified
+    on decode), byte-identical to ``zlib.compress(data, level)``."""
+
+    name = "zlib"
+    codec_id = "zlib"
+
+    def __init__(self, level: int = 1) -> None:
+        self.level = check_level("zlib", level)
+
+    def encode(self, buf: Any) -> bytes:
+        try:
+            return k.deflate_compress(buf, self.level, k.ZLIB)
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        try:
+            if out is None:
+                return k.inflate(buf, k.ZLIB)
+            k.inflate_into(buf, out, k.ZLIB)
+            return out
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"level": self.level}

@@ -1,0 +1,88 @@
+"""Run-time settings.
+
+``threads``
+    Worker threads zarrc uses for one call (chunk decoding, encoding; a large
+    blosc buffer decoded on its own).  Default: the ``ZARRC_NUM_THREADS``
+    environment variable, else the number of cores.
+``split_bytes``
+    A lone codec call on a buffer at least this large, made from the main thread,
+    may use up to ``threads`` threads inside the codec (blosc).  Calls from other
+    threads stay single-threaded so that many Python threads do not oversubscribe
+    the cores.
+
+Change settings with ``zarrc.config.set(threads=4)``, which can also be used as a
+context manager that restores the previous values on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+
+def _env_threads() -> int:
+    raw = os.environ.get("ZARRC_NUM_THREADS")
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"ZARRC_NUM_THREADS must be a positive integer, got {raw!r}") from None
+        if value < 1:
+            raise ValueError(f"ZARRC_NUM_THREADS must be a positive integer, got {raw!r}")
+        return value
+    return os.cpu_count() or 1
+
+
+class _Restore:
+    def __init__(self, config: Config, old: dict) -> None:
+        self._config = config
+        self._old = old
+
+    def __enter__(self) -> Config:
+        return self._config
+
+    def __exit__(self, *exc: object) -> None:
+        self._config._values.update(self._old)
+
+
+class Config:
+    """zarrc's settings; the module-level ``config`` object is the one in use."""
+
+    _defaults = {"threads": None, "split_bytes": 1 << 20}
+
+    def __init__(self) -> None:
+        self._values = dict(self._defaults)
+        self._values["threads"] = _env_threads()
+
+    def __getattr__(self, name: str):
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(f"zarrc.config has no setting {name!r}") from None
+
+    def get(self, name: str):
+        """The current value of setting ``name``."""
+        return getattr(self, name)
+
+    def set(self, **values) -> _Restore:
+        """Change settings; usable as a context manager that restores them."""
+        for name, value in values.items():
+            if name not in self._defaults:
+                raise ValueError(f"zarrc.config has no setting {name!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"zarrc.config.{name} must be a positive integer, got {value!r}")
+        old = {name: self._values[name] for name in values}
+        self._values.update(values)
+        return _Restore(self, old)
+
+    def codec_threads(self, nbytes: int) -> int:
+        """Threads a single codec call on ``nbytes`` bytes may use inside the codec."""
+        if nbytes >= self._values["split_bytes"] and threading.current_thread() is threading.main_thread():
+            return self._values["threads"]
+        return 1
+
+    def __repr__(self) -> str:
+        return f"zarrc.config({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"
+
+
+config = Config()

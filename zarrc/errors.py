@@ -1,0 +1,43 @@
+"""Exceptions raised by zarrc.
+
+Every error zarrc raises on bad input is a :class:`ZarrcError`, and each also
+derives from the built-in exception a Python user would expect (``ValueError``
+for bad data, ``IndexError`` for bad selections, ``KeyError`` for missing nodes),
+so existing ``except`` clauses keep working.  Messages name the offending value:
+the chunk key, the codec, the sizes involved.
+"""
+
+
+class ZarrcError(Exception):
+    """Base class of every zarrc error."""
+
+
+class MetadataError(ZarrcError, ValueError):
+    """Array or group metadata is malformed, unsupported or inconsistent."""
+
+
+class CodecError(ZarrcError, ValueError):
+    """A codec could not encode or decode its input (corrupt, truncated, wrong size)."""
+
+
+class ChecksumError(CodecError):
+    """Stored and computed checksums differ."""
+
+
+class SelectionError(ZarrcError, IndexError):
+    """A selection is out of bounds or of a form the array does not support."""
+
+
+class StoreError(ZarrcError, OSError):
+    """A store operation failed, or a key is invalid (e.g. would escape the store)."""
+
+
+class NodeNotFoundError(ZarrcError, KeyError):
+    """No array or group exists at the requested path."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class ContainsNodeError(ZarrcError, FileExistsError):
+    """An array or group already exists where a new one was to be created."""
