@@ -1,0 +1,1 @@
+"""Metadata documents (zarr.json, .zarray, ...) <-> frozen dataclasses.  No I/O."""

@@ -1,0 +1,1 @@
+"""Stores: where keys and their bytes live (local directory, memory, zip)."""
