@@ -1,0 +1,23 @@
+# N-d strided copy and fill between a chunk buffer and an array region.
+#
+# A copy is described per dimension by a DimPlan: `count` positions, and for each
+# position the byte offset along that dimension in the source and in the
+# destination.  Offsets of all dimensions add up to the element's address, so one
+# description covers slices with steps, integer-array (orthogonal) selections,
+# transposed chunk layouts, broadcast sources (offset 0) and dropped dimensions.
+
+cdef struct DimPlan:
+    Py_ssize_t count
+    Py_ssize_t* src_off
+    Py_ssize_t* dst_off
+    bint contiguous   # src_off and dst_off both step by itemsize (used on the last dimension)
+
+cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
+                  Py_ssize_t itemsize) noexcept nogil
+cdef void fill_nd(char* dst, int ndim, DimPlan* dims, const char* pattern,
+                  Py_ssize_t itemsize) noexcept nogil
+cdef void fill_pattern(char* dst, Py_ssize_t n_items, const char* pattern,
+                       Py_ssize_t itemsize) noexcept nogil
+cdef void byteswap(char* buf, Py_ssize_t n_items, Py_ssize_t itemsize) noexcept nogil
+cdef bint all_equal_pattern(const char* buf, Py_ssize_t nbytes, const char* pattern,
+                            Py_ssize_t itemsize) noexcept nogil

@@ -1,0 +1,172 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""N-d strided copy / fill kernels between chunk buffers and array regions (nogil)."""
+
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memcmp
+
+cdef extern from *:
+    """
+    static inline uint16_t zc_bswap16(uint16_t v) { return __builtin_bswap16(v); }
+    static inline uint32_t zc_bswap32(uint32_t v) { return __builtin_bswap32(v); }
+    static inline uint64_t zc_bswap64(uint64_t v) { return __builtin_bswap64(v); }
+    """
+    uint16_t zc_bswap16(uint16_t v) noexcept nogil
+    uint32_t zc_bswap32(uint32_t v) noexcept nogil
+    uint64_t zc_bswap64(uint64_t v) noexcept nogil
+
+
+cdef inline void swap_item(char* dst, const char* src, Py_ssize_t itemsize) noexcept nogil:
+    cdef uint16_t a
+    cdef uint32_t b
+    cdef uint64_t c
+    cdef Py_ssize_t i
+    if itemsize == 2:
+        memcpy(&a, src, 2); a = zc_bswap16(a); memcpy(dst, &a, 2)
+    elif itemsize == 4:
+        memcpy(&b, src, 4); b = zc_bswap32(b); memcpy(dst, &b, 4)
+    elif itemsize == 8:
+        memcpy(&c, src, 8); c = zc_bswap64(c); memcpy(dst, &c, 8)
+    else:
+        for i in range(itemsize):
+            dst[i] = src[itemsize - 1 - i]
+
+
+cdef void byteswap(char* buf, Py_ssize_t n_items, Py_ssize_t itemsize) noexcept nogil:
+    """Reverse the bytes of each of n_items items of itemsize bytes, in place
+    (for complex types, call with the size of one component)."""
+    cdef Py_ssize_t i, j
+    cdef char t
+    if itemsize <= 1:
+        return
+    if itemsize in (2, 4, 8):
+        for i in range(n_items):
+            swap_item(buf + i * itemsize, buf + i * itemsize, itemsize)
+        return
+    for i in range(n_items):
+        for j in range(itemsize // 2):
+            t = buf[i * itemsize + j]
+            buf[i * itemsize + j] = buf[i * itemsize + itemsize - 1 - j]
+            buf[i * itemsize + itemsize - 1 - j] = t
+
+
+cdef inline void copy_items(const char* src, char* dst, DimPlan* d,
+                            Py_ssize_t itemsize) noexcept nogil:
+    cdef Py_ssize_t k, n = d.count
+    cdef Py_ssize_t* so = d.src_off
+    cdef Py_ssize_t* do = d.dst_off
+    if d.contiguous:
+        memcpy(dst + do[0], src + so[0], n * itemsize)
+    elif itemsize == 1:
+        for k in range(n):
+            dst[do[k]] = src[so[k]]
+    elif itemsize == 2:
+        for k in range(n):
+            (<uint16_t*>(dst + do[k]))[0] = (<const uint16_t*>(src + so[k]))[0]
+    elif itemsize == 4:
+        for k in range(n):
+            (<uint32_t*>(dst + do[k]))[0] = (<const uint32_t*>(src + so[k]))[0]
+    elif itemsize == 8:
+        for k in range(n):
+            (<uint64_t*>(dst + do[k]))[0] = (<const uint64_t*>(src + so[k]))[0]
+    else:
+        for k in range(n):
+            memcpy(dst + do[k], src + so[k], itemsize)
+
+
+cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
+                  Py_ssize_t itemsize) noexcept nogil:
+    """Copy every selected element: element (k0..kn) goes from
+    src + sum(dims[d].src_off[kd]) to dst + sum(dims[d].dst_off[kd])."""
+    cdef Py_ssize_t idx[32]
+    cdef Py_ssize_t so, do
+    cdef int d
+    if ndim == 0:
+        memcpy(dst, src, itemsize)
+        return
+    for d in range(ndim):
+        if dims[d].count == 0:
+            return
+        idx[d] = 0
+    while True:
+        so = 0
+        do = 0
+        for d in range(ndim - 1):
+            so += dims[d].src_off[idx[d]]
+            do += dims[d].dst_off[idx[d]]
+        copy_items(src + so, dst + do, &dims[ndim - 1], itemsize)
+        d = ndim - 2
+        while d >= 0:
+            idx[d] += 1
+            if idx[d] < dims[d].count:
+                break
+            idx[d] = 0
+            d -= 1
+        if d < 0:
+            return
+
+
+cdef void fill_pattern(char* dst, Py_ssize_t n_items, const char* pattern,
+                       Py_ssize_t itemsize) noexcept nogil:
+    """Write the itemsize-byte pattern n_items times, contiguously."""
+    cdef Py_ssize_t done, total = n_items * itemsize
+    if n_items <= 0:
+        return
+    memcpy(dst, pattern, itemsize)
+    done = itemsize
+    while done < total:   # doubling copies
+        memcpy(dst + done, dst, done if 2 * done <= total else total - done)
+        done = 2 * done if 2 * done <= total else total
+
+
+cdef void fill_nd(char* dst, int ndim, DimPlan* dims, const char* pattern,
+                  Py_ssize_t itemsize) noexcept nogil:
+    """Write the pattern at every destination position of the plan."""
+    cdef Py_ssize_t idx[32]
+    cdef Py_ssize_t do, k
+    cdef int d
+    cdef DimPlan* last
+    if ndim == 0:
+        memcpy(dst, pattern, itemsize)
+        return
+    for d in range(ndim):
+        if dims[d].count == 0:
+            return
+        idx[d] = 0
+    last = &dims[ndim - 1]
+    while True:
+        do = 0
+        for d in range(ndim - 1):
+            do += dims[d].dst_off[idx[d]]
+        if last.contiguous:
+            fill_pattern(dst + do + last.dst_off[0], last.count, pattern, itemsize)
+        else:
+            for k in range(last.count):
+                memcpy(dst + do + last.dst_off[k], pattern, itemsize)
+        d = ndim - 2
+        while d >= 0:
+            idx[d] += 1
+            if idx[d] < dims[d].count:
+                break
+            idx[d] = 0
+            d -= 1
+        if d < 0:
+            return
+
+
+cdef bint all_equal_pattern(const char* buf, Py_ssize_t nbytes, const char* pattern,
+                            Py_ssize_t itemsize) noexcept nogil:
+    """True if buf (nbytes, a multiple of itemsize) is the pattern repeated (bitwise)."""
+    cdef Py_ssize_t done
+    if nbytes <= 0:
+        return True
+    if memcmp(buf, pattern, itemsize) != 0:
+        return False
+    # buf[0:done] is known to be the pattern; compare the rest against it, doubling
+    done = itemsize
+    while done < nbytes:
+        if done > nbytes - done:
+            return memcmp(buf + done, buf, nbytes - done) == 0
+        if memcmp(buf + done, buf, done) != 0:
+            return False
+        done *= 2
+    return True

@@ -1,0 +1,48 @@
+"""Fused per-chunk read/write workers (see pipeline.pyx).  run() releases the GIL."""
+
+from typing import Any
+
+import numpy as np
+
+STORED: int
+DELETED: int
+CHECKSUM: int
+IO: int
+
+class TaskError(Exception):
+    code: int
+    expected: int
+    actual: int
+    def __init__(self, message: str, code: int, expected: int, actual: int) -> None: ...
+
+class Chain:
+    chunk_nbytes: int
+    itemsize: int
+    nitems: int
+    swap_unit: int
+    c_layout: bool
+    def __init__(self, steps: list[tuple[Any, ...]], chunk_shape: tuple[int, ...], itemsize: int,
+                 swap_unit: int = 0, order: Any = None) -> None: ...
+    def decode_chunk(self, data: Any) -> bytes: ...
+    def encode_chunk(self, data: Any) -> bytes: ...
+
+class ReadBatch:
+    chain: Chain
+    ntasks: int
+    def __init__(self, chain: Chain, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
+                 tasks: np.ndarray, out: Any, out_strides: tuple[int, ...], fill: bytes,
+                 sources: list[Any]) -> None: ...
+    def run(self) -> None: ...
+    def first_error(self) -> tuple[int, Exception] | None: ...
+
+class WriteBatch:
+    chain: Chain
+    ntasks: int
+    def __init__(self, chain: Chain, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
+                 tasks: np.ndarray, value: Any, value_strides: tuple[int, ...], fill: bytes,
+                 sources: list[Any], tmp_suffix: bytes = b".tmp", write_empty: bool = False) -> None: ...
+    def run(self) -> None: ...
+    def first_error(self) -> tuple[int, Exception] | None: ...
+    def start_commit(self) -> None: ...
+    def outcome(self, t: int) -> int: ...
+    def encoded(self, t: int) -> bytes | None: ...

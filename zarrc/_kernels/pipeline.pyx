@@ -1,0 +1,936 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The fused per-chunk workers: fetch -> decode -> scatter (read) and
+gather -> encode -> store (write), run over a batch of chunks without the GIL.
+
+A :class:`Chain` is a codec chain prepared for one chunk shape and data type.
+A :class:`ReadBatch` / :class:`WriteBatch` holds every chunk task of one call;
+each worker thread calls ``run()``, which takes tasks from a shared atomic
+counter until none are left, so Python runs once per worker per call, never
+per chunk.  Local files are read and written here directly (pread; temporary
+file + rename); other stores hand over bytes fetched beforehand.
+"""
+
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.errno cimport EEXIST, EINTR, ENOENT, ENOTDIR, errno
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdio cimport rename, snprintf
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, memset, strlen, strrchr
+
+from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
+                                    ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
+                                    ZSTD_DCtx, ZcError, zc_blosc_compress, zc_blosc_decode_into,
+                                    zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
+                                    zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into,
+                                    zc_zstd_decoded_size)
+from zarrc._kernels.copy cimport DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd, fill_pattern
+
+cdef extern from "zstd.h" nogil:
+    ZSTD_CCtx* ZSTD_createCCtx()
+    size_t ZSTD_freeCCtx(ZSTD_CCtx* cctx)
+    ZSTD_DCtx* ZSTD_createDCtx()
+    size_t ZSTD_freeDCtx(ZSTD_DCtx* dctx)
+    size_t ZSTD_compressBound(size_t srcSize)
+
+cdef extern from "<fcntl.h>" nogil:
+    int c_open "open"(const char* path, int flags, ...)
+    int O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_CLOEXEC
+
+cdef extern from "<unistd.h>" nogil:
+    ssize_t pread(int fd, void* buf, size_t count, long offset)
+    ssize_t c_write "write"(int fd, const void* buf, size_t count)
+    int c_close "close"(int fd)
+    int unlink(const char* path)
+
+cdef extern from "<sys/stat.h>" nogil:
+    struct stat:
+        long st_size
+    int fstat(int fd, stat* buf)
+    int mkdir(const char* path, unsigned int mode)
+
+cdef extern from *:
+    """
+    static inline Py_ssize_t zc_next_task(Py_ssize_t* counter) {
+        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    }
+    """
+    Py_ssize_t zc_next_task(Py_ssize_t* counter) noexcept nogil
+
+
+# ---------------------------------------------------------------- constants
+
+cdef enum:
+    MAX_STEPS = 8
+    MAX_DIMS = 32
+
+cdef enum StepKind:
+    BLOSC = 1
+    ZSTD = 2
+    GZIP = 3
+    ZLIB = 4
+    CRC32C = 5
+
+# projection table columns (see zarrc.indexing; FULL appended by the engine)
+cdef enum:
+    C_CHUNK = 0
+    C_START = 1
+    C_STEP = 2
+    C_COUNT = 3
+    C_OUT = 4
+    C_IDX = 5
+    C_FULL = 6
+
+cdef enum:
+    PL_IO = 20          # an I/O call failed: detail names it, actual = errno
+    MISSING = -2        # chunk absent: read as the fill value
+
+# write outcomes
+cdef enum:
+    OUT_STORED = 1
+    OUT_DELETED = 2
+STORED = OUT_STORED
+DELETED = OUT_DELETED
+
+
+cdef struct Step:
+    int kind
+    int clevel
+    int shuffle
+    size_t typesize
+    size_t blocksize
+    int level
+    bint checksum
+    char cname[16]
+
+
+# ---------------------------------------------------------------- per-worker scratch
+
+cdef struct Scratch:
+    uint8_t* buf[4]      # 0: file bytes, 1-2: codec ping-pong, 3: chunk buffer
+    size_t cap[4]
+    ZSTD_DCtx* dctx
+    ZSTD_CCtx* cctx
+    Py_ssize_t* offs
+    size_t offs_cap
+
+
+cdef int ensure(Scratch* s, int slot, size_t n) noexcept nogil:
+    cdef uint8_t* p
+    if s.cap[slot] >= n and s.buf[slot] != NULL:
+        return 0
+    p = <uint8_t*>realloc(s.buf[slot], n if n > 0 else 1)
+    if p == NULL:
+        return -1
+    s.buf[slot] = p
+    s.cap[slot] = n
+    return 0
+
+
+cdef void scratch_free(Scratch* s) noexcept nogil:
+    cdef int i
+    for i in range(4):
+        free(s.buf[i])
+        s.buf[i] = NULL
+    free(s.offs)
+    s.offs = NULL
+    if s.dctx != NULL:
+        ZSTD_freeDCtx(s.dctx)
+        s.dctx = NULL
+    if s.cctx != NULL:
+        ZSTD_freeCCtx(s.cctx)
+        s.cctx = NULL
+
+
+cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t actual,
+                            const char* detail) noexcept nogil:
+    err.code = code
+    err.expected = expected
+    err.actual = actual
+    err.detail = detail
+    return -1
+
+
+cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
+    return p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+# ---------------------------------------------------------------- files
+
+cdef Py_ssize_t read_file(const char* path, Scratch* s, ZcError* err) noexcept nogil:
+    """Read a whole file into scratch slot 0; MISSING if it does not exist."""
+    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
+    cdef stat st
+    cdef size_t size, done = 0
+    cdef ssize_t r
+    if fd < 0:
+        if errno == ENOENT or errno == ENOTDIR:
+            return MISSING
+        return fail(err, PL_IO, 0, errno, "open")
+    if fstat(fd, &st) != 0:
+        c_close(fd)
+        return fail(err, PL_IO, 0, errno, "fstat")
+    size = <size_t>st.st_size
+    if ensure(s, 0, size) != 0:
+        c_close(fd)
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    while done < size:
+        r = pread(fd, s.buf[0] + done, size - done, <long>done)
+        if r < 0:
+            if errno == EINTR:
+                continue
+            c_close(fd)
+            return fail(err, PL_IO, 0, errno, "read")
+        if r == 0:
+            break
+        done += <size_t>r
+    c_close(fd)
+    return <Py_ssize_t>done
+
+
+cdef int make_parents(char* path) noexcept nogil:
+    """mkdir -p the directory part of path (path is modified and restored)."""
+    cdef char* p = path + 1
+    while True:
+        while p[0] != 0 and p[0] != b'/':
+            p += 1
+        if p[0] == 0:
+            return 0
+        p[0] = 0
+        if mkdir(path, 0o777) != 0 and errno != EEXIST:
+            p[0] = b'/'
+            return -1
+        p[0] = b'/'
+        p += 1
+
+
+cdef Py_ssize_t write_file(const char* path, const char* tmp_suffix, const uint8_t* data,
+                           size_t n, ZcError* err) noexcept nogil:
+    """Write data to path atomically: a temporary '.name<suffix>' beside it, then rename."""
+    cdef size_t plen = strlen(path), slen = strlen(tmp_suffix)
+    cdef char* tmp = <char*>malloc(plen + slen + 2)
+    cdef const char* slash
+    cdef size_t dirlen, done = 0
+    cdef int fd
+    cdef ssize_t r
+    if tmp == NULL:
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    slash = strrchr(path, b'/')
+    dirlen = <size_t>(slash - path + 1) if slash != NULL else 0
+    memcpy(tmp, path, dirlen)
+    tmp[dirlen] = b'.'
+    memcpy(tmp + dirlen + 1, path + dirlen, plen - dirlen)
+    memcpy(tmp + plen + 1, tmp_suffix, slen + 1)
+    fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+    if fd < 0 and errno == ENOENT:
+        if make_parents(tmp) != 0:
+            free(tmp)
+            return fail(err, PL_IO, 0, errno, "mkdir")
+        fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+    if fd < 0:
+        free(tmp)
+        return fail(err, PL_IO, 0, errno, "open")
+    while done < n:
+        r = c_write(fd, data + done, n - done)
+        if r < 0:
+            if errno == EINTR:
+                continue
+            c_close(fd)
+            unlink(tmp)
+            free(tmp)
+            return fail(err, PL_IO, 0, errno, "write")
+        done += <size_t>r
+    if c_close(fd) != 0 or rename(tmp, path) != 0:
+        unlink(tmp)
+        free(tmp)
+        return fail(err, PL_IO, 0, errno, "rename")
+    free(tmp)
+    return <Py_ssize_t>n
+
+
+cdef Py_ssize_t delete_file(const char* path, ZcError* err) noexcept nogil:
+    if unlink(path) != 0 and errno != ENOENT and errno != ENOTDIR:
+        return fail(err, PL_IO, 0, errno, "unlink")
+    return 0
+
+
+# ---------------------------------------------------------------- the prepared codec chain
+
+cdef class Chain:
+    """A codec chain prepared for one chunk shape and data type.
+
+    ``steps``: the bytes -> bytes codecs in encode order, as tuples
+    ("blosc", cname, clevel, shuffle, typesize, blocksize), ("zstd", level,
+    checksum), ("gzip", level), ("zlib", level), ("crc32c",).
+    ``chunk_shape``, ``itemsize``: the chunk; ``swap_unit``: 0 if the stored byte
+    order is the native one, else the size of the units whose bytes are reversed
+    (the item size; for complex types, one component); ``order``: the transpose
+    codec's permutation (the stored array is ``chunk.transpose(order)`` in C
+    order) or None.
+    """
+
+    cdef int n
+    cdef Step steps[MAX_STEPS]
+    cdef readonly Py_ssize_t chunk_nbytes
+    cdef readonly Py_ssize_t itemsize
+    cdef readonly Py_ssize_t nitems
+    cdef readonly Py_ssize_t swap_unit
+    cdef readonly bint c_layout
+    cdef int ndim
+    cdef Py_ssize_t shape[MAX_DIMS]
+    cdef Py_ssize_t strides[MAX_DIMS]   # byte strides of the logical chunk in the decoded buffer
+    cdef int last_decompressor          # index of the step decoded last (-1: none)
+
+    def __init__(self, list steps, tuple chunk_shape, Py_ssize_t itemsize,
+                 Py_ssize_t swap_unit=0, order=None):
+        cdef int i, d
+        cdef Py_ssize_t stride
+        cdef Step* st
+        if len(steps) > MAX_STEPS:
+            raise ValueError(f"at most {MAX_STEPS} bytes->bytes codecs are supported, got {len(steps)}")
+        if len(chunk_shape) > MAX_DIMS:
+            raise ValueError(f"at most {MAX_DIMS} dimensions are supported, got {len(chunk_shape)}")
+        if itemsize < 1:
+            raise ValueError(f"itemsize must be positive, got {itemsize}")
+        self.ndim = len(chunk_shape)
+        self.itemsize = itemsize
+        if swap_unit < 0 or (swap_unit > 0 and itemsize % swap_unit):
+            raise ValueError(f"swap_unit {swap_unit} does not divide itemsize {itemsize}")
+        self.swap_unit = swap_unit if swap_unit > 1 else 0
+        self.nitems = 1
+        for d in range(self.ndim):
+            self.shape[d] = chunk_shape[d]
+            self.nitems *= chunk_shape[d]
+        self.chunk_nbytes = self.nitems * itemsize
+        perm = list(range(self.ndim)) if order is None else [int(o) for o in order]
+        if sorted(perm) != list(range(self.ndim)):
+            raise ValueError(f"transpose order {order!r} is not a permutation of {self.ndim} dimensions")
+        self.c_layout = perm == list(range(self.ndim))
+        # stored array B = A.transpose(perm) in C order: A's stride along perm[i] = B's stride i
+        stride = itemsize
+        for i in range(self.ndim - 1, -1, -1):
+            self.strides[perm[i]] = stride
+            stride *= chunk_shape[perm[i]]
+        self.n = len(steps)
+        self.last_decompressor = -1
+        for i, spec in enumerate(steps):
+            st = &self.steps[i]
+            memset(st, 0, sizeof(Step))
+            name = spec[0]
+            if name == "blosc":
+                st.kind = BLOSC
+                cname = spec[1].encode("ascii")
+                if len(cname) >= 16:
+                    raise ValueError(f"blosc cname {spec[1]!r} is too long")
+                memcpy(st.cname, <const char*>cname, len(cname) + 1)
+                st.clevel, st.shuffle, st.typesize, st.blocksize = spec[2], spec[3], spec[4], spec[5]
+            elif name == "zstd":
+                st.kind = ZSTD
+                st.level, st.checksum = spec[1], spec[2]
+            elif name == "gzip" or name == "zlib":
+                st.kind = GZIP if name == "gzip" else ZLIB
+                st.level = spec[1]
+            elif name == "crc32c":
+                st.kind = CRC32C
+            else:
+                raise ValueError(f"codec {name!r} has no native kernel")
+            if st.kind != CRC32C:
+                if self.last_decompressor < 0:
+                    self.last_decompressor = i
+                elif st.kind in (GZIP, ZLIB):
+                    raise ValueError(f"{name} after another compressor has no native kernel")
+
+    cdef const uint8_t* decode(self, const uint8_t* src, size_t n, uint8_t* dst, Scratch* s,
+                               ZcError* err) noexcept nogil:
+        """Undo the bytes->bytes codecs.  Returns a pointer to chunk_nbytes decoded
+        bytes: ``dst`` if a decompressor ran, else a pointer into ``src`` (no copy)."""
+        cdef const uint8_t* ptr = src
+        cdef size_t length = n
+        cdef uint32_t stored, computed
+        cdef Py_ssize_t size, r
+        cdef uint8_t* target
+        cdef int i, slot = 1
+        cdef Step* st
+        for i in range(self.n - 1, -1, -1):
+            st = &self.steps[i]
+            if st.kind == CRC32C:
+                if length < 4:
+                    fail(err, ZC_TRUNCATED, 4, length, "crc32c checksum")
+                    return NULL
+                stored = load_le32(ptr + length - 4)
+                computed = zc_crc32c_update(0, ptr, length - 4)
+                if stored != computed:
+                    fail(err, ZC_CHECKSUM, stored, computed, NULL)
+                    return NULL
+                length -= 4
+                continue
+            if i == self.last_decompressor:
+                target = dst
+                size = self.chunk_nbytes
+            else:
+                if st.kind == BLOSC:
+                    size = zc_blosc_decoded_size(ptr, length, err)
+                else:
+                    size = zc_zstd_decoded_size(ptr, length, err)
+                    if size == -2:
+                        fail(err, ZC_UNSUPPORTED, 0, 0, "zstd frame without a content size inside the chain")
+                        return NULL
+                if size < 0:
+                    return NULL
+                if ensure(s, slot, <size_t>size) != 0:
+                    fail(err, ZC_NOMEM, 0, 0, NULL)
+                    return NULL
+                target = s.buf[slot]
+                slot = 3 - slot
+            if st.kind == BLOSC:
+                r = zc_blosc_decode_into(ptr, length, target, size, 1, err)
+            elif st.kind == ZSTD:
+                if s.dctx == NULL:
+                    s.dctx = ZSTD_createDCtx()
+                r = zc_zstd_decode_into(s.dctx, ptr, length, target, size, err)
+            elif st.kind == GZIP:
+                r = zc_inflate_into(ptr, length, target, size, ZC_GZIP, err)
+            else:
+                r = zc_inflate_into(ptr, length, target, size, ZC_ZLIB, err)
+            if r < 0:
+                return NULL
+            ptr = target
+            length = <size_t>r
+        if length != <size_t>self.chunk_nbytes:
+            fail(err, ZC_SIZE, self.chunk_nbytes, length, "chunk holds")
+            return NULL
+        return ptr
+
+    cdef Py_ssize_t encode(self, const uint8_t* src, const uint8_t** result, Scratch* s,
+                           ZcError* err) noexcept nogil:
+        """Apply the bytes->bytes codecs to chunk_nbytes bytes at src; result[0] is set
+        to the encoded bytes (src itself when there are no codecs)."""
+        cdef const uint8_t* ptr = src
+        cdef size_t length = self.chunk_nbytes, cap
+        cdef Py_ssize_t r
+        cdef int i, slot = 1
+        cdef uint32_t crc
+        cdef uint8_t* out
+        cdef Step* st
+        for i in range(self.n):
+            st = &self.steps[i]
+            if st.kind == BLOSC:
+                cap = length + 16
+            elif st.kind == ZSTD:
+                cap = ZSTD_compressBound(length)
+            elif st.kind == CRC32C:
+                cap = length + 4
+            else:
+                cap = length + (length >> 12) + (length >> 14) + (length >> 25) + 64
+            if ensure(s, slot, cap) != 0:
+                return fail(err, ZC_NOMEM, 0, 0, NULL)
+            out = s.buf[slot]
+            if st.kind == BLOSC:
+                r = zc_blosc_compress(ptr, length, out, cap, st.clevel, st.shuffle, st.typesize,
+                                      st.cname, st.blocksize, 1, err)
+            elif st.kind == ZSTD:
+                if s.cctx == NULL:
+                    s.cctx = ZSTD_createCCtx()
+                r = zc_zstd_compress(s.cctx, ptr, length, out, cap, st.level, st.checksum, err)
+            elif st.kind == GZIP:
+                r = zc_deflate(ptr, length, out, cap, st.level, ZC_GZIP, err)
+            elif st.kind == ZLIB:
+                r = zc_deflate(ptr, length, out, cap, st.level, ZC_ZLIB, err)
+            else:
+                memcpy(out, ptr, length)
+                crc = zc_crc32c_update(0, ptr, length)
+                out[length] = crc & 0xff
+                out[length + 1] = (crc >> 8) & 0xff
+                out[length + 2] = (crc >> 16) & 0xff
+                out[length + 3] = (crc >> 24) & 0xff
+                r = <Py_ssize_t>(length + 4)
+            if r < 0:
+                return -1
+            ptr = out
+            length = <size_t>r
+            slot = 3 - slot
+        result[0] = ptr
+        return <Py_ssize_t>length
+
+    def decode_chunk(self, data):
+        """Decode one encoded chunk (bytes-like) into new bytes, in stored layout."""
+        cdef Py_buffer view
+        cdef Scratch s
+        cdef ZcError err
+        cdef bytes out = PyBytes_FromStringAndSize(NULL, self.chunk_nbytes)
+        cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
+        cdef const uint8_t* p
+        memset(&s, 0, sizeof(Scratch))
+        PyObject_GetBuffer(data, &view, PyBUF_ANY_CONTIGUOUS)
+        try:
+            with nogil:
+                p = self.decode(<const uint8_t*>view.buf, <size_t>view.len, dst, &s, &err)
+                if p != NULL and p != dst:
+                    memcpy(dst, p, self.chunk_nbytes)
+                scratch_free(&s)
+        finally:
+            PyBuffer_Release(&view)
+        if p == NULL:
+            raise_task_error(&err, "")
+        return out
+
+    def encode_chunk(self, data):
+        """Encode chunk_nbytes bytes (stored layout) into new bytes."""
+        cdef Py_buffer view
+        cdef Scratch s
+        cdef ZcError err
+        cdef const uint8_t* p
+        cdef Py_ssize_t r
+        memset(&s, 0, sizeof(Scratch))
+        PyObject_GetBuffer(data, &view, PyBUF_ANY_CONTIGUOUS)
+        try:
+            if view.len != self.chunk_nbytes:
+                raise ValueError(f"chunk holds {view.len} bytes, {self.chunk_nbytes} expected")
+            with nogil:
+                r = self.encode(<const uint8_t*>view.buf, &p, &s, &err)
+            if r < 0:
+                raise_task_error(&err, "")
+            return PyBytes_FromStringAndSize(<const char*>p, r)
+        finally:
+            scratch_free(&s)
+            PyBuffer_Release(&view)
+
+
+class TaskError(Exception):
+    """A chunk task failed.  ``code`` is a ZC_* code (or PL_IO), ``expected`` /
+    ``actual`` the values involved; the engine adds the chunk key."""
+
+    def __init__(self, message, code, expected, actual):
+        super().__init__(message)
+        self.code = code
+        self.expected = expected
+        self.actual = actual
+
+
+CHECKSUM = ZC_CHECKSUM
+IO = PL_IO
+
+
+cdef object raise_task_error(ZcError* err, str context):
+    import os
+    detail = err.detail.decode("utf-8", "replace") if err.detail != NULL else ""
+    code, exp, act = err.code, err.expected, err.actual
+    if code == ZC_NOMEM:
+        raise MemoryError(f"{context}out of memory")
+    if code == PL_IO:
+        msg = f"{detail} failed: {os.strerror(act)}"
+    elif code == ZC_TRUNCATED:
+        msg = f"input truncated ({detail}): needs {exp} bytes, holds {act}"
+    elif code == ZC_SIZE:
+        msg = f"{detail or 'data decodes to'} {act} bytes, {exp} expected"
+    elif code == ZC_CHECKSUM:
+        msg = f"crc32c checksum mismatch: stored 0x{exp:08x}, computed 0x{act:08x}"
+    elif code == ZC_CORRUPT:
+        msg = f"corrupt data ({detail})"
+    else:
+        msg = detail or f"error {code}"
+    raise TaskError(f"{context}{msg}", code, exp, act)
+
+
+# ---------------------------------------------------------------- batches
+
+cdef class _Batch:
+    """What read and write batches share: the plan, the user array, the sources."""
+
+    cdef readonly Chain chain
+    cdef int ndim
+    cdef const int64_t[:, ::1] table
+    cdef const int64_t[::1] local
+    cdef const int64_t[::1] outidx
+    cdef const int64_t[:, ::1] tasks
+    cdef readonly Py_ssize_t ntasks
+    cdef Py_buffer arr
+    cdef bint have_arr
+    cdef Py_ssize_t arr_strides[MAX_DIMS]
+    cdef bytes fill              # the fill value, native byte order
+    cdef const char* fill_ptr
+    cdef list keep               # Python objects behind the pointers below
+    cdef const uint8_t** src_data
+    cdef size_t* src_len
+    cdef const char** src_path
+    cdef Py_ssize_t next_task
+    cdef ZcError* errs
+    cdef int* status
+    cdef size_t offs_needed
+
+    def __cinit__(self):
+        self.have_arr = False
+        self.src_data = NULL
+        self.src_len = NULL
+        self.src_path = NULL
+        self.errs = NULL
+        self.status = NULL
+
+    def __dealloc__(self):
+        if self.have_arr:
+            PyBuffer_Release(&self.arr)
+        free(self.src_data)
+        free(self.src_len)
+        free(self.src_path)
+        free(self.errs)
+        free(self.status)
+
+    cdef setup(self, Chain chain, table, local, outidx, tasks, arr, tuple arr_strides,
+               bytes fill, list sources, bint writable):
+        cdef Py_ssize_t t, d, flags
+        self.chain = chain
+        self.ndim = chain.ndim
+        self.table = table
+        self.local = local
+        self.outidx = outidx
+        self.tasks = tasks
+        self.ntasks = tasks.shape[0]
+        if tasks.shape[1] != self.ndim or table.shape[1] != 7:
+            raise ValueError("plan does not match the chain's dimensions")
+        if len(fill) != chain.itemsize:
+            raise ValueError(f"fill value has {len(fill)} bytes, itemsize is {chain.itemsize}")
+        flags = PyBUF_STRIDES | (PyBUF_WRITABLE if writable else 0)
+        PyObject_GetBuffer(arr, &self.arr, flags)
+        self.have_arr = True
+        for d in range(self.ndim):
+            self.arr_strides[d] = arr_strides[d]
+        self.fill = fill
+        self.fill_ptr = <const char*>self.fill
+        if len(sources) != self.ntasks:
+            raise ValueError(f"{len(sources)} sources for {self.ntasks} tasks")
+        self.keep = sources
+        self.src_data = <const uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
+        self.src_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
+        self.src_path = <const char**>malloc(max(1, self.ntasks) * sizeof(void*))
+        self.errs = <ZcError*>malloc(max(1, self.ntasks) * sizeof(ZcError))
+        self.status = <int*>malloc(max(1, self.ntasks) * sizeof(int))
+        if not (self.src_data and self.src_len and self.src_path and self.errs and self.status):
+            raise MemoryError()
+        for t in range(self.ntasks):
+            src = sources[t]
+            self.src_data[t] = NULL
+            self.src_path[t] = NULL
+            self.src_len[t] = 0
+            self.status[t] = 0
+            if src is None:
+                continue
+            if isinstance(src, tuple):          # ("path", b"/abs/path")
+                self.src_path[t] = <const char*>(<bytes>src[1])
+            else:
+                self.src_data[t] = <const uint8_t*>PyBytes_AS_STRING(src)
+                self.src_len[t] = <size_t>PyBytes_GET_SIZE(src)
+        max_count = int(table[:, C_COUNT].max()) if table.shape[0] else 0
+        self.offs_needed = 2 * <size_t>self.ndim * <size_t>max_count
+        self.next_task = 0
+
+    cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil:
+        """Offsets of task t: chunk side from the chain's strides, array side from the
+        user array's.  For reads the chunk is the source; for writes the array is."""
+        cdef int d
+        cdef Py_ssize_t k, row, cnt, start, step, out0, ix, cs, ars
+        cdef Py_ssize_t* chunk_off
+        cdef Py_ssize_t* arr_off
+        cdef Py_ssize_t pos = 0
+        if s.offs_cap < self.offs_needed:
+            free(s.offs)
+            s.offs = <Py_ssize_t*>malloc(max(<size_t>1, self.offs_needed) * sizeof(Py_ssize_t))
+            if s.offs == NULL:
+                s.offs_cap = 0
+                return -1
+            s.offs_cap = self.offs_needed
+        for d in range(self.ndim):
+            row = self.tasks[t, d]
+            cnt = self.table[row, C_COUNT]
+            start = self.table[row, C_START]
+            step = self.table[row, C_STEP]
+            out0 = self.table[row, C_OUT]
+            ix = self.table[row, C_IDX]
+            cs = self.chain.strides[d]
+            ars = self.arr_strides[d]
+            chunk_off = s.offs + pos
+            arr_off = s.offs + pos + cnt
+            pos += 2 * cnt
+            if ix < 0:
+                for k in range(cnt):
+                    chunk_off[k] = (start + k * step) * cs
+                    arr_off[k] = (out0 + k) * ars
+            else:
+                for k in range(cnt):
+                    chunk_off[k] = self.local[ix + k] * cs
+                    arr_off[k] = self.outidx[ix + k] * ars
+            dims[d].count = cnt
+            dims[d].src_off = arr_off if arr_is_src else chunk_off
+            dims[d].dst_off = chunk_off if arr_is_src else arr_off
+            dims[d].contiguous = (ix < 0 and step == 1 and cs == self.chain.itemsize
+                                  and ars == self.chain.itemsize)
+        return 0
+
+    cdef Py_ssize_t fetch(self, Py_ssize_t t, const uint8_t** data, Scratch* s,
+                          ZcError* err) noexcept nogil:
+        """The encoded bytes of task t's chunk: MISSING, or their length (data[0] set)."""
+        cdef Py_ssize_t r
+        if self.src_path[t] != NULL:
+            r = read_file(self.src_path[t], s, err)
+            if r >= 0:
+                data[0] = s.buf[0]
+            return r
+        if self.src_data[t] != NULL:
+            data[0] = self.src_data[t]
+            return <Py_ssize_t>self.src_len[t]
+        return MISSING
+
+    cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        pass
+
+    def run(self):
+        """Work through the batch's tasks until none are left (call from each worker)."""
+        cdef Scratch s
+        cdef Py_ssize_t t
+        memset(&s, 0, sizeof(Scratch))
+        with nogil:
+            while True:
+                t = zc_next_task(&self.next_task)
+                if t >= self.ntasks:
+                    break
+                self.run_task(t, &s)
+            scratch_free(&s)
+
+    def first_error(self):
+        """(task index, TaskError) of the first failed task, or None."""
+        cdef Py_ssize_t t
+        for t in range(self.ntasks):
+            if self.status[t] < 0:
+                try:
+                    raise_task_error(&self.errs[t], "")
+                except (TaskError, MemoryError) as exc:
+                    return t, exc
+        return None
+
+
+cdef class ReadBatch(_Batch):
+    """Decode chunks and scatter the selected parts into ``out``.
+
+    ``table``: int64 (rows, 7) projection rows of all dimensions (see
+    zarrc.indexing, plus the FULL column); ``local``/``outidx``: flat index
+    arrays for indexed rows; ``tasks``: int64 (ntasks, ndim) rows per task;
+    ``out``: the writable output array; ``out_strides``: its byte stride for each
+    *array* dimension (0 for dimensions the selection drops); ``fill``: the fill
+    value's bytes in native order; ``sources``: per task, bytes (encoded chunk),
+    ("path", b"/file") (read here) or None (missing).
+    """
+
+    def __init__(self, Chain chain, table, local, outidx, tasks, out, tuple out_strides,
+                 bytes fill, list sources):
+        self.setup(chain, table, local, outidx, tasks, out, out_strides, fill, sources, True)
+
+    cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        cdef DimPlan dims[MAX_DIMS]
+        cdef ZcError* err = &self.errs[t]
+        cdef const uint8_t* data = NULL
+        cdef const uint8_t* p
+        cdef Py_ssize_t n, row, base = 0
+        cdef int d
+        cdef bint direct
+        cdef char* out = <char*>self.arr.buf
+        if self.build_dims(t, dims, s, False) != 0:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        n = self.fetch(t, &data, s, err)
+        if n == MISSING:
+            fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            return
+        if n < 0:
+            self.status[t] = -1
+            return
+        # whole chunk selected, chunk layout = output layout: decode straight into out
+        direct = self.chain.c_layout
+        for d in range(self.ndim):
+            if not direct:
+                break
+            row = self.tasks[t, d]
+            direct = (self.table[row, C_IDX] < 0 and self.table[row, C_STEP] == 1
+                      and self.table[row, C_COUNT] == self.chain.shape[d]
+                      and (self.chain.shape[d] == 1 or self.arr_strides[d] == self.chain.strides[d]))
+            base += self.table[row, C_OUT] * self.arr_strides[d]
+        if direct:
+            p = self.chain.decode(data, <size_t>n, <uint8_t*>(out + base), s, err)
+            if p == NULL:
+                self.status[t] = -1
+                return
+            if p != <const uint8_t*>(out + base):
+                memcpy(out + base, p, self.chain.chunk_nbytes)
+            if self.chain.swap_unit:
+                byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
+                         self.chain.swap_unit)
+            return
+        if ensure(s, 3, self.chain.chunk_nbytes) != 0:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        p = self.chain.decode(data, <size_t>n, s.buf[3], s, err)
+        if p == NULL:
+            self.status[t] = -1
+            return
+        if self.chain.swap_unit:
+            if p != s.buf[3]:
+                memcpy(s.buf[3], p, self.chain.chunk_nbytes)
+            byteswap(<char*>s.buf[3], self.chain.chunk_nbytes // self.chain.swap_unit,
+                     self.chain.swap_unit)
+            p = s.buf[3]
+        copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize)
+
+
+cdef class WriteBatch(_Batch):
+    """Gather values into chunks, encode, and store them (or drop chunks that are
+    all fill value).
+
+    Arguments as for ReadBatch, with ``value`` (the values to write, any strides,
+    0 for broadcast dimensions) in place of ``out``, and ``sources`` giving the
+    old chunk for tasks that only partly cover their chunk (bytes, None for
+    missing) or, for a local store, ("path", b"/file") for every task: the old
+    chunk is read from it when needed and the new one written to it.
+    ``tmp_suffix``: appended to ".<name>" for the temporary file of an atomic
+    write.  ``write_empty``: store chunks even if they are all fill value.
+    Two phases, so that an error (e.g. a corrupt old chunk) changes nothing:
+    run() encodes every chunk into memory; if no task failed, start_commit() and
+    run() again write the files of path tasks.  ``outcome(t)`` is STORED or
+    DELETED and, for tasks without a path, ``encoded(t)`` the bytes to store.
+    """
+
+    cdef bytes tmp_suffix
+    cdef const char* tmp_suffix_ptr
+    cdef bint write_empty
+    cdef bint committing
+    cdef int* outcomes
+    cdef uint8_t** results
+    cdef size_t* result_len
+
+    def __cinit__(self):
+        self.outcomes = NULL
+        self.results = NULL
+        self.result_len = NULL
+
+    def __dealloc__(self):
+        cdef Py_ssize_t t
+        if self.results != NULL:
+            for t in range(self.ntasks):
+                free(self.results[t])
+        free(self.results)
+        free(self.result_len)
+        free(self.outcomes)
+
+    def __init__(self, Chain chain, table, local, outidx, tasks, value, tuple value_strides,
+                 bytes fill, list sources, bytes tmp_suffix=b".tmp", bint write_empty=False):
+        cdef Py_ssize_t t
+        self.setup(chain, table, local, outidx, tasks, value, value_strides, fill, sources, False)
+        self.tmp_suffix = tmp_suffix
+        self.tmp_suffix_ptr = <const char*>self.tmp_suffix
+        self.write_empty = write_empty
+        self.committing = False
+        self.outcomes = <int*>malloc(max(1, self.ntasks) * sizeof(int))
+        self.results = <uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
+        self.result_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
+        if not (self.outcomes and self.results and self.result_len):
+            raise MemoryError()
+        for t in range(self.ntasks):
+            self.outcomes[t] = 0
+            self.results[t] = NULL
+            self.result_len[t] = 0
+
+    cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        if self.committing:
+            self.commit_task(t)
+        else:
+            self.encode_task(t, s)
+
+    cdef void commit_task(self, Py_ssize_t t) noexcept nogil:
+        cdef ZcError* err = &self.errs[t]
+        if self.src_path[t] == NULL:
+            return
+        if self.outcomes[t] == OUT_STORED:
+            if write_file(self.src_path[t], self.tmp_suffix_ptr, self.results[t],
+                          self.result_len[t], err) < 0:
+                self.status[t] = -1
+            free(self.results[t])
+            self.results[t] = NULL
+        elif self.outcomes[t] == OUT_DELETED:
+            if delete_file(self.src_path[t], err) < 0:
+                self.status[t] = -1
+
+    def start_commit(self):
+        """Second phase: write (or delete) the encoded chunks of tasks that have a path.
+        Call once every task has been encoded without error, then run() again."""
+        self.committing = True
+        self.next_task = 0
+
+    cdef void encode_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        cdef DimPlan dims[MAX_DIMS]
+        cdef ZcError* err = &self.errs[t]
+        cdef const uint8_t* data = NULL
+        cdef const uint8_t* p
+        cdef const uint8_t* encoded
+        cdef Py_ssize_t n, row, r
+        cdef int d
+        cdef bint full = True, edge = False
+        cdef uint8_t* chunk
+        cdef const char* fill = self.fill_ptr
+        if self.build_dims(t, dims, s, True) != 0 or ensure(s, 3, self.chain.chunk_nbytes) != 0:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        chunk = s.buf[3]
+        for d in range(self.ndim):
+            row = self.tasks[t, d]
+            full = full and self.table[row, C_FULL] != 0
+            edge = edge or self.table[row, C_COUNT] < self.chain.shape[d]
+        if full:
+            if edge:   # the part of an edge chunk outside the array holds the fill value
+                fill_pattern(<char*>chunk, self.chain.nitems, fill, self.chain.itemsize)
+        else:
+            n = self.fetch(t, &data, s, err)
+            if n == MISSING:
+                fill_pattern(<char*>chunk, self.chain.nitems, fill, self.chain.itemsize)
+            elif n < 0:
+                self.status[t] = -1
+                return
+            else:
+                p = self.chain.decode(data, <size_t>n, chunk, s, err)
+                if p == NULL:
+                    self.status[t] = -1
+                    return
+                if p != chunk:
+                    memcpy(chunk, p, self.chain.chunk_nbytes)
+                if self.chain.swap_unit:   # to native order while values are scattered in
+                    byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
+                             self.chain.swap_unit)
+        copy_nd(<const char*>self.arr.buf, <char*>chunk, self.ndim, dims, self.chain.itemsize)
+        if not self.write_empty and all_equal_pattern(<const char*>chunk, self.chain.chunk_nbytes,
+                                                      fill, self.chain.itemsize):
+            self.outcomes[t] = OUT_DELETED
+            return
+        if self.chain.swap_unit:
+            byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
+                     self.chain.swap_unit)
+        r = self.chain.encode(chunk, &encoded, s, err)
+        if r < 0:
+            self.status[t] = -1
+            return
+        self.outcomes[t] = OUT_STORED
+        self.results[t] = <uint8_t*>malloc(r if r > 0 else 1)
+        if self.results[t] == NULL:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        memcpy(self.results[t], encoded, r)
+        self.result_len[t] = <size_t>r
+
+    def outcome(self, Py_ssize_t t):
+        """STORED, DELETED, or 0 (task failed or not run)."""
+        return self.outcomes[t]
+
+    def encoded(self, Py_ssize_t t):
+        """The encoded chunk of a STORED task that had no path (bytes), else None."""
+        if self.results[t] == NULL:
+            return None
+        return PyBytes_FromStringAndSize(<const char*>self.results[t], self.result_len[t])

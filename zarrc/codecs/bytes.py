@@ -1,0 +1,34 @@
+"""The bytes codec (v3 ``bytes``): an array as its elements' bytes in C order,
+little or big endian."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from zarrc.codecs._base import Codec
+from zarrc.errors import CodecError
+
+
+class Bytes(Codec):
+    """array -> bytes: elements in lexicographical (C) order, ``endian`` "little" or
+    "big" (None only for data types of one byte)."""
+
+    name = "bytes"
+    codec_id = "bytes"
+
+    def __init__(self, endian: str | None = "little") -> None:
+        if endian not in ("little", "big", None):
+            raise CodecError(f"bytes: endian must be 'little' or 'big', got {endian!r}")
+        self.endian = endian
+
+    def swaps(self, itemsize: int) -> bool:
+        """True if the stored byte order differs from this machine's for items of itemsize."""
+        return itemsize > 1 and self.endian is not None and self.endian != sys.byteorder
+
+    def configuration(self) -> dict[str, Any]:
+        return {} if self.endian is None else {"endian": self.endian}
+
+    def to_dict(self) -> dict[str, Any]:
+        conf = self.configuration()
+        return {"name": self.name, "configuration": conf} if conf else {"name": self.name}

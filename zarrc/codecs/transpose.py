@@ -1,0 +1,29 @@
+"""The transpose codec (v3 ``transpose``): the chunk is stored as
+``chunk.transpose(order)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarrc.codecs._base import Codec
+from zarrc.errors import CodecError
+
+
+class Transpose(Codec):
+    """array -> array: permute the chunk's dimensions by ``order`` (a permutation of
+    0..ndim-1) before the array -> bytes codec."""
+
+    name = "transpose"
+    codec_id = "transpose"
+
+    def __init__(self, order) -> None:
+        try:
+            perm = tuple(int(o) for o in order)
+        except (TypeError, ValueError):
+            raise CodecError(f"transpose: order must be a sequence of integers, got {order!r}") from None
+        if sorted(perm) != list(range(len(perm))):
+            raise CodecError(f"transpose: order {list(perm)} is not a permutation of 0..{len(perm) - 1}")
+        self.order = perm
+
+    def configuration(self) -> dict[str, Any]:
+        return {"order": list(self.order)}

@@ -1,0 +1,239 @@
+"""Runs selections: plan -> batch of chunk tasks -> native workers on a thread pool.
+
+Read: the selection becomes per-dimension projections (zarrc.indexing); their
+cartesian product is one task per touched chunk; the chunk keys are resolved in
+one go (file paths for a local store, bytes fetched with ``get_many`` for other
+stores); then ``config.threads`` workers (the calling thread and pool threads)
+each call ``ReadBatch.run()``, which decodes and scatters chunks without the GIL
+until none are left.  Write: the same in reverse, in two phases (encode all,
+then store) so that an error stores nothing.  Python work is per call and per
+chunk key, never per element.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, Chain, ReadBatch, WriteBatch
+from zarrc.config import config
+from zarrc.errors import ChecksumError, CodecError, StoreError
+
+# Writes bigger than this (raw bytes of the touched chunks) are split into batches,
+# each encoded in memory before it is stored.
+WRITE_BATCH_BYTES = 512 << 20
+
+
+@dataclass
+class ChunkedArray:
+    """What the engine needs to know about an array.
+
+    shape, chunks : array and chunk shape.
+    dtype : the in-memory (native byte order) numpy dtype.
+    fill : the fill value as ``dtype.itemsize`` bytes, native order.
+    chain : the codec chain prepared for (chunks, dtype).
+    chunk_keys : maps an (n, ndim) int64 array of chunk coordinates to store keys.
+    store : the store; ``name`` names the array in error messages.
+    """
+
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+    dtype: np.dtype
+    fill: bytes
+    chain: Chain
+    chunk_keys: Callable[[np.ndarray], list[str]]
+    store: Any
+    name: str = "/"
+    write_empty_chunks: bool = False
+
+
+# ---------------------------------------------------------------- thread pool
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc")
+            _pool_size = workers
+        return _pool
+
+
+def run_batch(batch: Any, ntasks: int) -> None:
+    """Run a batch on up to ``config.threads`` threads: the caller and pool workers.
+
+    Workers that have not started once the caller has drained the batch are
+    cancelled, so a busy pool never delays a call that could finish alone."""
+    workers = min(config.threads, ntasks)
+    if workers <= 1:
+        batch.run()
+        return
+    pool = _executor(workers - 1)
+    futures = [pool.submit(batch.run) for _ in range(workers - 1)]
+    batch.run()
+    for f in futures:
+        if not f.cancel():
+            f.result()
+
+
+# ---------------------------------------------------------------- plans
+
+def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
+    """Concatenate the dimensions' projections for the native batch.
+
+    Returns (table (rows, 7) with the FULL column, local, out, tasks (n, ndim)),
+    where ``tasks`` holds, per chunk task, its row in ``table`` for each dimension."""
+    tables, locals_, outs, ranges = [], [], [], []
+    row0 = idx0 = 0
+    for d in dims:
+        t = np.empty((len(d.table), 7), np.int64)
+        t[:, :6] = d.table
+        t[:, 6] = d.full
+        if d.local is not None:
+            t[:, indexing.IDX] += idx0
+            locals_.append(d.local)
+            outs.append(d.out)
+            idx0 += len(d.local)
+        tables.append(t)
+        ranges.append(np.arange(row0, row0 + len(t), dtype=np.int64))
+        row0 += len(t)
+    table = np.concatenate(tables) if tables else np.zeros((0, 7), np.int64)
+    local = np.concatenate(locals_) if locals_ else np.zeros(0, np.int64)
+    out = np.concatenate(outs) if outs else np.zeros(0, np.int64)
+    if not ranges:
+        tasks = np.zeros((1, 0), np.int64)
+    elif len(ranges) == 1:
+        tasks = ranges[0].reshape(-1, 1)
+    else:
+        grids = np.meshgrid(*ranges, indexing="ij")
+        tasks = np.stack([g.ravel() for g in grids], axis=1)
+    return table, local, out, np.ascontiguousarray(tasks)
+
+
+def _array_strides(dims: list[indexing.DimProjection], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """Byte strides per array dimension: the user array's, 0 where the selection drops it."""
+    result, j = [], 0
+    for d in dims:
+        if d.dropped:
+            result.append(0)
+        else:
+            result.append(strides[j])
+            j += 1
+    return tuple(result)
+
+
+def _paths(store: Any, keys: list[str]) -> list | None:
+    local_path = getattr(store, "local_path", None)
+    if local_path is None:
+        return None
+    try:
+        return [("path", os.fsencode(local_path(k))) for k in keys]
+    except (TypeError, NotImplementedError):
+        return None
+
+
+def _raise_task_error(batch: Any, arr: ChunkedArray, keys: list[str]) -> None:
+    failed = batch.first_error()
+    if failed is None:
+        return
+    t, exc = failed
+    if isinstance(exc, MemoryError):
+        raise exc
+    context = f"chunk {keys[t]} of {arr.name}: {exc}"
+    cls = ChecksumError if exc.code == CHECKSUM else StoreError if exc.code == IO else CodecError
+    raise cls(context) from None
+
+
+# ---------------------------------------------------------------- read / write
+
+def read(arr: ChunkedArray, selection: Any) -> Any:
+    """``arr[selection]`` as a new numpy array (a numpy scalar if every dimension is
+    indexed by an integer).  Raises SelectionError, CodecError, ChecksumError."""
+    dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
+    out = np.empty(out_shape, arr.dtype)
+    if out.size:
+        read_into(arr, dims, out)
+    return out[()] if out.ndim == 0 else out
+
+
+def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+    table, local, outidx, tasks = assemble(dims)
+    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    keys = arr.chunk_keys(coords)
+    sources = _paths(arr.store, keys)
+    if sources is None:
+        sources = arr.store.get_many(keys)
+    batch = ReadBatch(arr.chain, table, local, outidx, tasks, out,
+                      _array_strides(dims, out.strides), arr.fill, sources)
+    run_batch(batch, len(keys))
+    _raise_task_error(batch, arr, keys)
+
+
+_tmp_token = os.urandom(4).hex()
+_tmp_counter = itertools.count()
+
+
+def _tmp_suffix() -> bytes:
+    """Suffix of temporary files for atomic writes (the local store skips these names)."""
+    return (f".zarrc-{os.getpid()}-{threading.get_ident()}-{_tmp_token}"
+            f"{next(_tmp_counter)}.tmp").encode()
+
+
+def write(arr: ChunkedArray, selection: Any, value: Any) -> None:
+    """``arr[selection] = value`` (numpy broadcasting).  Chunks left equal to the
+    fill value everywhere are deleted instead of stored (unless
+    ``write_empty_chunks``).  An error raised here has stored nothing."""
+    dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
+    value = np.asarray(value, dtype=arr.dtype)
+    try:
+        value = np.broadcast_to(value, out_shape)
+    except ValueError:
+        raise ValueError(f"could not broadcast value of shape {value.shape} to selection "
+                         f"shape {out_shape}") from None
+    if value.size == 0:
+        return
+    table, local, outidx, tasks = assemble(dims)
+    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    per_batch = max(1, WRITE_BATCH_BYTES // max(1, arr.chain.chunk_nbytes))
+    strides = _array_strides(dims, value.strides)
+    for lo in range(0, len(tasks), per_batch):
+        _write_batch(arr, table, local, outidx, tasks[lo:lo + per_batch],
+                     coords[lo:lo + per_batch], value, strides)
+
+
+def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
+    keys = arr.chunk_keys(coords)
+    sources = _paths(arr.store, keys)
+    if sources is None:
+        full = table[tasks, 6].all(axis=1) if tasks.shape[1] else np.ones(len(keys), bool)
+        partial = [k for k, f in zip(keys, full) if not f]
+        old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
+        sources = [old.get(k) for k in keys]
+    batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
+                       arr.fill, sources, _tmp_suffix(), arr.write_empty_chunks)
+    run_batch(batch, len(keys))
+    _raise_task_error(batch, arr, keys)
+    if isinstance(sources[0], tuple):
+        batch.start_commit()
+        run_batch(batch, len(keys))
+        _raise_task_error(batch, arr, keys)
+        return
+    for t, key in enumerate(keys):
+        outcome = batch.outcome(t)
+        if outcome == STORED:
+            arr.store.set(key, batch.encoded(t))
+        elif outcome == DELETED:
+            arr.store.delete(key)
