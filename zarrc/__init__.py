@@ -1,8 +1,14 @@
-"""zarrc: a fast Zarr (v2 and v3) library with native, GIL-free kernels."""
+"""zarrc: a fast Zarr library with native, GIL-free kernels (zarr-python 3 style API)."""
 
 from zarrc import codecs, errors
+from zarrc.array import Array
 from zarrc.config import config
+from zarrc.group import Group
+from zarrc.hierarchy import create_array, group, open, open_array, open_group
 
 __version__ = "0.1.0"
 
-__all__ = ["codecs", "config", "errors", "__version__"]
+__all__ = [
+    "Array", "Group", "codecs", "config", "create_array", "errors", "group", "open",
+    "open_array", "open_group", "__version__",
+]

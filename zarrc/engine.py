@@ -160,13 +160,14 @@ def _raise_task_error(batch: Any, arr: ChunkedArray, keys: list[str]) -> None:
 # ---------------------------------------------------------------- read / write
 
 def read(arr: ChunkedArray, selection: Any) -> Any:
-    """``arr[selection]`` as a new numpy array (a numpy scalar if every dimension is
-    indexed by an integer).  Raises SelectionError, CodecError, ChecksumError."""
+    """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed by
+    an integer, as zarr-python returns).  Raises SelectionError, CodecError,
+    ChecksumError."""
     dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
     out = np.empty(out_shape, arr.dtype)
     if out.size:
         read_into(arr, dims, out)
-    return out[()] if out.ndim == 0 else out
+    return out
 
 
 def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:

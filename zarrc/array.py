@@ -1,0 +1,298 @@
+"""The Array: a thin user-facing object over metadata, a store and the engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+import numpy as np
+
+from zarrc import engine
+from zarrc.chunk_grid import RegularChunkGrid
+from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc.codecs.chain import CodecChain
+from zarrc.errors import StoreError, ZarrcError
+from zarrc.metadata.names import key_prefix, metadata_key, normalize_path
+from zarrc.metadata.v3 import ArrayMetadataV3
+from zarrc.stores import Store
+
+
+class Attributes(MutableMapping):
+    """A node's user attributes; every change is written to the store at once."""
+
+    def __init__(self, node: Any) -> None:
+        self._node = node
+
+    def _data(self) -> dict[str, Any]:
+        from zarrc.metadata.common import thaw
+        return thaw(self._node.metadata.attributes)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.update({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        data = self._data()
+        del data[key]
+        self.put(data)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._node.metadata.attributes)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
+        data = self._data()
+        data.update(*args, **kwargs)
+        self.put(data)
+
+    def put(self, data: dict[str, Any]) -> None:
+        """Replace all attributes with ``data``."""
+        self._node._set_metadata(dataclasses.replace(self._node.metadata, attributes=data))
+
+    def asdict(self) -> dict[str, Any]:
+        return self._data()
+
+    def __repr__(self) -> str:
+        return repr(self._data())
+
+
+class Array:
+    """A Zarr array.
+
+    Index it like a numpy array (integers, slices with positive steps, ``...``) to
+    read (``a[...]`` returns a numpy array) and to write (``a[0:10] = values``, with
+    numpy broadcasting).  Chunks are fetched, decoded and scattered by native
+    workers without the GIL.  Raises SelectionError (an IndexError) for bad
+    selections, CodecError / ChecksumError for corrupt chunks.
+    """
+
+    def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, *,
+                 read_only: bool = False, write_empty_chunks: bool = False) -> None:
+        self._store = store
+        self._path = normalize_path(path)
+        self._read_only = read_only or bool(getattr(store, "read_only", False))
+        self._write_empty_chunks = write_empty_chunks
+        self._metadata = metadata
+        self._prepare()
+
+    def _prepare(self) -> None:
+        md = self._metadata
+        self._prefix = key_prefix(self._path)
+        encoding = ChunkKeyEncoding.from_metadata(md)
+        prefix = self._prefix
+        chain = CodecChain(md.codecs)
+        chunks = tuple(max(c, 1) for c in md.chunk_shape)
+        dtype = md.dtype
+        self._codec_chain = chain
+        self._chunked = engine.ChunkedArray(
+            shape=md.shape, chunks=chunks, dtype=dtype,
+            fill=np.asarray(md.fill_value, dtype=dtype).tobytes(),
+            chain=chain.prepare(chunks, dtype),
+            chunk_keys=lambda coords: encoding.encode_many(coords, prefix),
+            store=self._store, name=self._path,
+            write_empty_chunks=self._write_empty_chunks,
+        )
+        self._encoding = encoding
+
+    def _set_metadata(self, metadata: ArrayMetadataV3) -> None:
+        self._check_writable()
+        self._store.set(metadata_key(self._path), metadata.to_bytes())
+        self._metadata = metadata
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise StoreError(f"array {self._path} is read-only")
+
+    # -------------------------------------------------------------- properties
+
+    @property
+    def metadata(self) -> ArrayMetadataV3:
+        return self._metadata
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        """The array's path in its hierarchy, without the leading "/" ("" for the root)."""
+        return self._path.lstrip("/")
+
+    @property
+    def name(self) -> str:
+        return self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def zarr_format(self) -> int:
+        return 3
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._metadata.shape
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return self._metadata.chunk_shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._metadata.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the whole array in memory (not what the store holds)."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def fill_value(self) -> Any:
+        return self._metadata.fill_value
+
+    @property
+    def order(self) -> str:
+        return "C"
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        return self._metadata.dimension_names
+
+    @property
+    def codecs(self) -> tuple[Any, ...]:
+        """The codec objects, in order."""
+        return self._codec_chain.codecs
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        return self._codec_chain.bytes_to_bytes
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        return self._codec_chain.array_to_array
+
+    @property
+    def serializer(self) -> Any:
+        return self._codec_chain.array_to_bytes
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        """The shape of the chunk grid."""
+        return RegularChunkGrid(self.shape, self.chunks).grid_shape
+
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.cdata_shape)
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """How many of the array's chunks exist in the store."""
+        count = 0
+        ndim = self.ndim
+        grid = self.cdata_shape
+        for key in self._store.list_prefix(self._prefix):
+            rest = key[len(self._prefix):]
+            if rest == "zarr.json":
+                continue
+            try:
+                coords = self._encoding.decode(rest, ndim)
+            except ZarrcError:
+                continue
+            if all(c < g for c, g in zip(coords, grid)):
+                count += 1
+        return count
+
+    @property
+    def info(self) -> ArrayInfo:
+        return ArrayInfo(self)
+
+    # -------------------------------------------------------------- data
+
+    def __getitem__(self, selection: Any) -> Any:
+        return engine.read(self._chunked, selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._check_writable()
+        engine.write(self._chunked, selection, value)
+
+    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
+        return self[selection]
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        self[selection] = value
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        data = np.asarray(self[...])
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (0-d array)")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        return f"<Array {self._store!r}{self._path} shape={self.shape} dtype={self.dtype}>"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Array) and self._store == other._store
+                and self._path == other._path)
+
+    def __hash__(self) -> int:
+        return hash((type(self._store), self._path))
+
+    def __reduce__(self) -> tuple:
+        return (_reopen, (self._store, self._path, self._read_only, self._write_empty_chunks))
+
+
+def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
+    raw = store.get(metadata_key(path))
+    if raw is None:
+        from zarrc.errors import NodeNotFoundError
+        raise NodeNotFoundError(f"no array at {path} in {store!r}")
+    return Array(store, path, ArrayMetadataV3.from_json(raw, path),
+                 read_only=read_only, write_empty_chunks=write_empty_chunks)
+
+
+class ArrayInfo:
+    """A summary of an array (``repr`` prints it)."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __repr__(self) -> str:
+        a = self._array
+        rows = [
+            ("Type", "Array"), ("Zarr format", a.zarr_format), ("Data type", a.metadata.data_type),
+            ("Shape", a.shape), ("Chunk shape", a.chunks), ("Order", a.order),
+            ("Read-only", a.read_only), ("Store type", type(a.store).__name__),
+            ("Filters", a.filters), ("Serializer", a.serializer), ("Compressors", a.compressors),
+            ("No. bytes", a.nbytes),
+        ]
+        return "\n".join(f"{k:<14}: {v}" for k, v in rows)

@@ -1,0 +1,186 @@
+"""The Group: a node holding arrays and groups."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from zarrc import hierarchy
+from zarrc.array import Array, Attributes
+from zarrc.errors import NodeNotFoundError, StoreError
+from zarrc.metadata.names import join_path, key_prefix, metadata_key, normalize_path
+from zarrc.metadata.v3 import GroupMetadataV3
+from zarrc.stores import Store
+
+
+class Group:
+    """A Zarr group: ``g["name"]`` is a member (array or group; "a/b" paths work),
+    ``members()``, ``keys()``, ``arrays()``, ``groups()`` list them,
+    ``create_group`` / ``require_group`` / ``create_array`` add them."""
+
+    def __init__(self, store: Store, path: str, metadata: GroupMetadataV3, *,
+                 read_only: bool = False) -> None:
+        self._store = store
+        self._path = normalize_path(path)
+        self._metadata = metadata
+        self._read_only = read_only or bool(getattr(store, "read_only", False))
+
+    def _set_metadata(self, metadata: GroupMetadataV3) -> None:
+        if self._read_only:
+            raise StoreError(f"group {self._path} is read-only")
+        self._store.set(metadata_key(self._path), metadata.to_bytes())
+        self._metadata = metadata
+
+    @property
+    def metadata(self) -> GroupMetadataV3:
+        return self._metadata
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path.lstrip("/")
+
+    @property
+    def name(self) -> str:
+        return self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def zarr_format(self) -> int:
+        return 3
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    # -------------------------------------------------------------- members
+
+    def __getitem__(self, name: str) -> Array | Group:
+        path = join_path(self._path, name)
+        node = hierarchy.open_node(self._store, path, read_only=self._read_only)
+        if node is None:
+            raise NodeNotFoundError(f"no array or group named {name!r} in group {self._path}")
+        return node
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        try:
+            path = join_path(self._path, name)
+        except Exception:
+            return False
+        return self._store.exists(metadata_key(path))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def members(self) -> Iterator[tuple[str, Array | Group]]:
+        """(name, node) of each direct member, sorted by name."""
+        _, children = self._store.list_dir(key_prefix(self._path))
+        for child in sorted(children):
+            child = child.rstrip("/")
+            node = hierarchy.open_node(self._store, join_path(self._path, child),
+                                       read_only=self._read_only)
+            if node is not None:
+                yield child, node
+
+    def keys(self) -> Iterator[str]:
+        for name, _ in self.members():
+            yield name
+
+    def __iter__(self) -> Iterator[str]:
+        return self.keys()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.members())
+
+    def arrays(self) -> Iterator[tuple[str, Array]]:
+        for name, node in self.members():
+            if isinstance(node, Array):
+                yield name, node
+
+    def groups(self) -> Iterator[tuple[str, Group]]:
+        for name, node in self.members():
+            if isinstance(node, Group):
+                yield name, node
+
+    def array_keys(self) -> Iterator[str]:
+        for name, _ in self.arrays():
+            yield name
+
+    def group_keys(self) -> Iterator[str]:
+        for name, _ in self.groups():
+            yield name
+
+    def create_group(self, name: str, *, overwrite: bool = False,
+                     attributes: dict | None = None) -> Group:
+        """A new group ``name`` (raises ContainsNodeError if a node is there, unless
+        ``overwrite``)."""
+        return hierarchy.create_group(self._store, join_path(self._path, name),
+                                      overwrite=overwrite, attributes=attributes)
+
+    def require_group(self, name: str, *, overwrite: bool = False) -> Group:
+        """The group ``name``, created if missing (TypeError if an array is there)."""
+        if not overwrite and name in self:
+            node = self[name]
+            if not isinstance(node, Group):
+                raise TypeError(f"{join_path(self._path, name)} is an array, not a group")
+            return node
+        return self.create_group(name, overwrite=overwrite)
+
+    def create_array(self, name: str, **kwargs: Any) -> Array:
+        """A new array ``name``; keywords as for :func:`zarrc.create_array`."""
+        return hierarchy.create_array(self._store, path=join_path(self._path, name), **kwargs)
+
+    def tree(self, level: int | None = None) -> TreeRepr:
+        """The hierarchy below this group (``print(g.tree())``)."""
+        return TreeRepr(self, level)
+
+    def __repr__(self) -> str:
+        return f"<Group {self._store!r}{self._path}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Group) and self._store == other._store and self._path == other._path
+
+    def __hash__(self) -> int:
+        return hash((type(self._store), self._path))
+
+
+class TreeRepr:
+    """Text drawing of a hierarchy."""
+
+    def __init__(self, group: Group, level: int | None) -> None:
+        self._lines = [group.name]
+        self._walk(group, "", level)
+
+    def _walk(self, group: Group, indent: str, level: int | None) -> None:
+        if level is not None and level <= 0:
+            return
+        members = list(group.members())
+        for i, (name, node) in enumerate(members):
+            last = i == len(members) - 1
+            branch = "└── " if last else "├── "
+            if isinstance(node, Array):
+                self._lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+            else:
+                self._lines.append(f"{indent}{branch}{name}")
+                self._walk(node, indent + ("    " if last else "│   "),
+                           None if level is None else level - 1)
+
+    def __repr__(self) -> str:
+        return "\n".join(self._lines)
+
+    __str__ = __repr__

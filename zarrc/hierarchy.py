@@ -1,0 +1,212 @@
+"""Creating and opening nodes (arrays and groups) in a store, and the public
+``open`` / ``open_array`` / ``open_group`` / ``group`` / ``create_array`` API."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from zarrc.errors import ContainsNodeError, MetadataError, NodeNotFoundError
+from zarrc.metadata.dtypes import as_data_type
+from zarrc.metadata.names import key_prefix, metadata_key, normalize_path, parent_path
+from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
+from zarrc.stores import Store, make_store
+
+MODES = ("r", "r+", "a", "w", "w-")
+
+
+def open_node(store: Store, path: str, *, read_only: bool = False) -> Any:
+    """The array or group at ``path``, or None if there is no node."""
+    from zarrc.array import Array
+    from zarrc.group import Group
+
+    raw = store.get(metadata_key(path))
+    if raw is None:
+        return None
+    md = metadata_from_json(raw, path)
+    if isinstance(md, ArrayMetadataV3):
+        return Array(store, path, md, read_only=read_only)
+    return Group(store, path, md, read_only=read_only)
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+
+
+def _prepare_location(store: Store, path: str, overwrite: bool) -> None:
+    """Make room for a new node at ``path`` and create its missing ancestor groups."""
+    if store.exists(metadata_key(path)):
+        if not overwrite:
+            raise ContainsNodeError(f"a node already exists at {path} in {store!r}")
+    if overwrite:
+        if path == "/":
+            store.delete_prefix("")
+        else:
+            store.delete_prefix(key_prefix(path))
+    ancestor = path
+    while ancestor != "/":
+        ancestor = parent_path(ancestor)
+        key = metadata_key(ancestor)
+        raw = store.get(key)
+        if raw is None:
+            store.set(key, GroupMetadataV3().to_bytes())
+        elif metadata_from_json(raw, ancestor).node_type != "group":
+            raise ContainsNodeError(f"cannot create {path}: {ancestor} is an array")
+
+
+def create_group(store: Store, path: str, *, overwrite: bool = False,
+                 attributes: dict | None = None) -> Any:
+    from zarrc.group import Group
+
+    path = normalize_path(path)
+    metadata = GroupMetadataV3(attributes=attributes or {})
+    _prepare_location(store, path, overwrite)
+    store.set(metadata_key(path), metadata.to_bytes())
+    return Group(store, path, metadata)
+
+
+def _normalize_codecs(value: Any) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (str, dict)) or hasattr(value, "to_dict"):
+        return [value]
+    return list(value)
+
+
+def guess_chunks(shape: Sequence[int], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
+    """A chunk shape of roughly ``target`` bytes (at least 1 per dimension), halving the
+    largest dimension until it fits."""
+    chunks = [max(int(s), 1) for s in shape]
+    while math.prod(chunks) * itemsize > target and max(chunks) > 1:
+        i = chunks.index(max(chunks))
+        chunks[i] = -(-chunks[i] // 2)
+    return tuple(chunks)
+
+
+def create_array(store: Any, *, name: str | None = None, path: str | None = None,
+                 shape: Sequence[int] | int, dtype: Any, chunks: Any = "auto", shards: Any = None,
+                 filters: Any = None, compressors: Any = "auto", serializer: Any = "auto",
+                 fill_value: Any = None, order: str | None = None, zarr_format: int = 3,
+                 attributes: dict | None = None, chunk_key_encoding: Any = None,
+                 dimension_names: Sequence[str | None] | None = None, overwrite: bool = False,
+                 write_empty_chunks: bool = False) -> Any:
+    """Create an array (zarr-python's ``create_array`` keywords).
+
+    store : a path (local directory, ".zip" for a zip file), a dict (memory), or a Store.
+    shape, dtype : the array; chunks : the chunk shape ("auto": about 1 MiB).
+    filters : array->array codecs (e.g. ``Transpose``); serializer : the array->bytes
+        codec ("auto": ``Bytes("little")``); compressors : bytes->bytes codecs ("auto":
+        ``Zstd(level=0)``, as zarr-python; None for none).  Codecs are codec objects
+        or v3 spec dicts.
+    chunk_key_encoding : None (default "/"), or {"name": "default"|"v2", "separator": ...}.
+    overwrite : replace whatever is at the path.  Raises ContainsNodeError if a node
+        exists and ``overwrite`` is False, MetadataError for invalid arguments.
+    """
+    from zarrc.array import Array
+
+    if zarr_format != 3:
+        raise MetadataError(f"zarr_format {zarr_format} is not supported yet (only 3)")
+    if shards is not None:
+        raise MetadataError("sharding (shards=...) is not supported yet")
+    if order not in (None, "C", "F"):
+        raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
+    store = make_store(store, mode="a") if not isinstance(store, Store) else store
+    node_path = normalize_path(path if path is not None else (name or ""))
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if isinstance(chunks, str) and chunks == "auto":
+        chunks = guess_chunks(shape, as_data_type(dtype).itemsize)
+    elif isinstance(chunks, (int, np.integer)):
+        chunks = (int(chunks),) * len(shape)
+    serializer = {"name": "bytes"} if serializer == "auto" else serializer
+    if isinstance(compressors, str) and compressors == "auto":
+        compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+    codecs = _normalize_codecs(filters) + [serializer] + _normalize_codecs(compressors)
+    encoding = chunk_key_encoding if chunk_key_encoding is not None else "default"
+    metadata = ArrayMetadataV3.create(
+        shape, dtype, tuple(chunks), fill_value=fill_value, codecs=codecs,
+        chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names)
+    array = Array(store, node_path, metadata, write_empty_chunks=write_empty_chunks)  # validates codecs
+    _prepare_location(store, node_path, overwrite)
+    store.set(metadata_key(node_path), metadata.to_bytes())
+    return array
+
+
+def _store_for(store: Any, mode: str) -> Store:
+    return store if isinstance(store, Store) else make_store(store, mode=mode)
+
+
+def open_array(store: Any, *, mode: str = "a", path: str = "", **kwargs: Any) -> Any:
+    """Open the array at ``path``; with mode "a" and ``shape`` given, create it if missing.
+    Modes: "r" read only, "r+" read/write (must exist), "a" read/write (create if
+    missing), "w" create (replace), "w-" create (fail if it exists)."""
+    _check_mode(mode)
+    s = _store_for(store, mode)
+    node_path = normalize_path(path)
+    if mode in ("w", "w-"):
+        return create_array(s, path=node_path, overwrite=mode == "w", **kwargs)
+    node = open_node(s, node_path, read_only=mode == "r")
+    if node is None:
+        if mode == "a" and "shape" in kwargs:
+            return create_array(s, path=node_path, **kwargs)
+        raise NodeNotFoundError(f"no array at {node_path} in {s!r}")
+    from zarrc.array import Array
+    if not isinstance(node, Array):
+        raise NodeNotFoundError(f"{node_path} in {s!r} is a group, not an array")
+    return node
+
+
+def open_group(store: Any = None, *, mode: str = "a", path: str = "",
+               attributes: dict | None = None) -> Any:
+    """Open the group at ``path`` (created if missing, for modes "a", "w", "w-")."""
+    _check_mode(mode)
+    s = _store_for(store, mode)
+    node_path = normalize_path(path)
+    if mode in ("w", "w-"):
+        return create_group(s, node_path, overwrite=mode == "w", attributes=attributes)
+    node = open_node(s, node_path, read_only=mode == "r")
+    if node is None:
+        if mode == "a":
+            return create_group(s, node_path, attributes=attributes)
+        raise NodeNotFoundError(f"no group at {node_path} in {s!r}")
+    from zarrc.group import Group
+    if not isinstance(node, Group):
+        raise NodeNotFoundError(f"{node_path} in {s!r} is an array, not a group")
+    return node
+
+
+def group(store: Any = None, *, path: str = "", overwrite: bool = False,
+          attributes: dict | None = None) -> Any:
+    """Create a group (or open the existing one unless ``overwrite``)."""
+    s = _store_for(store, "a")
+    node_path = normalize_path(path)
+    if not overwrite:
+        node = open_node(s, node_path)
+        if node is not None:
+            from zarrc.group import Group
+            if not isinstance(node, Group):
+                raise ContainsNodeError(f"{node_path} in {s!r} is an array")
+            return node
+    return create_group(s, node_path, overwrite=overwrite, attributes=attributes)
+
+
+def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -> Any:  # noqa: A001
+    """Open the array or group at ``path``.  If nothing is there and the mode allows
+    creating: an array if ``shape`` is given, else a group."""
+    _check_mode(mode)
+    s = _store_for(store, mode)
+    node_path = normalize_path(path)
+    if mode not in ("w", "w-"):
+        node = open_node(s, node_path, read_only=mode == "r")
+        if node is not None:
+            return node
+        if mode in ("r", "r+"):
+            raise NodeNotFoundError(f"no array or group at {node_path} in {s!r}")
+    if "shape" in kwargs:
+        return create_array(s, path=node_path, overwrite=mode == "w", **kwargs)
+    if mode == "w-" and s.exists(metadata_key(node_path)):
+        raise ContainsNodeError(f"a node already exists at {node_path} in {s!r}")
+    return create_group(s, node_path, overwrite=mode == "w", attributes=kwargs.get("attributes"))
