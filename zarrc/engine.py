@@ -96,8 +96,15 @@ def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
 
     Returns (table (rows, 7) with the FULL column, local, out, tasks (n, ndim)),
     where ``tasks`` holds, per chunk task, its row in ``table`` for each dimension."""
-    tables, locals_, outs, ranges = [], [], [], []
-    row0 = idx0 = 0
+    if all(isinstance(d.table, list) for d in dims):      # small selections: one array build
+        rows = [r + (f,) for d in dims for r, f in zip(d.table, d.full)]
+        table = np.array(rows, np.int64).reshape(-1, 7)
+        if all(len(d.table) == 1 for d in dims):
+            return table, _NO_INDEX, _NO_INDEX, np.arange(len(dims), dtype=np.int64).reshape(1, -1)
+        sizes = [len(d.table) for d in dims]
+        return table, _NO_INDEX, _NO_INDEX, _product(sizes)
+    tables, locals_, outs = [], [], []
+    idx0 = 0
     for d in dims:
         t = np.empty((len(d.table), 7), np.int64)
         t[:, :6] = d.table
@@ -108,19 +115,24 @@ def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
             outs.append(d.out)
             idx0 += len(d.local)
         tables.append(t)
-        ranges.append(np.arange(row0, row0 + len(t), dtype=np.int64))
-        row0 += len(t)
     table = np.concatenate(tables) if tables else np.zeros((0, 7), np.int64)
-    local = np.concatenate(locals_) if locals_ else np.zeros(0, np.int64)
-    out = np.concatenate(outs) if outs else np.zeros(0, np.int64)
-    if not ranges:
-        tasks = np.zeros((1, 0), np.int64)
-    elif len(ranges) == 1:
-        tasks = ranges[0].reshape(-1, 1)
-    else:
-        grids = np.meshgrid(*ranges, indexing="ij")
-        tasks = np.stack([g.ravel() for g in grids], axis=1)
-    return table, local, out, np.ascontiguousarray(tasks)
+    local = np.concatenate(locals_) if locals_ else _NO_INDEX
+    out = np.concatenate(outs) if outs else _NO_INDEX
+    return table, local, out, _product([len(t) for t in tables])
+
+
+_NO_INDEX = np.zeros(0, np.int64)
+
+
+def _product(sizes: list[int]) -> np.ndarray:
+    """(n, ndim) rows into the concatenated table: the cartesian product of each
+    dimension's rows (dimension d's rows start after those of dimensions < d)."""
+    if not sizes:
+        return np.zeros((1, 0), np.int64)
+    offsets = np.cumsum([0] + sizes[:-1])
+    grids = np.meshgrid(*[np.arange(n, dtype=np.int64) + o for n, o in zip(sizes, offsets)],
+                        indexing="ij")
+    return np.ascontiguousarray(np.stack([g.ravel() for g in grids], axis=1))
 
 
 def _array_strides(dims: list[indexing.DimProjection], strides: tuple[int, ...]) -> tuple[int, ...]:

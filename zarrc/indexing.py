@@ -22,22 +22,25 @@ from zarrc.errors import SelectionError
 
 # Columns of DimProjection.table
 CHUNK, START, STEP, COUNT, OUT_START, IDX = range(6)
+# Selections touching fewer chunks than this along a dimension are projected in plain Python.
+SMALL = 64
 
 
 @dataclass(frozen=True)
 class DimProjection:
     """The projection of one dimension's selection onto its chunks.
 
-    ``table`` is an int64 array of shape (touched chunks, 6) with columns
-    chunk index, local start, local step, count, output start, and the offset of
-    this chunk's entries in ``local``/``out`` (-1 for strided form).  ``full`` is
-    True for each touched chunk whose in-bounds part is wholly selected, in order.
+    ``table`` has one row per touched chunk (an int64 array of shape (n, 6), or a
+    list of 6-tuples for small projections) with columns chunk index, local
+    start, local step, count, output start, and the offset of this chunk's
+    entries in ``local``/``out`` (-1 for strided form).  ``full`` is True for each
+    touched chunk whose in-bounds part is wholly selected, in order.
     ``nsel`` is the number of selected elements (the output length, or 1 for an
     integer index, whose dimension is ``dropped`` from the output).
     """
 
-    table: np.ndarray
-    full: np.ndarray
+    table: np.ndarray | list
+    full: np.ndarray | list
     nsel: int
     dropped: bool
     local: np.ndarray | None = None
@@ -55,6 +58,8 @@ def project_slice(start: int, stop: int, step: int, size: int, chunk: int) -> Di
         return _empty()
     last = start + (count - 1) * step
     first_chunk, last_chunk = start // chunk, last // chunk
+    if last_chunk - first_chunk < SMALL:
+        return _project_slice_small(start, stop, step, size, chunk, count, first_chunk, last_chunk)
     if step >= chunk:
         # at most one element per chunk: enumerate the elements (count <= size / chunk)
         idx = np.arange(start, last + 1, step, dtype=np.int64)
@@ -87,12 +92,27 @@ def project_slice(start: int, stop: int, step: int, size: int, chunk: int) -> Di
     return DimProjection(table[keep], full[keep], count, False)
 
 
+def _project_slice_small(start, stop, step, size, chunk, count, first_chunk, last_chunk) -> DimProjection:
+    """project_slice for a few chunks, in plain Python (numpy's per-call cost would dominate)."""
+    rows, full = [], []
+    out = 0
+    for c in range(first_chunk, last_chunk + 1):
+        lo = c * chunk
+        hi = min(lo + chunk, stop)
+        first = start if lo <= start else start + -(-(lo - start) // step) * step
+        if first >= hi:
+            continue
+        n = (hi - first + step - 1) // step
+        rows.append((c, first - lo, step, n, out, -1))
+        full.append(step == 1 and first == lo and n == min(chunk, size - lo))
+        out += n
+    return DimProjection(rows, full, count, False)
+
+
 def project_int(index: int, size: int, chunk: int) -> DimProjection:
     """Project a single integer index (already normalised to ``[0, size)``)."""
     c = index // chunk
-    table = np.array([[c, index - c * chunk, 1, 1, 0, -1]], np.int64)
-    extent = min(chunk, size - c * chunk)
-    return DimProjection(table, np.array([extent == 1]), 1, True)
+    return DimProjection([(c, index - c * chunk, 1, 1, 0, -1)], [min(chunk, size - c * chunk) == 1], 1, True)
 
 
 def project_indices(indices: np.ndarray, size: int, chunk: int) -> DimProjection:
