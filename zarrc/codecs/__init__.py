@@ -7,9 +7,11 @@ form) and ``get_config()`` (the numcodecs / v2 form).
 
 from zarrc.codecs._base import Codec
 from zarrc.codecs.blosc import Blosc
+from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.gzip import Gzip
+from zarrc.codecs.transpose import Transpose
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 
-__all__ = ["Blosc", "Codec", "Crc32c", "Gzip", "Zlib", "Zstd"]
+__all__ = ["Blosc", "Bytes", "Codec", "Crc32c", "Gzip", "Transpose", "Zlib", "Zstd"]
