@@ -1,0 +1,233 @@
+"""The ``codecs`` member of zarr.json: parsing, validation and normalisation.
+
+A codec list is parsed into a tuple of :class:`CodecSpec` (name + normalised,
+immutable configuration).  The chain must be array->array*, then exactly one
+array->bytes, then bytes->bytes*.  Each core codec's configuration is checked
+against the representation it receives (shape and data type), e.g. ``transpose``
+needs a permutation of the dimensions it sees and ``bytes`` needs ``endian`` for
+multi-byte types.  The configuration kept is the one zarr-python writes: defaults
+filled in (zstd ``checksum``, blosc ``blocksize``, sharding ``index_location``) and
+``endian`` dropped for one-byte types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from zarrc.errors import MetadataError
+from zarrc.metadata.common import (
+    FrozenDict,
+    check_int_list,
+    check_members,
+    error_context,
+    fail,
+    freeze,
+    is_int,
+    parse_extension,
+    thaw,
+)
+from zarrc.metadata.dtypes import CORE_TYPES, DataType
+
+ARRAY_TO_ARRAY = "array->array"
+ARRAY_TO_BYTES = "array->bytes"
+BYTES_TO_BYTES = "bytes->bytes"
+
+CODEC_CATEGORIES = {
+    "transpose": ARRAY_TO_ARRAY,
+    "bytes": ARRAY_TO_BYTES,
+    "sharding_indexed": ARRAY_TO_BYTES,
+    "blosc": BYTES_TO_BYTES,
+    "gzip": BYTES_TO_BYTES,
+    "zstd": BYTES_TO_BYTES,
+    "crc32c": BYTES_TO_BYTES,
+}
+# codecs whose output size does not depend on the data: the only ones allowed in
+# a sharding index
+FIXED_SIZE_CODECS = ("transpose", "bytes", "crc32c")
+BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
+BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+
+
+@dataclass(frozen=True)
+class CodecSpec:
+    """One entry of a codec list.
+
+    name : the codec's registered name ("bytes", "blosc", ...).
+    configuration : read-only mapping; JSON arrays are tuples, and the sharding
+        codec's "codecs" / "index_codecs" are tuples of CodecSpec.
+    must_understand : False only for an unknown codec marked
+        ``"must_understand": false``, which readers skip.
+    """
+
+    name: str
+    configuration: Mapping[str, Any] = field(default_factory=FrozenDict)
+    must_understand: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.configuration, FrozenDict):
+            object.__setattr__(self, "configuration", freeze(self.configuration))
+
+    @property
+    def category(self) -> str | None:
+        """"array->array", "array->bytes", "bytes->bytes", or None for unknown codecs."""
+        return CODEC_CATEGORIES.get(self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The codec object as zarr-python writes it (no "configuration" when empty)."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.configuration:
+            out["configuration"] = thaw(self.configuration)
+        if not self.must_understand:
+            out["must_understand"] = False
+        return out
+
+
+def _level(key: str, config: Mapping, low: int, high: int) -> int:
+    value = config.get(key)
+    if not is_int(value) or not low <= value <= high:
+        fail(key, value, f"must be an integer from {low} to {high}")
+    return value
+
+
+def _required(config: Mapping, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    check_members("configuration", config, names + optional)
+    for name in names:
+        if name not in config:
+            raise MetadataError(f'"configuration" is missing "{name}"')
+
+
+def _bytes(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+    _required(config, (), ("endian",))
+    endian = config.get("endian")
+    if "endian" in config and endian not in ("little", "big"):
+        fail("endian", endian, 'must be "little" or "big"')
+    if endian is None:
+        if data_type.has_endianness:
+            raise MetadataError(f'"configuration" needs "endian" for data type {data_type.name}')
+        return {}
+    if data_type.itemsize == 1:
+        return {}  # as zarr-python: endian is meaningless for one-byte types
+    return {"endian": endian}
+
+
+def _transpose(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+    _required(config, ("order",))
+    order = config["order"]
+    if (not isinstance(order, (list, tuple)) or not all(is_int(i) for i in order)
+            or sorted(order) != list(range(len(shape)))):
+        fail("order", order,
+             f"must be a permutation of 0..{len(shape) - 1} (the chunk has {len(shape)} dimensions)")
+    return {"order": tuple(order)}
+
+
+def _blosc(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+    _required(config, ("cname", "clevel", "shuffle"), ("typesize", "blocksize"))
+    if config["cname"] not in BLOSC_CNAMES:
+        fail("cname", config["cname"], f"must be one of {', '.join(BLOSC_CNAMES)}")
+    clevel = _level("clevel", config, 0, 9)
+    shuffle = config["shuffle"]
+    if shuffle not in BLOSC_SHUFFLES:
+        fail("shuffle", shuffle, f"must be one of {', '.join(BLOSC_SHUFFLES)}")
+    out: dict[str, Any] = {}
+    if "typesize" in config or shuffle != "noshuffle":
+        typesize = config.get("typesize")
+        if not is_int(typesize) or typesize < 1:
+            fail("typesize", typesize, "must be a positive integer (required unless shuffle is noshuffle)")
+        out["typesize"] = typesize
+    blocksize = config.get("blocksize", 0)
+    if not is_int(blocksize) or blocksize < 0:
+        fail("blocksize", blocksize, "must be a non-negative integer")
+    out.update(cname=config["cname"], clevel=clevel, shuffle=shuffle, blocksize=blocksize)
+    return out
+
+
+def _gzip(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+    _required(config, ("level",))
+    return {"level": _level("level", config, 0, 9)}
+
+
+def _zstd(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+    _required(config, ("level",), ("checksum",))
+    checksum = config.get("checksum", False)
+    if not isinstance(checksum, bool):
+        fail("checksum", checksum, "must be a boolean")
+    return {"level": _level("level", config, -131072, 22), "checksum": checksum}
+
+
+def _crc32c(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+    _required(config, ())
+    return {}
+
+
+def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+    _required(config, ("chunk_shape", "codecs", "index_codecs"), ("index_location",))
+    inner = check_int_list("chunk_shape", config["chunk_shape"], minimum=1)
+    if len(inner) != len(shape):
+        fail("chunk_shape", config["chunk_shape"],
+             f"must have {len(shape)} dimensions like the shard shape {list(shape)}")
+    if any(s % c for s, c in zip(shape, inner)):
+        fail("chunk_shape", config["chunk_shape"], f"must evenly divide the shard shape {list(shape)}")
+    location = config.get("index_location", "end")
+    if location not in ("start", "end"):
+        fail("index_location", location, 'must be "start" or "end"')
+    with error_context('"codecs"'):
+        codecs = parse_codecs(config["codecs"], inner, data_type)
+    index_shape = tuple(s // c for s, c in zip(shape, inner)) + (2,)
+    with error_context('"index_codecs"'):
+        index_codecs = parse_codecs(config["index_codecs"], index_shape, CORE_TYPES["uint64"])
+        for i, codec in enumerate(index_codecs):
+            if codec.must_understand and codec.name not in FIXED_SIZE_CODECS:
+                raise MetadataError(f'[{i}] "{codec.name}": index codecs must have a fixed-size output')
+    return {"chunk_shape": inner, "codecs": codecs, "index_codecs": index_codecs, "index_location": location}
+
+
+CONFIG_PARSERS = {
+    "bytes": _bytes, "transpose": _transpose, "blosc": _blosc, "gzip": _gzip,
+    "zstd": _zstd, "crc32c": _crc32c, "sharding_indexed": _sharding,
+}
+
+
+def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) -> tuple[CodecSpec, ...]:
+    """Parse and validate a codec list for chunks of ``chunk_shape`` and ``data_type``.
+
+    Each entry is a name or ``{"name", "configuration"?, "must_understand"?}``.
+    Unknown codecs raise MetadataError unless marked ``"must_understand": false``
+    (kept, and ignored when checking the chain order).  Raises MetadataError for a
+    chain that is not array->array*, array->bytes, bytes->bytes*, and for bad
+    configurations.  Returns the normalised specs.
+    """
+    if not isinstance(value, (list, tuple)):
+        fail("codecs", value, "must be an array of codecs")
+    specs: list[CodecSpec] = []
+    shape = tuple(chunk_shape)
+    seen_array_to_bytes: str | None = None
+    for i, item in enumerate(value):
+        with error_context(f"[{i}] "):
+            name, config, must_understand = parse_extension("codec", item)
+            category = CODEC_CATEGORIES.get(name)
+            if category is None:
+                if must_understand:
+                    fail("name", name,
+                         'is not a supported codec (and is not marked "must_understand": false)')
+                specs.append(CodecSpec(name, freeze(config), must_understand=False))
+                continue
+            if category == ARRAY_TO_ARRAY and seen_array_to_bytes:
+                raise MetadataError(f'array -> array codec "{name}" comes after the array -> bytes codec '
+                                    f'"{seen_array_to_bytes}"')
+            if category == ARRAY_TO_BYTES and seen_array_to_bytes:
+                raise MetadataError(
+                    f'"{name}" is a second array -> bytes codec (after "{seen_array_to_bytes}")')
+            if category == BYTES_TO_BYTES and not seen_array_to_bytes:
+                raise MetadataError(f'bytes -> bytes codec "{name}" comes before any array -> bytes codec')
+            with error_context(f'"{name}": '):
+                normalised = CONFIG_PARSERS[name](config, shape, data_type)
+            specs.append(CodecSpec(name, freeze(normalised)))
+            if name == "transpose":
+                shape = tuple(shape[k] for k in normalised["order"])
+            if category == ARRAY_TO_BYTES:
+                seen_array_to_bytes = name
+    if not seen_array_to_bytes:
+        raise MetadataError(f'"codecs" {[s.name for s in specs]} has no array -> bytes codec (e.g. "bytes")')
+    return tuple(specs)

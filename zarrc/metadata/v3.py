@@ -1,0 +1,406 @@
+"""Zarr v3 ``zarr.json`` documents <-> frozen dataclasses (no I/O).
+
+:class:`ArrayMetadataV3` and :class:`GroupMetadataV3` validate every requirement
+of the v3 core spec when constructed (``from_json`` or directly), and ``to_json``
+writes the document zarr-python writes (keys in the spec's order).  Errors are
+MetadataError naming the document, the key and the value, e.g.
+``zarr.json of /temperature: "fill_value" 1.5 is not valid for data type int32``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from zarrc.errors import MetadataError
+from zarrc.metadata.codecs import CodecSpec, parse_codecs
+from zarrc.metadata.common import (
+    FrozenDict,
+    check_int_list,
+    check_members,
+    check_object,
+    error_context,
+    fail,
+    freeze,
+    is_ignorable,
+    is_int,
+    json_default,
+    parse_extension,
+    thaw,
+)
+from zarrc.metadata.dtypes import DataType, as_data_type, parse_data_type
+from zarrc.metadata.fill_value import cast_fill_value, encode_fill_value, parse_fill_value
+
+ARRAY_KEYS = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
+              "fill_value", "codecs", "attributes", "storage_transformers", "dimension_names")
+ARRAY_REQUIRED = ARRAY_KEYS[:8]
+GROUP_KEYS = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
+DEFAULT_SEPARATORS = {"default": "/", "v2": "."}
+
+
+def load_json(doc: Mapping | bytes | str) -> Mapping:
+    """The top-level object of a zarr.json document (bytes, str or an already
+    parsed dict).  Raises MetadataError for invalid JSON or a non-object."""
+    if isinstance(doc, (bytes, bytearray, memoryview, str)):
+        try:
+            doc = json.loads(bytes(doc) if not isinstance(doc, str) else doc)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise MetadataError(f"is not valid JSON: {exc}") from None
+    if not isinstance(doc, Mapping):
+        raise MetadataError(f"must hold a JSON object, not {type(doc).__name__}")
+    return doc
+
+
+def where(path: str) -> str:
+    """The prefix of error messages about the document of the node at ``path``."""
+    return f"zarr.json of /{path.strip('/')}: "
+
+
+@dataclass(frozen=True)
+class ChunkKeyEncodingSpec:
+    """``chunk_key_encoding``: name "default" (separator "/" or ".") or "v2"."""
+
+    name: str = "default"
+    separator: str = "/"
+
+    def __post_init__(self) -> None:
+        if self.name not in DEFAULT_SEPARATORS:
+            fail("chunk_key_encoding", self.name, 'is not a supported chunk key encoding ("default" or "v2")')
+        if self.separator not in ("/", "."):
+            fail("separator", self.separator, 'must be "/" or "."')
+
+    @classmethod
+    def from_json(cls, value: Any) -> ChunkKeyEncodingSpec:
+        """Parse the JSON value (a name or an extension object).  Raises MetadataError."""
+        name, config, _ = parse_extension("chunk_key_encoding", value)
+        if name not in DEFAULT_SEPARATORS:
+            fail("chunk_key_encoding", value, 'is not a supported chunk key encoding ("default" or "v2")')
+        check_members("chunk_key_encoding", config, ("separator",))
+        separator = config.get("separator", DEFAULT_SEPARATORS[name])
+        if separator not in ("/", "."):
+            fail("chunk_key_encoding", value, 'has a bad "separator" (must be "/" or ".")')
+        return cls(name, separator)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "configuration": {"separator": self.separator}}
+
+
+def parse_chunk_grid(value: Any) -> tuple[int, ...]:
+    """The chunk shape of a ``regular`` chunk grid.  Other grids raise MetadataError."""
+    name, config, _ = parse_extension("chunk_grid", value)
+    if name != "regular":
+        fail("chunk_grid", value, 'is not supported (only the "regular" chunk grid is)')
+    check_members("chunk_grid", config, ("chunk_shape",))
+    if "chunk_shape" not in config:
+        fail("chunk_grid", value, 'needs "configuration": {"chunk_shape": [...]}')
+    return check_int_list("chunk_shape", config["chunk_shape"])
+
+
+def _check_header(doc: Mapping, node_type: str) -> None:
+    if "zarr_format" not in doc:
+        raise MetadataError('"zarr_format" is missing')
+    if not is_int(doc["zarr_format"]) or doc["zarr_format"] != 3:
+        fail("zarr_format", doc["zarr_format"], "must be 3")
+    if "node_type" not in doc:
+        raise MetadataError('"node_type" is missing')
+    if doc["node_type"] != node_type:
+        fail("node_type", doc["node_type"], f'must be "{node_type}" here')
+
+
+def _extra_fields(doc: Mapping, known: tuple[str, ...]) -> FrozenDict:
+    extra = {}
+    for key, value in doc.items():
+        if key not in known:
+            if not is_ignorable(value):
+                fail(key, value, 'is not a known field (unknown fields need "must_understand": false)')
+            extra[key] = value
+    return freeze(extra)
+
+
+def _attributes(value: Any) -> FrozenDict:
+    return freeze(check_object("attributes", value))
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayMetadataV3:
+    """The metadata of a v3 array.
+
+    shape : array shape (zero-length dimensions allowed; ``()`` for 0-d arrays).
+    data_type : DataType.
+    chunk_shape : shape of the regular grid's chunks, same rank as ``shape``
+        (each >= 1, or 0 where the array dimension is 0).
+    chunk_key_encoding : ChunkKeyEncodingSpec.
+    fill_value : numpy scalar of ``data_type.dtype``.
+    codecs : tuple of normalised CodecSpec.
+    attributes : read-only user attributes.
+    dimension_names : None, or one str / None per dimension.
+    storage_transformers : kept ``"must_understand": false`` transformers (others
+        are unsupported and raise).
+    extra_fields : top-level ``"must_understand": false`` fields, kept verbatim.
+
+    Constructing one (directly, or via ``from_json``) validates everything and
+    normalises JSON forms of the fields; invalid values raise MetadataError.
+    """
+
+    shape: tuple[int, ...]
+    data_type: DataType
+    chunk_shape: tuple[int, ...]
+    chunk_key_encoding: ChunkKeyEncodingSpec
+    fill_value: np.generic
+    codecs: tuple[CodecSpec, ...]
+    attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
+    dimension_names: tuple[str | None, ...] | None = None
+    storage_transformers: tuple[Mapping[str, Any], ...] = ()
+    extra_fields: Mapping[str, Any] = field(default_factory=FrozenDict)
+
+    zarr_format: ClassVar[int] = 3
+    node_type: ClassVar[str] = "array"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        shape = check_int_list("shape", self.shape)
+        set_(self, "shape", shape)
+        data_type = self.data_type
+        if not isinstance(data_type, DataType):
+            data_type = parse_data_type(data_type)
+        set_(self, "data_type", data_type)
+        chunks = check_int_list("chunk_shape", self.chunk_shape)
+        if len(chunks) != len(shape):
+            fail("chunk_shape", list(chunks),
+                 f"has {len(chunks)} dimensions but shape {list(shape)} has {len(shape)}")
+        if any(c == 0 and s != 0 for s, c in zip(shape, chunks)):
+            fail("chunk_shape", list(chunks),
+                 f"has a zero chunk length along a non-empty dimension of {list(shape)}")
+        set_(self, "chunk_shape", chunks)
+        cke = self.chunk_key_encoding
+        if not isinstance(cke, ChunkKeyEncodingSpec):
+            set_(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(cke))
+        fill = self.fill_value
+        if not (isinstance(fill, np.generic) and fill.dtype == data_type.dtype):
+            set_(self, "fill_value", parse_fill_value(thaw(fill), data_type))
+        with error_context('"codecs"'):
+            set_(self, "codecs", parse_codecs(thaw(self.codecs), chunks, data_type))
+        set_(self, "attributes", _attributes(self.attributes))
+        names = self.dimension_names
+        if names is not None:
+            if (not isinstance(names, (list, tuple)) or len(names) != len(shape)
+                    or not all(n is None or isinstance(n, str) for n in names)):
+                fail("dimension_names", names, f"must be an array of {len(shape)} strings or nulls")
+            set_(self, "dimension_names", tuple(names))
+        set_(self, "storage_transformers", _storage_transformers(self.storage_transformers))
+        set_(self, "extra_fields", _extra_fields(self.extra_fields, ARRAY_KEYS))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of the array's elements (native byte order)."""
+        return self.data_type.dtype
+
+    @classmethod
+    def from_json(cls, doc: Mapping | bytes | str, path: str = "") -> ArrayMetadataV3:
+        """Parse an array's zarr.json (bytes, str or parsed dict).  ``path`` is the
+        node's path, used in error messages.  Raises MetadataError."""
+        with error_context(where(path)):
+            doc = load_json(doc)
+            _check_header(doc, "array")
+            for key in ARRAY_REQUIRED:
+                if key not in doc:
+                    raise MetadataError(f'"{key}" is missing')
+            try:
+                return cls._from_parsed(doc)
+            except RecursionError:
+                raise MetadataError("is nested too deeply") from None
+
+    @classmethod
+    def _from_parsed(cls, doc: Mapping) -> ArrayMetadataV3:
+        return cls(
+            shape=check_int_list("shape", doc["shape"]),
+            data_type=parse_data_type(doc["data_type"]),
+            chunk_shape=parse_chunk_grid(doc["chunk_grid"]),
+            chunk_key_encoding=ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"]),
+            fill_value=doc["fill_value"],
+            codecs=doc["codecs"],
+            attributes=doc.get("attributes", {}),
+            dimension_names=doc.get("dimension_names"),
+            storage_transformers=doc.get("storage_transformers", ()),
+            extra_fields={k: v for k, v in doc.items() if k not in ARRAY_KEYS},
+        )
+
+    @classmethod
+    def create(cls, shape: Sequence[int], dtype: Any, chunk_shape: Sequence[int], *,
+               fill_value: Any = None, codecs: Sequence[Any] = ("bytes",),
+               chunk_key_encoding: Any = "default", attributes: Mapping | None = None,
+               dimension_names: Sequence[str | None] | None = None) -> ArrayMetadataV3:
+        """Metadata for a new array from user arguments.
+
+        ``dtype`` is anything ``as_data_type`` accepts (numpy dtypes, "<f4", "int32");
+        ``fill_value`` anything ``cast_fill_value`` accepts (None -> zero).  ``codecs``
+        are names, codec objects (JSON dicts, CodecSpec, or objects with ``to_dict()``);
+        values the spec lets an implementation choose are filled in and recorded
+        (``bytes`` endian "little", blosc ``typesize`` = item size).  Raises MetadataError.
+        """
+        data_type = as_data_type(dtype)
+        return cls(
+            shape=tuple(shape), data_type=data_type, chunk_shape=tuple(chunk_shape),
+            chunk_key_encoding=chunk_key_encoding,
+            fill_value=cast_fill_value(fill_value, data_type),
+            codecs=complete_codecs(codecs, data_type),
+            attributes=attributes or {}, dimension_names=dimension_names,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The zarr.json document as a dict (keys in the spec's order)."""
+        doc: dict[str, Any] = {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": list(self.shape),
+            "data_type": self.data_type.to_json(),
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}},
+            "chunk_key_encoding": self.chunk_key_encoding.to_json(),
+            "fill_value": encode_fill_value(self.fill_value, self.data_type),
+            "codecs": [c.to_json() for c in self.codecs],
+            "attributes": thaw(self.attributes),
+            "storage_transformers": thaw(self.storage_transformers),
+        }
+        if self.dimension_names is not None:
+            doc["dimension_names"] = list(self.dimension_names)
+        doc.update(thaw(self.extra_fields))
+        return doc
+
+    def to_bytes(self) -> bytes:
+        """The zarr.json document as UTF-8 JSON bytes (indent 2, as zarr-python)."""
+        return _dump(self.to_json())
+
+    def _key(self) -> tuple:
+        return (self.shape, self.data_type, self.chunk_shape, self.chunk_key_encoding,
+                self.fill_value.tobytes(), self.codecs, self.attributes, self.dimension_names,
+                self.storage_transformers, self.extra_fields)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayMetadataV3):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+def _storage_transformers(value: Any) -> tuple[FrozenDict, ...]:
+    if not isinstance(value, (list, tuple)):
+        fail("storage_transformers", value, "must be an array")
+    kept = []
+    for item in thaw(value):
+        _, _, must_understand = parse_extension("storage_transformers", item)
+        if must_understand:
+            fail("storage_transformers", item, "is not supported (storage transformers are not implemented)")
+        kept.append(freeze(item))
+    return tuple(kept)
+
+
+def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
+    """JSON codec list from user input with the values an implementation may choose
+    filled in: ``bytes`` endian "little" (multi-byte types), blosc ``typesize``
+    (the item size), recursively inside ``sharding_indexed``."""
+    if isinstance(codecs, (str, Mapping)) or hasattr(codecs, "to_dict"):
+        codecs = [codecs]
+    out = []
+    for codec in codecs:
+        if hasattr(codec, "to_dict") and not isinstance(codec, Mapping):
+            codec = codec.to_dict()
+        codec = thaw(codec)
+        if isinstance(codec, str):
+            codec = {"name": codec}
+        if isinstance(codec, dict) and isinstance(codec.get("configuration", {}), dict):
+            codec = dict(codec)
+            config = dict(codec.get("configuration", {}))
+            name = codec.get("name")
+            if name == "bytes" and "endian" not in config and data_type.has_endianness:
+                config["endian"] = "little"
+            elif name == "blosc" and config.get("typesize") is None:
+                config["typesize"] = data_type.itemsize
+            elif name == "sharding_indexed":
+                config["codecs"] = complete_codecs(config.get("codecs", ["bytes"]), data_type)
+                config.setdefault("index_codecs", [{"name": "bytes", "configuration": {"endian": "little"}},
+                                                   {"name": "crc32c"}])
+            if config:
+                codec["configuration"] = config
+        out.append(codec)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class GroupMetadataV3:
+    """The metadata of a v3 group.
+
+    attributes : read-only user attributes.
+    consolidated_metadata : the raw (frozen) ``consolidated_metadata`` member, or None;
+        interpreted by ``zarrc.metadata.consolidated``.
+    extra_fields : other top-level ``"must_understand": false`` fields, kept verbatim.
+    """
+
+    attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
+    consolidated_metadata: Mapping[str, Any] | None = None
+    extra_fields: Mapping[str, Any] = field(default_factory=FrozenDict)
+
+    zarr_format: ClassVar[int] = 3
+    node_type: ClassVar[str] = "group"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attributes", _attributes(self.attributes))
+        if self.consolidated_metadata is not None:
+            consolidated = check_object("consolidated_metadata", self.consolidated_metadata)
+            object.__setattr__(self, "consolidated_metadata", freeze(consolidated))
+        object.__setattr__(self, "extra_fields", _extra_fields(self.extra_fields, GROUP_KEYS))
+
+    @classmethod
+    def from_json(cls, doc: Mapping | bytes | str, path: str = "") -> GroupMetadataV3:
+        """Parse a group's zarr.json (bytes, str or parsed dict).  Raises MetadataError."""
+        with error_context(where(path)):
+            doc = load_json(doc)
+            _check_header(doc, "group")
+            return cls(attributes=doc.get("attributes", {}),
+                       consolidated_metadata=doc.get("consolidated_metadata"),
+                       extra_fields={k: v for k, v in doc.items() if k not in GROUP_KEYS})
+
+    def to_json(self) -> dict[str, Any]:
+        """The zarr.json document as a dict."""
+        doc: dict[str, Any] = {"zarr_format": 3, "node_type": "group", "attributes": thaw(self.attributes)}
+        if self.consolidated_metadata is not None:
+            doc["consolidated_metadata"] = thaw(self.consolidated_metadata)
+        doc.update(thaw(self.extra_fields))
+        return doc
+
+    def to_bytes(self) -> bytes:
+        """The zarr.json document as UTF-8 JSON bytes."""
+        return _dump(self.to_json())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GroupMetadataV3):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        return hash((self.attributes, self.consolidated_metadata, self.extra_fields))
+
+
+def _dump(doc: dict) -> bytes:
+    return json.dumps(doc, indent=2, allow_nan=True, default=json_default).encode()
+
+
+def metadata_from_json(doc: Mapping | bytes | str, path: str = "") -> ArrayMetadataV3 | GroupMetadataV3:
+    """Parse a zarr.json document of either node type.  Raises MetadataError."""
+    with error_context(where(path)):
+        parsed = load_json(doc)
+        node_type = parsed.get("node_type")
+        if node_type not in ("array", "group"):
+            _check_header(parsed, "array or group")
+    if node_type == "array":
+        return ArrayMetadataV3.from_json(parsed, path)
+    return GroupMetadataV3.from_json(parsed, path)
