@@ -235,8 +235,10 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
         partial = [k for k, f in zip(keys, full) if not f]
         old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
         sources = [old.get(k) for k in keys]
+    # a store that cannot delete keeps chunks that became all fill value
+    write_empty = arr.write_empty_chunks or not getattr(arr.store, "supports_deletes", True)
     batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
-                       arr.fill, sources, _tmp_suffix(), arr.write_empty_chunks)
+                       arr.fill, sources, _tmp_suffix(), write_empty)
     run_batch(batch, len(keys))
     _raise_task_error(batch, arr, keys)
     if isinstance(sources[0], tuple):

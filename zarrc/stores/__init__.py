@@ -1,1 +1,74 @@
-"""Stores: where keys and their bytes live (local directory, memory, zip)."""
+"""Stores: where keys and their bytes live (local directory, memory, zip).
+
+Every store has the synchronous, thread-safe interface of :class:`Store`:
+``get``, ``get_range``, ``get_many``, ``get_ranges``, ``set``, ``set_many``,
+``delete``, ``delete_prefix``, ``exists``, ``list``, ``list_prefix``, ``list_dir``,
+``local_path`` and ``close``.  :func:`make_store` turns what a user passes to
+``zarrc.open`` (a path, a dict, a store) into a store.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from zarrc.errors import StoreError
+from zarrc.stores.base import Store, validate_key
+from zarrc.stores.local import LocalStore
+from zarrc.stores.memory import MemoryStore
+from zarrc.stores.zip import ZipStore
+
+__all__ = ["LocalStore", "MemoryStore", "Store", "ZipStore", "make_store", "validate_key"]
+
+_ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
+
+
+def _local_path(path: str) -> str:
+    """A plain path from ``path``, which may be a ``file://`` URI; other schemes raise."""
+    if "://" not in path:
+        return path
+    parts = urlsplit(path)
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise StoreError(f"file URI {path!r} names host {parts.netloc!r}; only local files are supported")
+        return unquote(parts.path)
+    if len(parts.scheme) > 1:
+        raise StoreError(
+            f"no store for URL scheme {parts.scheme!r} in {path!r} (only local paths and file://)"
+        )
+    return path
+
+
+def make_store(obj: Any, mode: str = "a") -> Store:
+    """The store for ``obj``, opened with ``mode`` ("r", "r+", "a", "w", "w-").
+
+    - str / os.PathLike: a :class:`LocalStore` on that directory, or a
+      :class:`ZipStore` if the path ends in ".zip"; ``file://`` URIs are accepted.
+    - dict: a :class:`MemoryStore` over that very dict ("r": read only; "w" clears
+      it; "w-" requires it empty).
+    - None: a new, empty :class:`MemoryStore`.
+    - a :class:`Store`: itself.
+
+    Raises TypeError for any other type, ValueError for an unknown mode, StoreError
+    when the mode cannot be honoured (e.g. "r" on a missing directory).
+    """
+    if mode not in _ZIP_MODES:
+        raise ValueError(f"mode must be one of {tuple(_ZIP_MODES)}, got {mode!r}")
+    if isinstance(obj, Store):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        path = _local_path(os.fsdecode(os.fspath(obj)))
+        if path.lower().endswith(".zip"):
+            return ZipStore(path, mode=_ZIP_MODES[mode])
+        return LocalStore(path, mode=mode)
+    if obj is None:
+        return MemoryStore(read_only=mode == "r")
+    if isinstance(obj, dict):
+        store = MemoryStore(obj, read_only=mode == "r")
+        if mode == "w":
+            store.delete_prefix("")
+        elif mode == "w-" and obj:
+            raise StoreError(f"{store!r} is not empty (mode 'w-')")
+        return store
+    raise TypeError(f"cannot make a store from {type(obj).__module__}.{type(obj).__qualname__}: {obj!r:.80}")

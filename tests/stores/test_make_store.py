@@ -1,0 +1,70 @@
+"""make_store: what zarrc.open accepts, turned into a store."""
+
+from __future__ import annotations
+
+import pytest
+
+from zarrc.errors import StoreError
+from zarrc.stores import LocalStore, MemoryStore, Store, ZipStore, make_store
+
+
+def test_paths(tmp_path):
+    for obj in (str(tmp_path / "a.zarr"), tmp_path / "a.zarr", f"file://{tmp_path}/a.zarr"):
+        store = make_store(obj)
+        assert isinstance(store, LocalStore) and store.root == str(tmp_path / "a.zarr")
+    assert make_store(f"file://{tmp_path}/with%20space").root == str(tmp_path / "with space")
+
+
+def test_zip_paths(tmp_path):
+    store = make_store(tmp_path / "a.zip", mode="w")
+    assert isinstance(store, ZipStore) and store.mode == "w"
+    store.set("k", b"1")
+    store.close()
+    ro = make_store(str(tmp_path / "a.zip"), mode="r")
+    assert ro.read_only and ro.get("k") == b"1"
+    ro.close()
+    with pytest.raises(StoreError, match="exists"):
+        make_store(tmp_path / "a.zip", mode="w-")
+    make_store(tmp_path / "a.zip", mode="r+").close()
+
+
+def test_modes_pass_through(tmp_path):
+    assert make_store(tmp_path, mode="r").read_only
+    with pytest.raises(StoreError, match="does not exist"):
+        make_store(tmp_path / "missing", mode="r")
+    with pytest.raises(ValueError, match="mode"):
+        make_store(tmp_path, mode="rw")
+
+
+def test_dict():
+    data = {"k": b"1"}
+    store = make_store(data)
+    assert isinstance(store, MemoryStore) and store.data is data
+    assert make_store(data, mode="r").read_only
+    with pytest.raises(StoreError, match="not empty"):
+        make_store(data, mode="w-")
+    make_store(data, mode="w")
+    assert data == {}
+
+
+def test_store_and_none(tmp_path):
+    store = LocalStore(tmp_path)
+    assert make_store(store) is store
+    assert isinstance(make_store(None), MemoryStore)
+
+
+@pytest.mark.parametrize("obj", [3, b"/tmp/x", ["a"], object()])
+def test_other_types(obj):
+    with pytest.raises(TypeError, match=type(obj).__qualname__):
+        make_store(obj)
+
+
+def test_other_url_schemes():
+    with pytest.raises(StoreError, match="scheme 's3'"):
+        make_store("s3://bucket/data.zarr")
+    with pytest.raises(StoreError, match="host"):
+        make_store("file://otherhost/data")
+
+
+def test_is_a_store():
+    assert all(issubclass(c, Store) for c in (LocalStore, MemoryStore, ZipStore))

@@ -1,0 +1,251 @@
+"""The store interface, key validation and byte-range arithmetic shared by every store.
+
+A store maps keys ("/"-separated strings such as ``"temp/c/0/1"``) to bytes.  Every
+method is synchronous and thread-safe: the engine calls one store from many worker
+threads at once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from zarrc.errors import StoreError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+# An escape: a "." or ".." segment, or a leading "/".
+_ESCAPE = re.compile(r"(?:^|/)\.\.?(?:/|$)|^/")
+# Other malformed keys: an empty segment ("a//b", "a/"), a backslash, a NUL.
+_MALFORMED = re.compile(r"//|/$|[\\\x00]")
+MAX_IO = 1 << 30  # largest single read / write request (the OS returns at most ~2 GiB per call)
+
+
+def validate_key(key: str, store: object) -> str:
+    """Return ``key`` if it is a valid store key, else raise.
+
+    A key is a non-empty string of "/"-separated, non-empty segments, none of which
+    is "." or "..", with no leading "/", no backslash and no NUL.  This is what keeps
+    every key inside the store root.
+
+    Raises TypeError if ``key`` is not a str, StoreError (naming the key and the
+    store) if it is malformed.
+    """
+    if not isinstance(key, str):
+        raise TypeError(f"store key must be a str, not {type(key).__name__}: {key!r}")
+    if not key:
+        raise StoreError(f"key '' of {store!r} is invalid: a key must not be empty")
+    if _ESCAPE.search(key):
+        raise StoreError(f"key {key!r} of {store!r} escapes the store root")
+    if _MALFORMED.search(key):
+        raise StoreError(
+            f"key {key!r} of {store!r} is invalid: keys are '/'-separated non-empty "
+            "segments without backslash or NUL"
+        )
+    return key
+
+
+def is_valid_key(key: str) -> bool:
+    """True if :func:`validate_key` accepts ``key`` (for filtering names found in archives)."""
+    return bool(key) and not _ESCAPE.search(key) and not _MALFORMED.search(key)
+
+
+def split_prefix(prefix: str, store: object) -> tuple[str, str]:
+    """Split a listing prefix into (directory key, name stem) and validate it.
+
+    ``"a/b/"`` -> ``("a/b", "")``; ``"a/b"`` -> ``("a", "b")``; ``""`` -> ``("", "")``.
+    The directory part must be a valid key (or empty); the stem only filters names,
+    so it may be any partial name (``".z"``) but must not hold a backslash or NUL.
+    Raises TypeError / StoreError like :func:`validate_key`.
+    """
+    if not isinstance(prefix, str):
+        raise TypeError(f"store prefix must be a str, not {type(prefix).__name__}: {prefix!r}")
+    directory, _, stem = prefix.rpartition("/")
+    if directory or prefix.startswith("/"):
+        try:
+            validate_key(directory, store)
+        except StoreError:
+            raise StoreError(f"prefix {prefix!r} of {store!r} escapes the store root or is invalid") from None
+    if "\\" in stem or "\x00" in stem:
+        raise StoreError(f"prefix {prefix!r} of {store!r} is invalid: backslash or NUL")
+    return directory, stem
+
+
+def check_range(start: int, length: int | None, key: str, store: object) -> None:
+    """Raise ValueError unless (start, length) is a valid range request."""
+    if length is not None:
+        if start < 0:
+            raise ValueError(
+                f"range of key {key!r} of {store!r}: a suffix (start={start}) takes no length, got {length}"
+            )
+        if length < 0:
+            raise ValueError(f"range of key {key!r} of {store!r}: negative length {length}")
+
+
+def clip_range(size: int, start: int, length: int | None) -> tuple[int, int]:
+    """Byte offsets [begin, end) of a (start, length) request on a value of ``size`` bytes.
+
+    ``length`` None reads to the end; ``start < 0`` is a suffix of ``-start`` bytes;
+    a range past the end is clipped, so ``begin <= end <= size`` always holds.
+    """
+    if start < 0:
+        return max(0, size + start), size
+    begin = min(start, size)
+    end = size if length is None else min(size, start + length)
+    return begin, end
+
+
+def read_exactly(fd: int, size: int, offset: int | None) -> bytes:
+    """Read ``size`` bytes (fewer at end of file) from ``offset`` (None: current position).
+
+    Loops because one read returns at most about 2 GiB; a short read means end of file.
+    """
+    parts = []
+    while size > 0:
+        ask = min(size, MAX_IO)
+        part = os.read(fd, ask) if offset is None else os.pread(fd, ask, offset)
+        parts.append(part)
+        if len(part) < ask:
+            break
+        size -= ask
+        if offset is not None:
+            offset += ask
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def byte_view(value: Any) -> memoryview:
+    """A flat unsigned-byte view of a buffer-protocol object, copying only if non-contiguous."""
+    view = memoryview(value)
+    if not view.c_contiguous:
+        return memoryview(view.tobytes())
+    if view.ndim != 1 or view.format != "B":
+        view = view.cast("B")
+    return view
+
+
+class Store:
+    """Abstract store: a thread-safe mapping from keys to bytes.
+
+    Subclasses implement ``get``, ``set``, ``delete``, ``exists`` and ``list_prefix``
+    and usually override the range and batch methods with faster versions.  The
+    defaults here are correct but read whole values.
+    """
+
+    read_only: bool = False
+    #: False for stores that cannot remove a key once written (zip).
+    supports_deletes: bool = True
+
+    # -- reading -------------------------------------------------------------
+
+    def get(self, key: str) -> bytes | None:
+        """The value of ``key``, or None if the key is absent."""
+        raise NotImplementedError
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        """Bytes [start, start+length) of the value of ``key``, or None if absent.
+
+        ``length`` None reads to the end; ``start < 0`` reads the last ``-start``
+        bytes (``length`` must then be None); a range past the end is clipped, as a
+        file read is.  Raises ValueError for a negative length or a suffix with a length.
+        """
+        check_range(start, length, key, self)
+        value = self.get(key)
+        if value is None:
+            return None
+        begin, end = clip_range(len(value), start, length)
+        return value[begin:end]
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        """The values of ``keys``, in order, None for absent keys."""
+        return [self.get(key) for key in keys]
+
+    def get_ranges(self, key: str, ranges: Sequence[tuple[int, int | None]]) -> list[bytes] | None:
+        """Several (start, length) ranges of one key (see ``get_range``), or None if absent."""
+        for start, length in ranges:
+            check_range(start, length, key, self)
+        value = self.get(key)
+        if value is None:
+            return None
+        out = []
+        for start, length in ranges:
+            begin, end = clip_range(len(value), start, length)
+            out.append(value[begin:end])
+        return out
+
+    def exists(self, key: str) -> bool:
+        """True if ``key`` holds a value."""
+        return self.get(key) is not None
+
+    # -- writing -------------------------------------------------------------
+
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` (any bytes-like / buffer-protocol object) under ``key``."""
+        raise NotImplementedError
+
+    def set_many(self, items: Mapping[str, Any]) -> None:
+        """Store every (key, value) of ``items``; keys and values are all checked before any write."""
+        for key, value in items.items():
+            validate_key(key, self)
+            memoryview(value).release()  # TypeError now rather than after some writes
+        for key, value in items.items():
+            self.set(key, value)
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; no error if it is absent."""
+        raise NotImplementedError
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix`` ("a/b/" removes "a/b/..."; "" removes all)."""
+        self.check_writable("delete_prefix", prefix)
+        for key in list(self.list_prefix(prefix)):
+            self.delete(key)
+
+    def check_writable(self, operation: str, key: str) -> None:
+        """Raise StoreError if this store is read-only."""
+        if self.read_only:
+            raise StoreError(f"cannot {operation} key {key!r}: {self!r} is read-only")
+
+    # -- listing -------------------------------------------------------------
+
+    def list(self) -> Iterator[str]:
+        """Every key in the store (in no particular order)."""
+        return self.list_prefix("")
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Every key that starts with ``prefix`` (full keys, in no particular order)."""
+        raise NotImplementedError
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """(keys, child prefixes) directly under the directory ``prefix``.
+
+        ``prefix`` is "" (the root) or a directory such as "a/b/" ("a/b" means the
+        same).  Names are relative to the prefix, without a trailing "/", sorted:
+        with keys "a/b", "a/d/e", ``list_dir("a/")`` is ``(["b"], ["d"])``.
+        """
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        split_prefix(prefix, self)
+        keys, dirs = set(), set()
+        n = len(prefix)
+        for key in self.list_prefix(prefix):
+            name, sep, _ = key[n:].partition("/")
+            (dirs if sep else keys).add(name)
+        return sorted(keys), sorted(dirs)
+
+    def local_path(self, key: str) -> str | None:
+        """The file holding ``key``, for stores backed by plain files; None otherwise."""
+        return None
+
+    # -- lifetime ------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release resources (file handles); the default does nothing."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

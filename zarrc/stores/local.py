@@ -1,0 +1,327 @@
+"""LocalStore: a directory on a local (or network) file system, one file per key."""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import secrets
+import stat
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from zarrc.errors import StoreError
+from zarrc.stores.base import (
+    MAX_IO,
+    Store,
+    byte_view,
+    check_range,
+    clip_range,
+    read_exactly,
+    split_prefix,
+    validate_key,
+)
+
+MODES = ("r", "r+", "a", "w", "w-")
+
+# Temporary files are named ".{name}.zarrc-{pid}-{thread}-{token}{n}.tmp"; listings skip them.
+_TMP_MARK = ".zarrc-"
+_TOKEN = secrets.token_hex(4)
+_COUNTER = itertools.count()
+_ATTEMPTS = 3  # a write retried when a concurrent delete_prefix removed its directory
+_OPEN_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = os.O_RDONLY | _OPEN_FLAGS
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS
+
+
+def is_temp_name(name: str) -> bool:
+    """True if ``name`` is one of LocalStore's in-flight temporary files."""
+    return name[:1] == "." and name.endswith(".tmp") and _TMP_MARK in name
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a directory tree without following symlinks; tolerate concurrent removal."""
+    try:
+        with os.scandir(path) as it:
+            entries = list(it)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _remove_tree(entry.path)
+        else:
+            try:
+                os.unlink(entry.path)
+            except FileNotFoundError:
+                pass
+    try:
+        os.rmdir(path)
+    except OSError as e:  # a concurrent writer may have added a file: leave the directory
+        if e.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
+            raise
+
+
+def _unlink_quiet(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+class LocalStore(Store):
+    """A store in a directory: key ``"a/b/c"`` is the file ``root/a/b/c``.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The directory; created on the first write in modes "a", "w" and "w-".
+    mode : {"a", "r", "r+", "w", "w-"}
+        "r" read only (the root must exist); "r+" read/write (the root must exist);
+        "a" read/write, created if needed; "w" remove existing contents on open;
+        "w-" fail if the root exists and is not empty.
+
+    Reads are one open and one read (``pread`` for ranges).  Writes go to a uniquely
+    named temporary file in the key's directory and are renamed over the key with
+    ``os.replace``, so readers see the old or the new value, never a torn one, and a
+    crash leaves no partial file under a key (at worst a hidden temporary file).
+
+    Keys are checked lexically (:func:`validate_key`), so no key names a path outside
+    the root.  Symlinks placed inside the root by its owner are followed by
+    ``get``/``set``/``list_dir``; the recursive operations (``list``, ``list_prefix``,
+    ``delete_prefix``) never descend into a symlinked directory and remove links, not
+    their targets; ``set`` replaces a symlink at the key rather than writing through it.
+    """
+
+    def __init__(self, root: str | os.PathLike, mode: str = "a") -> None:
+        if mode not in MODES:
+            raise ValueError(f"LocalStore mode must be one of {MODES}, got {mode!r}")
+        self.root = os.path.abspath(os.fsdecode(os.fspath(root)))
+        self.mode = mode
+        self.read_only = mode == "r"
+        self._base = os.path.join(self.root, "")  # root with one trailing separator
+        if os.path.exists(self.root) and not os.path.isdir(self.root):
+            raise StoreError(f"{self!r}: the root exists and is not a directory")
+        if mode in ("r", "r+") and not os.path.isdir(self.root):
+            raise StoreError(f"{self!r}: the root directory does not exist (mode {mode!r})")
+        if mode == "w-" and os.path.isdir(self.root):
+            with os.scandir(self.root) as it:
+                if any(True for _ in it):
+                    raise StoreError(f"{self!r}: the root exists and is not empty (mode 'w-')")
+        if mode == "w" and os.path.isdir(self.root):
+            real = os.path.realpath(self.root)
+            if real in (os.path.realpath(os.sep), os.path.realpath(os.path.expanduser("~"))):
+                raise StoreError(f"{self!r}: refusing to clear {real!r} (mode 'w')")
+            self.delete_prefix("")
+
+    # -- paths ---------------------------------------------------------------
+
+    def _path(self, key: str) -> str:
+        return self._base + (key if os.sep == "/" else key.replace("/", os.sep))
+
+    def _dir_path(self, directory: str) -> str:
+        return self._path(directory) if directory else self.root
+
+    def local_path(self, key: str) -> str:
+        """The path of the file that holds (or would hold) ``key``; it may not exist."""
+        return self._path(validate_key(key, self))
+
+    # -- reading -------------------------------------------------------------
+
+    def get(self, key: str) -> bytes | None:
+        """The contents of the file of ``key``, or None if there is no such file."""
+        path = self._path(validate_key(key, self))
+        try:
+            fd = os.open(path, _READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError as e:
+            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            return read_exactly(fd, st.st_size, None)
+        except OSError as e:
+            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
+        finally:
+            os.close(fd)
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        """Bytes [start, start+length) of ``key`` via ``pread`` (see ``Store.get_range``)."""
+        out = self.get_ranges(key, ((start, length),))
+        return None if out is None else out[0]
+
+    def get_ranges(self, key: str, ranges: Sequence[tuple[int, int | None]]) -> list[bytes] | None:
+        """Several (start, length) ranges of ``key`` with one open; None if absent."""
+        path = self._path(validate_key(key, self))
+        for start, length in ranges:
+            check_range(start, length, key, self)
+        try:
+            fd = os.open(path, _READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError as e:
+            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
+        try:
+            size = None
+            if any(length is None or start < 0 for start, length in ranges):
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                size = st.st_size
+            out = []
+            for start, length in ranges:
+                if size is None:  # a plain (start, length): let pread clip at the end
+                    out.append(read_exactly(fd, length, start) if length else b"")
+                else:
+                    begin, end = clip_range(size, start, length)
+                    out.append(read_exactly(fd, end - begin, begin) if end > begin else b"")
+            return out
+        except IsADirectoryError:
+            return None
+        except OSError as e:
+            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
+        finally:
+            os.close(fd)
+
+    def exists(self, key: str) -> bool:
+        """True if the file of ``key`` exists."""
+        return os.path.isfile(self._path(validate_key(key, self)))
+
+    # -- writing -------------------------------------------------------------
+
+    def set(self, key: str, value: Any) -> None:
+        """Write ``value`` (any buffer) to the file of ``key`` atomically (temp file + rename)."""
+        validate_key(key, self)
+        self.check_writable("set", key)
+        view = byte_view(value)
+        path = self._path(key)
+        directory, _, name = path.rpartition(os.sep)
+        for attempt in range(_ATTEMPTS):
+            tmp = (
+                f"{directory}{os.sep}.{name[:32]}{_TMP_MARK}{os.getpid()}-"
+                f"{threading.get_ident()}-{_TOKEN}{next(_COUNTER)}.tmp"
+            )
+            try:
+                self._write_file(tmp, directory, view)
+                os.replace(tmp, path)
+                return
+            except BaseException as e:
+                _unlink_quiet(tmp)
+                if isinstance(e, FileNotFoundError) and attempt + 1 < _ATTEMPTS:
+                    continue  # a concurrent delete_prefix removed the directory: write again
+                if isinstance(e, OSError):
+                    raise StoreError(f"cannot write key {key!r} of {self!r}: {e.strerror or e}") from e
+                raise
+
+    @staticmethod
+    def _write_file(tmp: str, directory: str, view: memoryview) -> None:
+        try:
+            fd = os.open(tmp, _WRITE_FLAGS, 0o666)
+        except FileNotFoundError:
+            os.makedirs(directory, exist_ok=True)
+            fd = os.open(tmp, _WRITE_FLAGS, 0o666)
+        try:
+            done, total = 0, view.nbytes
+            while done < total:
+                done += os.write(fd, view[done : done + MAX_IO])
+        finally:
+            os.close(fd)
+
+    def delete(self, key: str) -> None:
+        """Remove the file of ``key`` (not its directory); no error if absent."""
+        validate_key(key, self)
+        self.check_writable("delete", key)
+        path = self._path(key)
+        try:
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            pass
+        except OSError as e:
+            if not os.path.isdir(path):  # macOS reports EPERM for unlink of a directory
+                raise StoreError(f"cannot delete key {key!r} of {self!r}: {e.strerror}") from e
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix`` ("a/b/" removes the tree a/b; "" everything).
+
+        Never follows a symlink below the prefix's directory: links are removed, not
+        their targets.  Stale temporary files in removed trees are removed too.
+        """
+        directory, stem = split_prefix(prefix, self)
+        self.check_writable("delete_prefix", prefix)
+        try:
+            with os.scandir(self._dir_path(directory)) as it:
+                entries = [e for e in it if e.name.startswith(stem)]
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            if stem and is_temp_name(entry.name):
+                continue  # another key's in-flight write
+            if entry.is_dir(follow_symlinks=False):
+                _remove_tree(entry.path)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except FileNotFoundError:
+                    pass
+
+    # -- listing -------------------------------------------------------------
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Every key starting with ``prefix``, found by walking the directory tree."""
+        directory, stem = split_prefix(prefix, self)
+        key_prefix = directory + "/" if directory else ""
+        return self._walk(self._dir_path(directory), key_prefix, stem)
+
+    def _walk(self, path: str, key_prefix: str, stem: str) -> Iterator[str]:
+        try:
+            with os.scandir(path) as it:
+                entries = [e for e in it if e.name.startswith(stem)] if stem else list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            name = entry.name
+            if is_temp_name(name):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                yield from self._walk(entry.path, key_prefix + name + "/", "")
+            elif entry.is_file():
+                yield key_prefix + name
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """(file names, directory names) directly in the directory ``prefix``, sorted."""
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        directory, _ = split_prefix(prefix, self)
+        keys, dirs = [], []
+        try:
+            with os.scandir(self._dir_path(directory)) as it:
+                for entry in it:
+                    if is_temp_name(entry.name):
+                        continue
+                    if entry.is_dir():
+                        dirs.append(entry.name)
+                    elif entry.is_file():
+                        keys.append(entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return sorted(keys), sorted(dirs)
+
+    # -- identity ------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.root))
+
+    def __repr__(self) -> str:
+        return f"LocalStore({self.root!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Reopening must not clear again ("w") or fail because it now has content ("w-").
+        return {"root": self.root, "mode": "a" if self.mode in ("w", "w-") else self.mode}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["root"], state["mode"])
