@@ -55,6 +55,27 @@ def load_json(doc: Mapping | bytes | str) -> Mapping:
     return doc
 
 
+# Deeper documents are refused up front, whatever the interpreter's recursion limit.
+MAX_NESTING = 200
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply JSON arrays/objects nest in ``value`` (iterative: no recursion)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def where(path: str) -> str:
     """The prefix of error messages about the document of the node at ``path``."""
     return f"zarr.json of /{path.strip('/')}: "
@@ -213,6 +234,8 @@ class ArrayMetadataV3:
             for key in ARRAY_REQUIRED:
                 if key not in doc:
                     raise MetadataError(f'"{key}" is missing')
+            if nesting_depth(doc) > MAX_NESTING:
+                raise MetadataError(f"is nested too deeply (more than {MAX_NESTING} levels)")
             try:
                 return cls._from_parsed(doc)
             except RecursionError:
