@@ -5,10 +5,11 @@
     blosc buffer decoded on its own).  Default: the ``ZARRC_NUM_THREADS``
     environment variable, else the number of cores.
 ``split_bytes``
-    A lone codec call on a buffer at least this large, made from the main thread,
-    may use up to ``threads`` threads inside the codec (blosc).  Calls from other
-    threads stay single-threaded so that many Python threads do not oversubscribe
-    the cores.
+    A lone codec call on a buffer at least this large (default 2 MiB), made from
+    the main thread, splits the work over up to ``threads`` threads (blosc: runs
+    of blocks on the shared pool); below that one thread is faster.  Calls from
+    other threads stay single-threaded so that many Python threads do not
+    oversubscribe the cores.
 
 Change settings with ``zarrc.config.set(threads=4)``, which can also be used as a
 context manager that restores the previous values on exit.
@@ -48,7 +49,7 @@ class _Restore:
 class Config:
     """zarrc's settings; the module-level ``config`` object is the one in use."""
 
-    _defaults = {"threads": None, "split_bytes": 1 << 20}
+    _defaults = {"threads": None, "split_bytes": 2 << 20}
 
     def __init__(self) -> None:
         self._values = dict(self._defaults)

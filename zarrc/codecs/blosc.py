@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from zarrc._kernels import codecs as k
 from zarrc.codecs._base import Codec, raise_codec_error
 from zarrc.config import config
 from zarrc.errors import CodecError
+from zarrc.threads import run_parallel
 
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy")
+
+
+def _decode_blocks_parallel(buf: Any, dest: memoryview, nbytes: int, blocksize: int,
+                            threads: int) -> None:
+    """Decode a blosc frame on ``threads`` threads of the shared pool, each taking
+    runs of whole blocks (blosc's getitem) until none are left."""
+    if dest.nbytes != nbytes:
+        raise CodecError(f"blosc: header claims {nbytes} bytes, {dest.nbytes} expected")
+    per_task = max(blocksize, -(-nbytes // (threads * 4)) // blocksize * blocksize)
+    starts = iter(range(0, nbytes, per_task))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                start = next(starts, None)
+            if start is None:
+                return
+            k.blosc_decode_range(buf, start, dest[start:start + per_task])
+
+    run_parallel(work, threads)
 
 
 class Blosc(Codec):
@@ -74,12 +97,16 @@ class Blosc(Codec):
 
     def decode(self, buf: Any, out: Any = None) -> Any:
         try:
-            if out is None:
-                nbytes = k.blosc_decoded_size(buf)
-                return k.blosc_decode(buf, config.codec_threads(nbytes))
-            view = memoryview(out)
-            k.blosc_decode_into(buf, view, config.codec_threads(view.nbytes))
-            return out
+            nbytes, _, blocksize, _, _ = k.blosc_header(buf)
+            threads = min(config.codec_threads(nbytes), -(-nbytes // max(blocksize, 1)))
+            if threads <= 1:
+                if out is None:
+                    return k.blosc_decode(buf)
+                k.blosc_decode_into(buf, out)
+                return out
+            dest = bytearray(nbytes) if out is None else out
+            _decode_blocks_parallel(buf, memoryview(dest).cast("B"), nbytes, blocksize, threads)
+            return bytes(dest) if out is None else out
         except k.KernelError as exc:
             raise_codec_error(exc)
 

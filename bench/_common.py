@@ -1,0 +1,173 @@
+"""Helpers shared by the benchmarks: test data, timing, machine facts, output.
+
+Nothing here imports zarrc, so a benchmark can time any library with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MiB = 1 << 20
+
+
+def smooth_field(shape: Sequence[int], dtype, seed: int = 0) -> np.ndarray:
+    """A field that compresses like simulation output: a sum of low-frequency
+    sines/cosines over a 3-D grid (smooth, highly compressible) plus seeded
+    Gaussian noise in the low bits (incompressible).
+
+    Integer dtypes look like a quantized 12-bit quantity (about 1000..5000, or
+    0..100 for 8-bit types) with noise of a few units, so the lowest ~2 bits are
+    noise; float dtypes look like a temperature field (about 260..300) with
+    noise of ~1e-3, so the low mantissa bits are noise.
+    """
+    rng = np.random.default_rng(seed)
+    shape = tuple(shape)
+    grid = np.ogrid[tuple(slice(0, 1, n * 1j) for n in shape)]
+    grid = [g.astype(np.float32) for g in grid]
+    field = np.zeros(shape, dtype=np.float32)
+    for _ in range(4):
+        amp = rng.uniform(0.2, 1.0)
+        term = np.float32(amp)
+        for axis, g in enumerate(grid):
+            freq, phase = rng.uniform(0.25, 1.5), rng.uniform(0, 2 * np.pi)
+            wave = np.sin if axis % 2 == 0 else np.cos
+            term = term * wave(np.float32(2 * np.pi * freq) * g + np.float32(phase))
+        field += term
+    lo, hi = float(field.min()), float(field.max())
+    field -= lo
+    field *= np.float32(1.0 / (hi - lo))  # now in [0, 1]
+    dtype = np.dtype(dtype)
+    if dtype.kind in "ui":
+        info = np.iinfo(dtype)
+        base, span, noise = (1000, 4000, 2.0) if info.bits > 8 else (0, 100, 1.0)
+        field *= np.float32(span)
+        field += np.float32(base)
+        field += rng.standard_normal(shape, dtype=np.float32) * np.float32(noise)
+        np.clip(field, info.min, info.max, out=field)
+        return field.astype(dtype)
+    field *= np.float32(40.0)
+    field += np.float32(260.0)
+    field += rng.standard_normal(shape, dtype=np.float32) * np.float32(1e-3)
+    return field.astype(dtype)
+
+
+def median_time(fn: Callable[[], object], repeat: int) -> float:
+    """Median wall time of ``repeat`` calls of ``fn``, in seconds."""
+    return statistics.median(_timed(fn) for _ in range(repeat))
+
+
+def interleaved_times(fns: dict[str, Callable[[], object]], repeat: int,
+                      self_timed: bool = False) -> dict[str, list[float]]:
+    """Wall times of each function, run in turn within each repetition (a, b, a, b, ...)
+    so that drift in the machine's speed affects all of them alike.  With
+    ``self_timed`` each function returns its own time in seconds (e.g. threaded_time)."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            times[name].append(fn() if self_timed else _timed(fn))
+    return times
+
+
+def pick_repeat(seconds_per_call: float, budget: float, lo: int, hi: int) -> int:
+    """As many repetitions as fit in ``budget`` seconds, clamped to [lo, hi]."""
+    return max(lo, min(hi, int(budget / max(seconds_per_call, 1e-9))))
+
+
+def threaded_time(tasks: Sequence[Callable[[], object]]) -> float:
+    """Run each task in its own ``threading.Thread``, all released together by a
+    Barrier; return the wall time from the first start to the last finish."""
+    barrier = threading.Barrier(len(tasks))
+    starts = [0.0] * len(tasks)
+    ends = [0.0] * len(tasks)
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        barrier.wait()
+        starts[i] = time.perf_counter()
+        try:
+            tasks[i]()
+        except BaseException as exc:  # reported in the main thread
+            errors.append(exc)
+        ends[i] = time.perf_counter()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(tasks))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return max(ends) - min(starts)
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def machine_facts() -> dict[str, object]:
+    """Cores, CPU model, load average, OS and Python version."""
+    model = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {"cpu_model": model, "cores": os.cpu_count(), "cores_usable": usable,
+            "load_avg_1m": round(load[0], 2) if load else None,
+            "platform": platform.platform(), "python": sys.version.split()[0],
+            "numpy": np.__version__}
+
+
+def print_table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> None:
+    """Print rows as a plain fixed-width table (numbers right-aligned)."""
+    cells = [[_fmt(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+              for i, h in enumerate(header)]
+    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows)
+               for i in range(len(header))]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    print(line(header))
+    print(line(["-" * w for w in widths]))
+    for r in cells:
+        print(line(r))
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+def write_json(path: str | os.PathLike, payload: dict) -> Path:
+    """Write ``payload`` as indented JSON, creating parent directories."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    return path

@@ -1,0 +1,44 @@
+"""The shared worker pool: native calls that release the GIL run on it in parallel.
+
+``run_parallel(fn, n)`` calls ``fn()`` on the calling thread and on up to n - 1
+pool threads at once.  Each ``fn`` is expected to take work from a shared source
+until none is left (a native batch's atomic counter, a queue of block ranges), so
+workers that have not started once the caller is done are simply cancelled: a
+busy pool never delays a call that could finish alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def executor(workers: int) -> ThreadPoolExecutor:
+    """The shared pool, grown to at least ``workers`` threads."""
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc")
+            _pool_size = workers
+        return _pool
+
+
+def run_parallel(fn: Callable[[], object], workers: int) -> None:
+    """Run ``fn`` on the caller and ``workers - 1`` pool threads; re-raise the first error."""
+    if workers <= 1:
+        fn()
+        return
+    futures = [executor(workers - 1).submit(fn) for _ in range(workers - 1)]
+    try:
+        fn()
+    finally:
+        for f in futures:
+            if not f.cancel():
+                f.result()
