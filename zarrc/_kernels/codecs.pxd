@@ -7,6 +7,14 @@
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 
+# ZSTD_findDecompressedSize (used in codecs.pyx) is declared only in zstd.h's
+# static-linking section; without this the C compiler assumes it returns int and
+# truncates every frame content size to 32 bits.  Must precede the first include.
+cdef extern from *:
+    """
+    #define ZSTD_STATIC_LINKING_ONLY
+    """
+
 cdef extern from "zstd.h":
     ctypedef struct ZSTD_CCtx:
         pass

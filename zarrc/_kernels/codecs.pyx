@@ -230,13 +230,23 @@ cdef Py_ssize_t zc_blosc_compress(const uint8_t* src, size_t n, uint8_t* dst, si
     return r
 
 
+cdef inline void header_sizes(const uint8_t* src, size_t* nbytes, size_t* cbytes,
+                              size_t* blocksize) noexcept nogil:
+    # blosc_cbuffer_sizes reads the fields as int32 and sign-extends values of 2**31
+    # and more; they are unsigned 32-bit sizes (so messages never show negative sizes)
+    blosc_cbuffer_sizes(src, nbytes, cbytes, blocksize)
+    nbytes[0] &= 0xFFFFFFFFu
+    cbytes[0] &= 0xFFFFFFFFu
+    blocksize[0] &= 0xFFFFFFFFu
+
+
 cdef Py_ssize_t zc_blosc_decoded_size(const uint8_t* src, size_t n, ZcError* err) noexcept nogil:
-    cdef size_t nbytes, cbytes, blocksize
+    cdef size_t nbytes, cbytes, blocksize, nblocks
     if n < 16:
         return fail(err, ZC_TRUNCATED, 16, n, "blosc header")
     if src[0] != BLOSC_VERSION_FORMAT:
         return fail(err, ZC_CORRUPT, BLOSC_VERSION_FORMAT, src[0], "unknown blosc format version")
-    blosc_cbuffer_sizes(src, &nbytes, &cbytes, &blocksize)
+    header_sizes(src, &nbytes, &cbytes, &blocksize)
     if cbytes > n:
         return fail(err, ZC_TRUNCATED, cbytes, n, "header's compressed size")
     if cbytes < 16:
@@ -247,6 +257,15 @@ cdef Py_ssize_t zc_blosc_decoded_size(const uint8_t* src, size_t n, ZcError* err
         return fail(err, ZC_CORRUPT, 1, 0, "header has typesize 0")
     if (src[2] & 0x02) and cbytes != nbytes + 16:
         return fail(err, ZC_CORRUPT, nbytes + 16, cbytes, "memcpyed buffer has the wrong size")
+    if nbytes > 0:
+        # c-blosc refuses these frames too, but only once the caller has allocated the
+        # nbytes the header claims: check them first
+        if blocksize == 0 or blocksize > nbytes:
+            return fail(err, ZC_CORRUPT, nbytes, blocksize, "header's block size does not fit its data")
+        nblocks = (nbytes - 1) // blocksize + 1
+        if not (src[2] & 0x02) and nblocks > (cbytes - 16) // 4:
+            return fail(err, ZC_CORRUPT, (cbytes - 16) // 4, nblocks,
+                        "header claims more blocks than the frame has offsets for")
     return <Py_ssize_t>nbytes
 
 
@@ -334,7 +353,7 @@ def blosc_header(data):
     cdef size_t nbytes, cbytes, blocksize
     if zc_blosc_decoded_size(src.ptr(), src.size(), &err) < 0:
         raise_error("blosc", &err, src.size())
-    blosc_cbuffer_sizes(src.ptr(), &nbytes, &cbytes, &blocksize)
+    header_sizes(src.ptr(), &nbytes, &cbytes, &blocksize)
     return nbytes, cbytes, blocksize, src.ptr()[3], src.ptr()[2]
 
 
@@ -379,6 +398,13 @@ def blosc_decode_range(data, size_t start, out):
     cdef Py_ssize_t r
     with nogil:
         r = zc_blosc_decode_range(src.ptr(), src.size(), start, dst.size(), dst.ptr(), &err)
+    if r < 0 and err.code == ZC_PARAM:
+        # the header is valid here (it was checked first): name the range and the frame
+        nbytes, _, _, typesize, _ = blosc_header(data)
+        raise KernelError(
+            f"blosc: {err.detail.decode()}: bytes [{start}, {start + dst.size()}) requested, "
+            f"frame decodes to {nbytes} bytes with typesize {typesize}",
+            "blosc", ZC_PARAM, err.expected, err.actual)
     if r < 0:
         raise_error("blosc", &err, src.size())
     return r
@@ -437,6 +463,11 @@ cdef Py_ssize_t zc_zstd_decoded_size(const uint8_t* src, size_t n, ZcError* err)
         return -2
     if size > <unsigned long long>(<size_t>-1 >> 1):
         return fail(err, ZC_CORRUPT, 0, 0, "frame claims an impossible size")
+    # Each block has a 3-byte header and decodes to at most 128 KiB, so n bytes of
+    # frames decode to at most n // 3 * 128 KiB: refuse larger claims before a
+    # caller allocates what a corrupt header asks for.
+    if size // 131072 > n // 3:
+        return fail(err, ZC_CORRUPT, 0, 0, "frame header claims more than its blocks can hold")
     return <Py_ssize_t>size
 
 

@@ -97,8 +97,10 @@ class Blosc(Codec):
 
     def decode(self, buf: Any, out: Any = None) -> Any:
         try:
-            nbytes, _, blocksize, _, _ = k.blosc_header(buf)
+            nbytes, _, blocksize, typesize, _ = k.blosc_header(buf)
             threads = min(config.codec_threads(nbytes), -(-nbytes // max(blocksize, 1)))
+            if nbytes % max(typesize, 1):
+                threads = 1     # blosc_getitem cannot reach a trailing partial item
             if threads <= 1:
                 if out is None:
                     return k.blosc_decode(buf)

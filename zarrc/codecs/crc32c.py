@@ -5,9 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from zarrc._kernels import codecs as k
 from zarrc.codecs._base import Codec
 from zarrc.errors import ChecksumError, CodecError
+
+
+def byte_view(buf: Any) -> memoryview:
+    """A flat unsigned-byte view, in memory order and without a copy, of any contiguous
+    buffer (C or Fortran order); CodecError if ``buf`` is not contiguous."""
+    view = memoryview(buf)
+    if view.c_contiguous:
+        return view.cast("B")
+    if not view.f_contiguous:
+        raise CodecError(f"crc32c: buffer is not contiguous (shape {view.shape}, strides {view.strides})")
+    return memoryview(np.asarray(view).reshape(-1, order="A").view(np.uint8))
 
 
 class Crc32c(Codec):
@@ -21,11 +34,11 @@ class Crc32c(Codec):
     codec_id = "crc32c"
 
     def encode(self, buf: Any) -> bytes:
-        view = memoryview(buf).cast("B")
+        view = byte_view(buf)
         return b"".join((view, k.crc32c(view).to_bytes(4, "little")))
 
     def decode(self, buf: Any, out: Any = None) -> Any:
-        view = memoryview(buf).cast("B")
+        view = byte_view(buf)
         if view.nbytes < 4:
             raise CodecError(f"crc32c: input truncated: needs 4 bytes, holds {view.nbytes}")
         payload = view[:-4]
@@ -38,7 +51,7 @@ class Crc32c(Codec):
             raise err
         if out is None:
             return bytes(payload)
-        dest = memoryview(out).cast("B")
+        dest = byte_view(out)
         if dest.nbytes != payload.nbytes:
             raise CodecError(f"crc32c: data holds {payload.nbytes} bytes, {dest.nbytes} expected")
         dest[:] = payload
