@@ -204,6 +204,29 @@ cdef bytes _shrink(bytes out, Py_ssize_t n):
     return out if n == len(out) else out[:n]
 
 
+cdef extern from "Python.h":
+    int PyBuffer_FillInfo(Py_buffer* view, object exporter, void* buf, Py_ssize_t len,
+                          int readonly, int flags) except -1
+
+
+cdef class NewBytes:
+    """A new, uninitialised bytes object of ``n`` bytes, writable through the buffer
+    protocol so that parallel decoders can fill it; ``take()`` hands it out."""
+    cdef bytes obj
+
+    def __cinit__(self, Py_ssize_t n):
+        self.obj = PyBytes_FromStringAndSize(NULL, n)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, PyBytes_AS_STRING(self.obj), len(self.obj), 0, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def take(self):
+        return self.obj
+
+
 # ---------------------------------------------------------------- blosc
 
 cdef Py_ssize_t zc_blosc_compress(const uint8_t* src, size_t n, uint8_t* dst, size_t cap,

@@ -106,9 +106,9 @@ class Blosc(Codec):
                     return k.blosc_decode(buf)
                 k.blosc_decode_into(buf, out)
                 return out
-            dest = bytearray(nbytes) if out is None else out
+            dest = k.NewBytes(nbytes) if out is None else out
             _decode_blocks_parallel(buf, memoryview(dest).cast("B"), nbytes, blocksize, threads)
-            return bytes(dest) if out is None else out
+            return dest.take() if out is None else out
         except k.KernelError as exc:
             raise_codec_error(exc)
 
