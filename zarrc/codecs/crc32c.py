@@ -26,7 +26,8 @@ def byte_view(buf: Any) -> memoryview:
 class Crc32c(Codec):
     """Append / verify a CRC-32C checksum (hardware-accelerated where the CPU has it).
 
-    ``decode`` raises ChecksumError when the stored and computed checksums differ,
+    ``decode`` returns a read-only view of the data in the input (no copy), or fills
+    ``out``; it raises ChecksumError when the stored and computed checksums differ,
     and CodecError when the input is shorter than the checksum itself.
     """
 
@@ -50,7 +51,8 @@ class Crc32c(Codec):
             err.expected, err.actual = stored, computed
             raise err
         if out is None:
-            return bytes(payload)
+            # like numcodecs: a view of the input, no copy (read-only)
+            return payload.toreadonly()
         dest = byte_view(out)
         if dest.nbytes != payload.nbytes:
             raise CodecError(f"crc32c: data holds {payload.nbytes} bytes, {dest.nbytes} expected")
