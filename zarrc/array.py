@@ -102,8 +102,11 @@ class Array:
 
     def _set_metadata(self, metadata: ArrayMetadataV3) -> None:
         self._check_writable()
-        self._store.set(metadata_key(self._path), metadata.to_bytes())
-        self._metadata = metadata
+        raw = metadata.to_bytes()
+        self._store.set(metadata_key(self._path), raw)
+        # what was stored, as a reader will see it (JSON turns tuples and numpy
+        # arrays into lists, non-str keys into str)
+        self._metadata = ArrayMetadataV3.from_json(raw, self._path)
 
     def _check_writable(self) -> None:
         if self._read_only:

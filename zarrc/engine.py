@@ -65,8 +65,9 @@ def _executor(workers: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < workers:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
+            # The old pool is dropped, not shut down: another thread may be about to
+            # submit to it (submit after shutdown raises RuntimeError).  Its idle
+            # workers exit once the last caller holding it lets it go.
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc")
             _pool_size = workers
         return _pool
@@ -182,7 +183,22 @@ def read(arr: ChunkedArray, selection: Any) -> Any:
     return out
 
 
+def _check_operand(arr: ChunkedArray, dims: list[indexing.DimProjection], a: np.ndarray,
+                   what: str) -> None:
+    """ValueError unless ``a`` has the selection's shape and the array's dtype (the
+    native workers index it by the plan without further checks)."""
+    shape = tuple(d.nsel for d in dims if not d.dropped)
+    if len(dims) != len(arr.shape) or a.shape != shape or a.dtype != arr.dtype:
+        raise ValueError(f"{what} of shape {a.shape} and dtype {a.dtype} does not match the "
+                         f"selection: shape {shape}, dtype {arr.dtype}")
+
+
 def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+    """Read the elements the projections select into ``out`` (writable, shape: ``nsel``
+    of each dimension not dropped, dtype ``arr.dtype``, any strides).  Raises
+    ValueError for a mismatched ``out``, CodecError / ChecksumError / StoreError for
+    chunks that cannot be read."""
+    _check_operand(arr, dims, out, "out")
     table, local, outidx, tasks = assemble(dims)
     coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
     keys = arr.chunk_keys(coords)
@@ -211,11 +227,22 @@ def write(arr: ChunkedArray, selection: Any, value: Any) -> None:
     ``write_empty_chunks``).  An error raised here has stored nothing."""
     dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
     value = np.asarray(value, dtype=arr.dtype)
+    extra = value.ndim - len(out_shape)
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])     # as numpy: leading 1s of the value go
     try:
         value = np.broadcast_to(value, out_shape)
     except ValueError:
         raise ValueError(f"could not broadcast value of shape {value.shape} to selection "
                          f"shape {out_shape}") from None
+    write_from(arr, dims, value)
+
+
+def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    """Write ``value`` (native-order ``arr.dtype``, shape: ``nsel`` of each dimension
+    not dropped, any strides, 0 for broadcast) to the elements the projections select:
+    the write counterpart of :func:`read_into`."""
+    _check_operand(arr, dims, value, "value")
     if value.size == 0:
         return
     table, local, outidx, tasks = assemble(dims)

@@ -25,11 +25,17 @@ class Group:
         self._metadata = metadata
         self._read_only = read_only or bool(getattr(store, "read_only", False))
 
-    def _set_metadata(self, metadata: GroupMetadataV3) -> None:
+    def _check_writable(self) -> None:
         if self._read_only:
             raise StoreError(f"group {self._path} is read-only")
-        self._store.set(metadata_key(self._path), metadata.to_bytes())
-        self._metadata = metadata
+
+    def _set_metadata(self, metadata: GroupMetadataV3) -> None:
+        self._check_writable()
+        raw = metadata.to_bytes()
+        self._store.set(metadata_key(self._path), raw)
+        # what was stored, as a reader will see it (JSON turns tuples and numpy
+        # arrays into lists, non-str keys into str)
+        self._metadata = GroupMetadataV3.from_json(raw, self._path)
 
     @property
     def metadata(self) -> GroupMetadataV3:
@@ -129,6 +135,7 @@ class Group:
                      attributes: dict | None = None) -> Group:
         """A new group ``name`` (raises ContainsNodeError if a node is there, unless
         ``overwrite``)."""
+        self._check_writable()
         return hierarchy.create_group(self._store, join_path(self._path, name),
                                       overwrite=overwrite, attributes=attributes)
 
@@ -143,6 +150,7 @@ class Group:
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """A new array ``name``; keywords as for :func:`zarrc.create_array`."""
+        self._check_writable()
         return hierarchy.create_array(self._store, path=join_path(self._path, name), **kwargs)
 
     def tree(self, level: int | None = None) -> TreeRepr:

@@ -38,24 +38,28 @@ def _check_mode(mode: str) -> None:
 
 
 def _prepare_location(store: Store, path: str, overwrite: bool) -> None:
-    """Make room for a new node at ``path`` and create its missing ancestor groups."""
+    """Make room for a new node at ``path`` and create its missing ancestor groups.
+    Everything is checked before anything is deleted or written."""
     if store.exists(metadata_key(path)):
         if not overwrite:
             raise ContainsNodeError(f"a node already exists at {path} in {store!r}")
+    missing = []
+    ancestor = path
+    while ancestor != "/":
+        ancestor = parent_path(ancestor)
+        raw = store.get(metadata_key(ancestor))
+        if raw is None:
+            missing.append(ancestor)
+        elif metadata_from_json(raw, ancestor).node_type != "group":
+            # (checked first: "arr/c" with overwrite would otherwise delete arr's chunks)
+            raise ContainsNodeError(f"cannot create {path}: {ancestor} is an array")
     if overwrite:
         if path == "/":
             store.delete_prefix("")
         else:
             store.delete_prefix(key_prefix(path))
-    ancestor = path
-    while ancestor != "/":
-        ancestor = parent_path(ancestor)
-        key = metadata_key(ancestor)
-        raw = store.get(key)
-        if raw is None:
-            store.set(key, GroupMetadataV3().to_bytes())
-        elif metadata_from_json(raw, ancestor).node_type != "group":
-            raise ContainsNodeError(f"cannot create {path}: {ancestor} is an array")
+    for ancestor in reversed(missing):
+        store.set(metadata_key(ancestor), GroupMetadataV3().to_bytes())
 
 
 def create_group(store: Store, path: str, *, overwrite: bool = False,
@@ -126,6 +130,10 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     codecs = _normalize_codecs(filters) + [serializer] + _normalize_codecs(compressors)
     encoding = chunk_key_encoding if chunk_key_encoding is not None else "default"
+    if isinstance(encoding, dict) and "configuration" not in encoding and "separator" in encoding:
+        # zarr-python's short form {"name": ..., "separator": ...} -> the spec's JSON form
+        rest = {k: v for k, v in encoding.items() if k != "separator"}
+        encoding = {"name": "default", **rest, "configuration": {"separator": encoding["separator"]}}
     metadata = ArrayMetadataV3.create(
         shape, dtype, tuple(chunks), fill_value=fill_value, codecs=codecs,
         chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names)
@@ -135,8 +143,23 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
     return array
 
 
-def _store_for(store: Any, mode: str) -> Store:
-    return store if isinstance(store, Store) else make_store(store, mode=mode)
+def _store_for(store: Any, mode: str, path: str = "/") -> Store:
+    """The store for ``store`` opened for ``mode`` at node ``path``.
+
+    "w" and "w-" act on the node at ``path``, not on the whole store: the store is
+    cleared ("w") only when the node is the root, else opened with "a"; "w-" opens
+    it with "a" and raises ContainsNodeError if any key exists under the path (as
+    zarr-python's ``StorePath.open``)."""
+    if isinstance(store, Store):
+        s = store
+    else:
+        root = normalize_path(path) == "/"
+        s = make_store(store, mode="a" if mode == "w-" or (mode == "w" and not root) else mode)
+    if mode == "w-":
+        prefix = key_prefix(normalize_path(path))
+        if next(iter(s.list_prefix(prefix)), None) is not None:
+            raise ContainsNodeError(f"{normalize_path(path)} in {s!r} already holds data (mode 'w-')")
+    return s
 
 
 def open_array(store: Any, *, mode: str = "a", path: str = "", **kwargs: Any) -> Any:
@@ -144,7 +167,7 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", **kwargs: Any) ->
     Modes: "r" read only, "r+" read/write (must exist), "a" read/write (create if
     missing), "w" create (replace), "w-" create (fail if it exists)."""
     _check_mode(mode)
-    s = _store_for(store, mode)
+    s = _store_for(store, mode, path)
     node_path = normalize_path(path)
     if mode in ("w", "w-"):
         return create_array(s, path=node_path, overwrite=mode == "w", **kwargs)
@@ -163,7 +186,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
                attributes: dict | None = None) -> Any:
     """Open the group at ``path`` (created if missing, for modes "a", "w", "w-")."""
     _check_mode(mode)
-    s = _store_for(store, mode)
+    s = _store_for(store, mode, path)
     node_path = normalize_path(path)
     if mode in ("w", "w-"):
         return create_group(s, node_path, overwrite=mode == "w", attributes=attributes)
@@ -181,7 +204,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
 def group(store: Any = None, *, path: str = "", overwrite: bool = False,
           attributes: dict | None = None) -> Any:
     """Create a group (or open the existing one unless ``overwrite``)."""
-    s = _store_for(store, "a")
+    s = _store_for(store, "a", path)
     node_path = normalize_path(path)
     if not overwrite:
         node = open_node(s, node_path)
@@ -197,7 +220,7 @@ def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -
     """Open the array or group at ``path``.  If nothing is there and the mode allows
     creating: an array if ``shape`` is given, else a group."""
     _check_mode(mode)
-    s = _store_for(store, mode)
+    s = _store_for(store, mode, path)
     node_path = normalize_path(path)
     if mode not in ("w", "w-"):
         node = open_node(s, node_path, read_only=mode == "r")

@@ -88,7 +88,7 @@ def project_slice(start: int, stop: int, step: int, size: int, chunk: int) -> Di
     table[:, IDX] = -1
     keep = counts > 0
     extent = np.minimum(lo + chunk, size) - lo           # in-bounds length of each chunk
-    full = (step == 1) & (first == lo) & (counts == extent)
+    full = (first == lo) & (counts == extent)       # (with step > 1: chunks of one element)
     return DimProjection(table[keep], full[keep], count, False)
 
 
@@ -104,7 +104,7 @@ def _project_slice_small(start, stop, step, size, chunk, count, first_chunk, las
             continue
         n = (hi - first + step - 1) // step
         rows.append((c, first - lo, step, n, out, -1))
-        full.append(step == 1 and first == lo and n == min(chunk, size - lo))
+        full.append(first == lo and n == min(chunk, size - lo))
         out += n
     return DimProjection(rows, full, count, False)
 
@@ -164,9 +164,13 @@ def normalize_selection(selection, shape: tuple[int, ...]) -> list:
     result = []
     for dim, (s, size) in enumerate(zip(expanded, shape)):
         if isinstance(s, slice):
-            if s.step is not None and operator.index(s.step) <= 0:
-                raise SelectionError(f"slice step must be positive, got {s.step} in dimension {dim}")
-            result.append(slice(*s.indices(size)))
+            try:
+                if s.step is not None and operator.index(s.step) <= 0:
+                    raise SelectionError(f"slice step must be positive, got {s.step} in dimension {dim}")
+                result.append(slice(*s.indices(size)))
+            except TypeError:
+                raise SelectionError(f"unsupported slice {s!r} in dimension {dim}; its start, stop "
+                                     "and step must be integers or None") from None
             continue
         if isinstance(s, (bool, np.bool_)):
             raise SelectionError(f"boolean index {s!r} in dimension {dim} is not supported")

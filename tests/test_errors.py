@@ -1,0 +1,207 @@
+"""Errors: corrupt chunks, checksum mismatches, malformed metadata and bad
+selections raise specific zarrc errors that name the chunk key or node path, and
+change nothing in the store; a failed write stores nothing (local files stay
+byte-identical, no temporary files are left)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import zarrc
+from zarrc.errors import (ChecksumError, CodecError, MetadataError, SelectionError, StoreError,
+                          ZarrcError)
+
+CHAINS = {
+    "bytes": dict(compressors=None),
+    "blosc": dict(compressors=[{"name": "blosc", "configuration": {
+        "cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 8, "blocksize": 0}}]),
+    "zstd": dict(compressors=[{"name": "zstd", "configuration": {"level": 1, "checksum": True}}]),
+    "gzip": dict(compressors=[{"name": "gzip", "configuration": {"level": 1}}]),
+    "zstd+crc32c": dict(compressors=[{"name": "zstd", "configuration": {"level": 1, "checksum": False}},
+                                     {"name": "crc32c"}]),
+}
+
+
+def files(root) -> dict[str, bytes]:
+    """Every file under ``root`` (hidden temporary files included) and its bytes."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
+def make(zh, store, chain, path="grp/temperature"):
+    arr = zarrc.create_array(store, path=path, shape=(9, 9), chunks=(3, 3), dtype="float64",
+                             fill_value=-1.0, **CHAINS[chain])
+    arr[...] = np.arange(81.0).reshape(9, 9)
+    return arr
+
+
+def corrupt(raw: bytes, how: str) -> bytes:
+    rng = np.random.default_rng(7)
+    if how == "truncated":
+        return raw[: len(raw) // 2]
+    if how == "random":
+        return rng.integers(0, 256, len(raw) + 5, dtype=np.uint8).tobytes()
+    if how == "empty":
+        return b""
+    flipped = bytearray(raw)                               # "flipped": one bit in the middle
+    flipped[len(raw) // 2] ^= 0x10
+    return bytes(flipped)
+
+
+CASES = [(chain, how) for chain in CHAINS for how in ("truncated", "random", "empty")] + [
+    ("zstd+crc32c", "flipped")]
+
+
+@pytest.mark.parametrize("chain, how", CASES)
+def test_corrupt_chunk_raises_and_changes_nothing(zh, rw_store_maker, chain, how):
+    store = rw_store_maker.new()
+    arr = make(zh, store, chain)
+    key = "grp/temperature/c/1/2"
+    store.set(key, corrupt(store.get(key), how))
+    before = zh.snapshot(store)
+    with pytest.raises(CodecError) as info:
+        arr[...]
+    assert "chunk grp/temperature/c/1/2 of /grp/temperature" in str(info.value)
+    if how == "flipped":
+        assert isinstance(info.value, ChecksumError) and "checksum" in str(info.value)
+    with pytest.raises(CodecError, match="c/1/2"):
+        arr[4, 7]                                         # a selection inside the chunk
+    np.testing.assert_array_equal(arr[:3, :], np.arange(27.0).reshape(3, 9))   # others still read
+    with pytest.raises(CodecError, match="c/1/2"):
+        arr[2:5, 2:8] = 0.0                              # partial write needs the corrupt chunk
+    assert zh.snapshot(store) == before
+
+
+def test_failed_local_write_leaves_every_chunk_file_byte_identical(zh, tmp_path):
+    """A write spanning a corrupt chunk, chunks it covers wholly and chunks it covers
+    partly fails before any file is replaced: the engine encodes every chunk first."""
+    root = tmp_path / "s.zarr"
+    arr = make(zh, str(root), "zstd+crc32c", path="a")
+    path = root / "a" / "c" / "2" / "2"
+    path.write_bytes(corrupt(path.read_bytes(), "flipped"))
+    before = files(root)
+    stats = {p: os.stat(root / p).st_ino for p in before}
+    with pytest.raises(ChecksumError, match="chunk a/c/2/2 of /a"):
+        arr[1:8, 1:8] = 5.0                               # chunk (1, 1) wholly, the rest partly
+    assert files(root) == before                          # same names, same bytes, no temp files
+    assert {p: os.stat(root / p).st_ino for p in before} == stats   # not even rewritten
+    np.testing.assert_array_equal(arr[:6, :6], np.arange(81.0).reshape(9, 9)[:6, :6])
+    arr[6:, 6:] = 1.0                                     # a whole-chunk write needs no old chunk
+    np.testing.assert_array_equal(arr[6:, 6:], np.ones((3, 3)))
+    assert not [p for p in files(root) if os.path.basename(p).startswith(".")]
+
+
+def test_chunk_that_is_a_directory_is_a_store_error(zh, tmp_path):
+    root = tmp_path / "s.zarr"
+    arr = make(zh, str(root), "bytes", path="a")
+    chunk = root / "a" / "c" / "0" / "0"
+    chunk.unlink()
+    chunk.mkdir()
+    with pytest.raises(StoreError, match="chunk a/c/0/0 of /a"):
+        arr[...]
+    before = files(root)
+    for sel in ((slice(0, 3), slice(0, 3)), (0, 0)):      # whole chunk (rename), partial (read)
+        with pytest.raises(StoreError, match="chunk a/c/0/0 of /a"):
+            arr[sel] = 1.0
+    assert files(root) == before and chunk.is_dir()        # no temporary file left behind
+
+
+# ------------------------------------------------------------------ metadata
+
+def _bad_documents(good: dict) -> dict[str, bytes]:
+    def variant(**changes):
+        doc = dict(good)
+        for k, v in changes.items():
+            if v is None:
+                doc.pop(k)
+            else:
+                doc[k] = v
+        return json.dumps(doc).encode()
+
+    return {
+        "not json": b"{\"zarr_format\": 3,",
+        "not an object": b"[1, 2]",
+        "binary": b"\x00\xff\xfe",
+        "missing shape": variant(shape=None),
+        "zarr_format 2": variant(zarr_format=2),
+        "bad node_type": variant(node_type="table"),
+        "unknown data type": variant(data_type="float13"),
+        "bad fill value": variant(fill_value="hello"),
+        "unknown codec": variant(codecs=good["codecs"] + [{"name": "lzma-9000"}]),
+        "no array->bytes codec": variant(codecs=[{"name": "zstd", "configuration": {"level": 1}}]),
+        "negative shape": variant(shape=[-1, 9]),
+        "chunk rank": variant(chunk_grid={"name": "regular", "configuration": {"chunk_shape": [3]}}),
+        "unknown grid": variant(chunk_grid={"name": "rectilinear", "configuration": {}}),
+        "unknown key encoding": variant(chunk_key_encoding={"name": "v9"}),
+        "must_understand extension": variant(foo={"must_understand": True}),
+    }
+
+
+def test_malformed_metadata_raises_metadata_error(zh, rw_store_maker):
+    store = rw_store_maker.new()
+    arr = make(zh, store, "bytes")
+    good = json.loads(store.get("grp/temperature/zarr.json"))
+    for name, doc in _bad_documents(good).items():
+        store.set("grp/temperature/zarr.json", doc)
+        before = zh.snapshot(store)
+        for opener in (lambda: zarrc.open_array(store, path="grp/temperature"),
+                       lambda: zarrc.open(store, path="grp/temperature", mode="r"),
+                       lambda: zarrc.open_group(store, path="grp")["temperature"],
+                       lambda: zarrc.open_array(store, path="grp/temperature", mode="a",
+                                                shape=(2,), dtype="i1")):
+            with pytest.raises(MetadataError) as info:
+                opener()
+            assert "/grp/temperature" in str(info.value), (name, str(info.value))
+        assert zh.snapshot(store) == before, name
+    del arr
+
+
+def test_malformed_group_metadata(zh):
+    store = {}
+    zarrc.group(store, path="g")
+    store["g/zarr.json"] = b'{"zarr_format": 3, "node_type": "group", "attributes": [1]}'
+    with pytest.raises(MetadataError, match="/g"):
+        zarrc.open_group(store, path="g")
+    with pytest.raises(MetadataError, match="/g"):
+        list(zarrc.open_group(store).members())
+
+
+def test_create_array_with_bad_arguments_writes_nothing(zh):
+    store = {}
+    for kwargs in [dict(compressors=[{"name": "nope"}]), dict(dtype="float13"),
+                   dict(filters=[{"name": "transpose", "configuration": {"order": [0, 0]}}]),
+                   dict(chunks=(0, 2)), dict(fill_value="x"), dict(order="K"), dict(zarr_format=2),
+                   dict(serializer={"name": "bytes", "configuration": {"endian": "middle"}})]:
+        args = dict(shape=(4, 4), dtype="int32", chunks=(2, 2)) | kwargs
+        with pytest.raises((MetadataError, ValueError)):
+            zarrc.create_array(store, path="x", **args)
+        assert store == {}, kwargs
+
+
+# ------------------------------------------------------------------ selections
+
+BAD_SELECTIONS = [(9, 0), (0, -10), (0, 0, 0), (Ellipsis, Ellipsis), (slice(None, None, 0),),
+                  (slice(None, None, -1),), (slice(0.5, 3),), ("x",), (1.0,), (None,), ([1, 2],),
+                  (np.array([1, 2]),), (True,), ({"a": 1},)]
+
+
+@pytest.mark.parametrize("sel", BAD_SELECTIONS, ids=repr)
+def test_bad_selection_raises_and_changes_nothing(zh, store_maker, sel):
+    store = store_maker.new()
+    arr = make(zh, store, "blosc")
+    before = zh.snapshot(store)
+    with pytest.raises(SelectionError) as info:
+        arr[sel]
+    assert isinstance(info.value, IndexError) and isinstance(info.value, ZarrcError)
+    with pytest.raises(IndexError):
+        arr[sel] = 1.0
+    assert zh.snapshot(store) == before
