@@ -157,8 +157,11 @@ cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
 
 # ---------------------------------------------------------------- files
 
-cdef Py_ssize_t read_file(const char* path, Scratch* s, ZcError* err) noexcept nogil:
-    """Read a whole file into scratch slot 0; MISSING if it does not exist."""
+cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scratch* s,
+                          ZcError* err) noexcept nogil:
+    """Read a file (offset < 0: all of it; else ``length`` bytes from ``offset``) into
+    scratch slot 0.  MISSING if the file does not exist; a range that ends past the
+    end of the file is an error (an index pointed outside its shard)."""
     cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
     cdef stat st
     cdef size_t size, done = 0
@@ -167,15 +170,19 @@ cdef Py_ssize_t read_file(const char* path, Scratch* s, ZcError* err) noexcept n
         if errno == ENOENT or errno == ENOTDIR:
             return MISSING
         return fail(err, PL_IO, 0, errno, "open")
-    if fstat(fd, &st) != 0:
-        c_close(fd)
-        return fail(err, PL_IO, 0, errno, "fstat")
-    size = <size_t>st.st_size
+    if offset < 0:
+        if fstat(fd, &st) != 0:
+            c_close(fd)
+            return fail(err, PL_IO, 0, errno, "fstat")
+        size = <size_t>st.st_size
+        offset = 0
+    else:
+        size = <size_t>length
     if ensure(s, 0, size) != 0:
         c_close(fd)
         return fail(err, ZC_NOMEM, 0, 0, NULL)
     while done < size:
-        r = pread(fd, s.buf[0] + done, size - done, <long>done)
+        r = pread(fd, s.buf[0] + done, size - done, <long>(offset + done))
         if r < 0:
             if errno == EINTR:
                 continue
@@ -185,6 +192,8 @@ cdef Py_ssize_t read_file(const char* path, Scratch* s, ZcError* err) noexcept n
             break
         done += <size_t>r
     c_close(fd)
+    if length >= 0 and done != size:
+        return fail(err, ZC_TRUNCATED, offset + length, offset + done, "byte range past the end of the file")
     return <Py_ssize_t>done
 
 
@@ -553,6 +562,7 @@ cdef class _Batch:
     cdef const uint8_t** src_data
     cdef size_t* src_len
     cdef const char** src_path
+    cdef int64_t* src_offset     # byte range of a path source (-1: the whole file)
     cdef Py_ssize_t next_task
     cdef ZcError* errs
     cdef int* status
@@ -563,6 +573,7 @@ cdef class _Batch:
         self.src_data = NULL
         self.src_len = NULL
         self.src_path = NULL
+        self.src_offset = NULL
         self.errs = NULL
         self.status = NULL
 
@@ -572,6 +583,7 @@ cdef class _Batch:
         free(self.src_data)
         free(self.src_len)
         free(self.src_path)
+        free(self.src_offset)
         free(self.errs)
         free(self.status)
 
@@ -602,23 +614,39 @@ cdef class _Batch:
         self.src_data = <const uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
         self.src_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
         self.src_path = <const char**>malloc(max(1, self.ntasks) * sizeof(void*))
+        self.src_offset = <int64_t*>malloc(max(1, self.ntasks) * sizeof(int64_t))
         self.errs = <ZcError*>malloc(max(1, self.ntasks) * sizeof(ZcError))
         self.status = <int*>malloc(max(1, self.ntasks) * sizeof(int))
-        if not (self.src_data and self.src_len and self.src_path and self.errs and self.status):
+        if not (self.src_data and self.src_len and self.src_path and self.src_offset
+                and self.errs and self.status):
             raise MemoryError()
         for t in range(self.ntasks):
             src = sources[t]
             self.src_data[t] = NULL
             self.src_path[t] = NULL
+            self.src_offset[t] = -1
             self.src_len[t] = 0
             self.status[t] = 0
             if src is None:
                 continue
-            if isinstance(src, tuple):          # ("path", b"/abs/path")
-                self.src_path[t] = <const char*>(<bytes>src[1])
-            else:
+            if type(src) is bytes:
                 self.src_data[t] = <const uint8_t*>PyBytes_AS_STRING(src)
                 self.src_len[t] = <size_t>PyBytes_GET_SIZE(src)
+            elif src[0] == "path":       # ("path", b"/file") or ("path", b"/file", offset, length)
+                self.src_path[t] = <const char*>(<bytes>src[1])
+                if len(src) == 4:
+                    if src[2] < 0 or src[3] < 0:
+                        raise ValueError(f"task {t}: bad byte range {src[2:]}")
+                    self.src_offset[t] = src[2]
+                    self.src_len[t] = src[3]
+            elif src[0] == "bytes":      # ("bytes", b"...", offset, length)
+                buf = <bytes>src[1]
+                if src[2] < 0 or src[3] < 0 or src[2] + src[3] > len(buf):
+                    raise ValueError(f"task {t}: byte range {src[2:]} outside {len(buf)} bytes")
+                self.src_data[t] = <const uint8_t*>PyBytes_AS_STRING(buf) + <Py_ssize_t>src[2]
+                self.src_len[t] = <size_t>src[3]
+            else:
+                raise TypeError(f"task {t}: unknown source {src!r}")
         max_count = int(table[:, C_COUNT].max()) if table.shape[0] else 0
         self.offs_needed = 2 * <size_t>self.ndim * <size_t>max_count
         self.next_task = 0
@@ -670,7 +698,7 @@ cdef class _Batch:
         """The encoded bytes of task t's chunk: MISSING, or their length (data[0] set)."""
         cdef Py_ssize_t r
         if self.src_path[t] != NULL:
-            r = read_file(self.src_path[t], s, err)
+            r = read_file(self.src_path[t], self.src_offset[t], <int64_t>self.src_len[t], s, err)
             if r >= 0:
                 data[0] = s.buf[0]
             return r
@@ -716,7 +744,8 @@ cdef class ReadBatch(_Batch):
     ``out``: the writable output array; ``out_strides``: its byte stride for each
     *array* dimension (0 for dimensions the selection drops); ``fill``: the fill
     value's bytes in native order; ``sources``: per task, bytes (encoded chunk),
-    ("path", b"/file") (read here) or None (missing).
+    ("bytes", b"...", offset, length) (a part of them), ("path", b"/file") or
+    ("path", b"/file", offset, length) (read here), or None (missing).
     """
 
     def __init__(self, Chain chain, table, local, outidx, tasks, out, tuple out_strides,

@@ -1,0 +1,6 @@
+"""Shard assembly (see shard.pyx); the copying runs without the GIL."""
+
+from typing import Any
+
+def assemble_shard(parts: list[Any], index_at_start: bool, index_big_endian: bool,
+                   index_crc: bool) -> bytes | None: ...

@@ -1,0 +1,83 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Shard assembly: inner chunks + index -> one shard, built without the GIL."""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from zarrc._kernels.codecs cimport zc_crc32c_update
+
+
+cdef inline void put_u64(uint8_t* p, uint64_t v, bint big) noexcept nogil:
+    cdef int i
+    for i in range(8):
+        p[7 - i if big else i] = (v >> (8 * i)) & 0xff
+
+
+def assemble_shard(list parts, bint index_at_start, bint index_big_endian, bint index_crc):
+    """Build a shard from its inner chunks, in C order of the inner chunk grid.
+
+    ``parts[i]``: None (empty inner chunk), bytes, or (bytes, offset, length) (a
+    slice of an old shard, kept byte for byte).  Chunks are laid out in order,
+    then the index ((offset, nbytes) uint64 pairs, 2^64-1 for empty chunks, then
+    the crc32c of the pairs if ``index_crc``) at the start or end.  Returns the
+    shard's bytes, or None if every inner chunk is empty.
+    """
+    cdef Py_ssize_t n = len(parts), i, total, pos, index_nbytes
+    cdef const uint8_t** ptrs = <const uint8_t**>malloc(max(n, 1) * sizeof(void*))
+    cdef Py_ssize_t* lens = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef uint8_t* out
+    cdef uint8_t* index
+    cdef uint64_t off, nb
+    cdef uint32_t crc
+    cdef bint any_data = False
+    if ptrs == NULL or lens == NULL:
+        free(ptrs)
+        free(lens)
+        raise MemoryError()
+    try:
+        index_nbytes = 16 * n + (4 if index_crc else 0)
+        total = index_nbytes
+        for i in range(n):
+            part = parts[i]
+            if part is None:
+                ptrs[i] = NULL
+                lens[i] = 0
+                continue
+            if type(part) is bytes:
+                ptrs[i] = <const uint8_t*>PyBytes_AS_STRING(part)
+                lens[i] = PyBytes_GET_SIZE(part)
+            else:
+                buf, start, length = part
+                if start < 0 or length < 0 or start + length > len(<bytes>buf):
+                    raise ValueError(f"inner chunk {i}: range ({start}, {length}) outside {len(buf)} bytes")
+                ptrs[i] = <const uint8_t*>PyBytes_AS_STRING(<bytes>buf) + <Py_ssize_t>start
+                lens[i] = length
+            total += lens[i]
+            any_data = True
+        if not any_data:
+            return None
+        result = PyBytes_FromStringAndSize(NULL, total)
+        out = <uint8_t*>PyBytes_AS_STRING(result)
+        with nogil:
+            pos = index_nbytes if index_at_start else 0
+            index = out if index_at_start else out + (total - index_nbytes)
+            for i in range(n):
+                if ptrs[i] == NULL:
+                    off = nb = <uint64_t>(-1)
+                else:
+                    memcpy(out + pos, ptrs[i], lens[i])
+                    off = <uint64_t>pos
+                    nb = <uint64_t>lens[i]
+                    pos += lens[i]
+                put_u64(index + 16 * i, off, index_big_endian)
+                put_u64(index + 16 * i + 8, nb, index_big_endian)
+            if index_crc:
+                crc = zc_crc32c_update(0, index, 16 * n)
+                for i in range(4):
+                    index[16 * n + i] = (crc >> (8 * i)) & 0xff
+        return result
+    finally:
+        free(ptrs)
+        free(lens)
