@@ -41,6 +41,7 @@ from bench._common import (  # noqa: E402
 LIBS = ("zarrc", "numcodecs")
 DTYPES = ("uint16", "float32")
 SCALING_TARGET = 1.8
+SMALL = 1 << 20  # bytes per buffer in the cache-resident scaling measure (fits L2/L3)
 
 # name -> (zarrc codec, numcodecs codec), each built for a dtype's item size
 CODECS = {
@@ -148,6 +149,45 @@ class Runner:
         self.add(name, dtype, "scaling 2 threads / 1 thread", "2T/1T",
                  {lib: gbps["2T"][lib] / gbps["1T"][lib] for lib in LIBS})
 
+    def run_cache_resident(self, name: str, dtype: str, data: np.ndarray) -> None:
+        """Thread scaling without the memory-bandwidth ceiling: each thread decodes its
+        own 1 MiB buffer over and over (input and output stay in the caches),
+        so what is left is whether the threads really run at once (GIL released)."""
+        codecs = dict(zip(LIBS, CODECS[name](data.itemsize)))
+        items = SMALL // data.itemsize
+        small = [data.reshape(-1)[i * items:(i + 1) * items] for i in range(2)]
+        enc = {lib: [codecs[lib].encode(x) for x in small] for lib in LIBS}
+        outs = {lib: [np.empty(SMALL, np.uint8) for _ in small] for lib in LIBS}
+        for lib, c in codecs.items():
+            _verify(f"{lib} {name} {dtype} cache-resident", c, enc[lib], outs[lib],
+                    [x.view(np.uint8) for x in small])
+        # enough repetitions for ~50 ms of work per thread, so thread start-up is noise
+        per_call = max(_once(lambda c=codecs[lib], e=enc[lib][0], o=outs[lib][0]: c.decode(e, out=o))
+                       for lib in LIBS for _ in range(3))
+        reps = max(16, int(0.05 / max(per_call, 1e-7)))
+
+        def loop(lib, i):
+            c, e, o = codecs[lib], enc[lib][i], outs[lib][i]
+
+            def run():
+                for _ in range(reps):
+                    c.decode(e, out=o)
+            return run
+
+        fns = {}
+        for lib in LIBS:
+            fns[f"{lib} 1T"] = lambda lib=lib: threaded_time([loop(lib, 0)])
+            fns[f"{lib} 2T"] = lambda lib=lib: threaded_time([loop(lib, 0), loop(lib, 1)])
+        warm = max(fn() for fn in fns.values())
+        repeat = pick_repeat(warm, self.budget, self.lo, self.hi)
+        times = interleaved_times(fns, repeat, self_timed=True)
+        gbps = {}
+        for nt, work in (("1T", reps * SMALL), ("2T", 2 * reps * SMALL)):
+            gbps[nt] = {lib: work / 1e9 / float(np.median(times[f"{lib} {nt}"])) for lib in LIBS}
+        self.add(name, dtype, "scaling 2 threads / 1 thread, 1 MiB cache-resident", "2T/1T",
+                 {lib: gbps["2T"][lib] / gbps["1T"][lib] for lib in LIBS}, repeat,
+                 {lib: times[f"{lib} 2T"] for lib in LIBS})
+
     def run_single_buffer(self, name: str, dtype: str, data: np.ndarray) -> None:
         """One buffer of all the data, decoded and encoded from the main thread."""
         codecs = dict(zip(LIBS, CODECS[name](data.itemsize)))
@@ -232,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         data = smooth_field((runner.total // itemsize // (512 * 512), 512, 512), dtype, seed=42)
         for name in names:
             runner.run_codec(name, dtype, data)
+            runner.run_cache_resident(name, dtype, data)
         if "blosc-lz4" in names:
             runner.run_single_buffer("blosc-lz4", dtype, data)
         del data

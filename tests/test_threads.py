@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import zarrc
-from zarrc import engine
+import zarrc.threads
 
 
 def run_threads(n, target):
@@ -38,8 +38,8 @@ def run_threads(n, target):
 @pytest.mark.parametrize("threads", [None, 8])
 def test_concurrent_random_reads(zh, rw_store_maker, threads, monkeypatch):
     # a fresh pool, so that it grows while calls are in flight (calls of different sizes)
-    monkeypatch.setattr(engine, "_pool", None)
-    monkeypatch.setattr(engine, "_pool_size", 0)
+    monkeypatch.setattr(zarrc.threads, "_pool", None)
+    monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
     rng = np.random.default_rng(11)
     data = zh.random_data(rng, (60, 50, 4), "float64")
     arr = zh.make_array(rw_store_maker.new(), data.shape, (7, 6, 4), "float64", "zstd+crc32c")
@@ -179,6 +179,6 @@ def test_thread_pool_grows_safely_under_concurrent_calls(zh, monkeypatch):
 
     with zarrc.config.set(threads=16):
         for _ in range(8):
-            monkeypatch.setattr(engine, "_pool", None)
-            monkeypatch.setattr(engine, "_pool_size", 0)
+            monkeypatch.setattr(zarrc.threads, "_pool", None)
+            monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
             run_threads(8, reader)

@@ -13,6 +13,7 @@ from zarrc import engine
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.chunk_key import ChunkKeyEncoding
 from zarrc.codecs.chain import CodecChain
+from zarrc.sharded import ShardIndexCache, sharding_levels
 from zarrc.errors import StoreError, ZarrcError
 from zarrc.metadata.names import key_prefix, metadata_key, normalize_path
 from zarrc.metadata.v3 import ArrayMetadataV3
@@ -87,16 +88,17 @@ class Array:
         encoding = ChunkKeyEncoding.from_metadata(md)
         prefix = self._prefix
         chain = CodecChain(md.codecs)
-        chunks = tuple(max(c, 1) for c in md.chunk_shape)
         dtype = md.dtype
+        levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
         self._codec_chain = chain
         self._chunked = engine.ChunkedArray(
             shape=md.shape, chunks=chunks, dtype=dtype,
             fill=np.asarray(md.fill_value, dtype=dtype).tobytes(),
-            chain=chain.prepare(chunks, dtype),
+            chain=inner.prepare(chunks, dtype),
             chunk_keys=lambda coords: encoding.encode_many(coords, prefix),
             store=self._store, name=self._path,
             write_empty_chunks=self._write_empty_chunks,
+            levels=tuple(levels), shard_cache=ShardIndexCache() if levels else None,
         )
         self._encoding = encoding
 
@@ -149,7 +151,13 @@ class Array:
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        return self._metadata.chunk_shape
+        """The chunk shape: for a sharded array, the (innermost) inner chunks."""
+        return self._chunked.chunks if self._chunked.levels else self._metadata.chunk_shape
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape of a sharded array, else None."""
+        return self._metadata.chunk_shape if self._chunked.levels else None
 
     @property
     def dtype(self) -> np.dtype:
@@ -204,7 +212,7 @@ class Array:
     @property
     def cdata_shape(self) -> tuple[int, ...]:
         """The shape of the chunk grid."""
-        return RegularChunkGrid(self.shape, self.chunks).grid_shape
+        return RegularChunkGrid(self.shape, self._metadata.chunk_shape).grid_shape
 
     @property
     def nchunks(self) -> int:

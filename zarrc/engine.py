@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -24,6 +23,7 @@ import numpy as np
 from zarrc import indexing
 from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, Chain, ReadBatch, WriteBatch
 from zarrc.config import config
+from zarrc.threads import run_parallel
 from zarrc.errors import ChecksumError, CodecError, StoreError
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
@@ -52,42 +52,16 @@ class ChunkedArray:
     store: Any
     name: str = "/"
     write_empty_chunks: bool = False
+    levels: tuple = ()          # sharding levels (zarrc.sharded.ShardLevel); chunks = innermost
+    shard_cache: Any = None     # decoded shard indexes (zarrc.sharded.ShardIndexCache)
 
 
-# ---------------------------------------------------------------- thread pool
-
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
-
-
-def _executor(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < workers:
-            # The old pool is dropped, not shut down: another thread may be about to
-            # submit to it (submit after shutdown raises RuntimeError).  Its idle
-            # workers exit once the last caller holding it lets it go.
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc")
-            _pool_size = workers
-        return _pool
-
+# ---------------------------------------------------------------- batches
 
 def run_batch(batch: Any, ntasks: int) -> None:
-    """Run a batch on up to ``config.threads`` threads: the caller and pool workers.
-
-    Workers that have not started once the caller has drained the batch are
-    cancelled, so a busy pool never delays a call that could finish alone."""
-    workers = min(config.threads, ntasks)
-    if workers <= 1:
-        batch.run()
-        return
-    pool = _executor(workers - 1)
-    futures = [pool.submit(batch.run) for _ in range(workers - 1)]
-    batch.run()
-    for f in futures:
-        if not f.cancel():
-            f.result()
+    """Run a native batch on up to ``config.threads`` threads: the caller and pool
+    workers, each taking chunk tasks until none are left."""
+    run_parallel(batch.run, min(config.threads, ntasks))
 
 
 # ---------------------------------------------------------------- plans
@@ -136,7 +110,7 @@ def _product(sizes: list[int]) -> np.ndarray:
     return np.ascontiguousarray(np.stack([g.ravel() for g in grids], axis=1))
 
 
-def _array_strides(dims: list[indexing.DimProjection], strides: tuple[int, ...]) -> tuple[int, ...]:
+def array_strides(dims: list[indexing.DimProjection], strides: tuple[int, ...]) -> tuple[int, ...]:
     """Byte strides per array dimension: the user array's, 0 where the selection drops it."""
     result, j = [], 0
     for d in dims:
@@ -158,7 +132,7 @@ def _paths(store: Any, keys: list[str]) -> list | None:
         return None
 
 
-def _raise_task_error(batch: Any, arr: ChunkedArray, keys: list[str]) -> None:
+def raise_task_error(batch: Any, arr: ChunkedArray, keys: list[str]) -> None:
     failed = batch.first_error()
     if failed is None:
         return
@@ -199,6 +173,10 @@ def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nda
     ValueError for a mismatched ``out``, CodecError / ChecksumError / StoreError for
     chunks that cannot be read."""
     _check_operand(arr, dims, out, "out")
+    if arr.levels:
+        from zarrc import sharded
+        sharded.read_into(arr, dims, out)
+        return
     table, local, outidx, tasks = assemble(dims)
     coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
     keys = arr.chunk_keys(coords)
@@ -206,9 +184,9 @@ def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nda
     if sources is None:
         sources = arr.store.get_many(keys)
     batch = ReadBatch(arr.chain, table, local, outidx, tasks, out,
-                      _array_strides(dims, out.strides), arr.fill, sources)
+                      array_strides(dims, out.strides), arr.fill, sources)
     run_batch(batch, len(keys))
-    _raise_task_error(batch, arr, keys)
+    raise_task_error(batch, arr, keys)
 
 
 _tmp_token = os.urandom(4).hex()
@@ -226,16 +204,20 @@ def write(arr: ChunkedArray, selection: Any, value: Any) -> None:
     fill value everywhere are deleted instead of stored (unless
     ``write_empty_chunks``).  An error raised here has stored nothing."""
     dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
+    write_from(arr, dims, broadcast_value(arr, value, out_shape))
+
+
+def broadcast_value(arr: ChunkedArray, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as ``arr.dtype`` broadcast to ``shape``, as numpy assignment does."""
     value = np.asarray(value, dtype=arr.dtype)
-    extra = value.ndim - len(out_shape)
+    extra = value.ndim - len(shape)
     if extra > 0 and all(n == 1 for n in value.shape[:extra]):
         value = value.reshape(value.shape[extra:])     # as numpy: leading 1s of the value go
     try:
-        value = np.broadcast_to(value, out_shape)
+        return np.broadcast_to(value, shape)
     except ValueError:
         raise ValueError(f"could not broadcast value of shape {value.shape} to selection "
-                         f"shape {out_shape}") from None
-    write_from(arr, dims, value)
+                         f"shape {shape}") from None
 
 
 def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
@@ -245,10 +227,14 @@ def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.
     _check_operand(arr, dims, value, "value")
     if value.size == 0:
         return
+    if arr.levels:
+        from zarrc import sharded
+        sharded.write_from(arr, dims, value)
+        return
     table, local, outidx, tasks = assemble(dims)
     coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
     per_batch = max(1, WRITE_BATCH_BYTES // max(1, arr.chain.chunk_nbytes))
-    strides = _array_strides(dims, value.strides)
+    strides = array_strides(dims, value.strides)
     for lo in range(0, len(tasks), per_batch):
         _write_batch(arr, table, local, outidx, tasks[lo:lo + per_batch],
                      coords[lo:lo + per_batch], value, strides)
@@ -267,11 +253,11 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
     batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
                        arr.fill, sources, _tmp_suffix(), write_empty)
     run_batch(batch, len(keys))
-    _raise_task_error(batch, arr, keys)
+    raise_task_error(batch, arr, keys)
     if isinstance(sources[0], tuple):
         batch.start_commit()
         run_batch(batch, len(keys))
-        _raise_task_error(batch, arr, keys)
+        raise_task_error(batch, arr, keys)
         return
     for t, key in enumerate(keys):
         outcome = batch.outcome(t)

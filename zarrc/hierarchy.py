@@ -101,7 +101,8 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
     """Create an array (zarr-python's ``create_array`` keywords).
 
     store : a path (local directory, ".zip" for a zip file), a dict (memory), or a Store.
-    shape, dtype : the array; chunks : the chunk shape ("auto": about 1 MiB).
+    shape, dtype : the array; chunks : the chunk shape ("auto": about 1 MiB); with
+        ``shards`` (the shard shape), the inner chunk shape of a sharded array.
     filters : array->array codecs (e.g. ``Transpose``); serializer : the array->bytes
         codec ("auto": ``Bytes("little")``); compressors : bytes->bytes codecs ("auto":
         ``Zstd(level=0)``, as zarr-python; None for none).  Codecs are codec objects
@@ -114,8 +115,6 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
 
     if zarr_format != 3:
         raise MetadataError(f"zarr_format {zarr_format} is not supported yet (only 3)")
-    if shards is not None:
-        raise MetadataError("sharding (shards=...) is not supported yet")
     if order not in (None, "C", "F"):
         raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
     store = make_store(store, mode="a") if not isinstance(store, Store) else store
@@ -129,13 +128,22 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     codecs = _normalize_codecs(filters) + [serializer] + _normalize_codecs(compressors)
+    grid = tuple(chunks)
+    if shards is not None:
+        # as zarr-python: ``shards`` is the stored object's shape, ``chunks`` the inner
+        # chunks, and every codec goes inside the sharding codec
+        grid = (int(shards),) * len(shape) if isinstance(shards, (int, np.integer)) else tuple(shards)
+        codecs = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(chunks), "codecs": codecs,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"}}]
     encoding = chunk_key_encoding if chunk_key_encoding is not None else "default"
     if isinstance(encoding, dict) and "configuration" not in encoding and "separator" in encoding:
         # zarr-python's short form {"name": ..., "separator": ...} -> the spec's JSON form
         rest = {k: v for k, v in encoding.items() if k != "separator"}
         encoding = {"name": "default", **rest, "configuration": {"separator": encoding["separator"]}}
     metadata = ArrayMetadataV3.create(
-        shape, dtype, tuple(chunks), fill_value=fill_value, codecs=codecs,
+        shape, dtype, grid, fill_value=fill_value, codecs=codecs,
         chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names)
     array = Array(store, node_path, metadata, write_empty_chunks=write_empty_chunks)  # validates codecs
     _prepare_location(store, node_path, overwrite)

@@ -23,8 +23,9 @@ def executor(workers: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < workers:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
+            # The old pool is dropped, not shut down: another thread may be about to
+            # submit to it (submit after shutdown raises RuntimeError).  Its idle
+            # workers exit once the last caller holding it lets it go.
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc")
             _pool_size = workers
         return _pool

@@ -41,8 +41,10 @@ def codec_from_spec(spec: Any) -> Codec:
     else:
         raise MetadataError(f"codec {spec!r} is not a codec object, a spec dict or a name")
     if name == "sharding_indexed":
-        raise MetadataError("codec 'sharding_indexed' is not supported yet")
-    cls = CODECS.get(name)
+        from zarrc.codecs.sharding import ShardingIndexed
+        cls = ShardingIndexed
+    else:
+        cls = CODECS.get(name)
     if cls is None:
         raise MetadataError(f"unknown codec {name!r}")
     try:
@@ -56,20 +58,23 @@ class CodecChain:
     bytes->bytes* structure."""
 
     def __init__(self, codecs: Sequence[Any]) -> None:
-        objs = [codec_from_spec(c) for c in codecs]
+        # unknown codecs marked "must_understand": false are skipped, as the spec allows
+        objs = [codec_from_spec(c) for c in codecs if getattr(c, "must_understand", True)]
         n_a2a = 0
         while n_a2a < len(objs) and isinstance(objs[n_a2a], ARRAY_TO_ARRAY):
             n_a2a += 1
-        if n_a2a == len(objs) or not isinstance(objs[n_a2a], ARRAY_TO_BYTES):
+        from zarrc.codecs.sharding import ShardingIndexed
+        array_to_bytes = ARRAY_TO_BYTES + (ShardingIndexed,)
+        if n_a2a == len(objs) or not isinstance(objs[n_a2a], array_to_bytes):
             raise MetadataError(f"codecs {[c.name for c in objs]}: the chain needs exactly one "
                                 "array->bytes codec (e.g. 'bytes') after the array->array codecs")
         rest = objs[n_a2a + 1:]
         for c in rest:
-            if isinstance(c, ARRAY_TO_ARRAY + ARRAY_TO_BYTES):
+            if isinstance(c, ARRAY_TO_ARRAY + array_to_bytes):
                 raise MetadataError(f"codecs {[c.name for c in objs]}: {c.name!r} cannot follow "
                                     "the array->bytes codec")
         self.array_to_array: tuple[Codec, ...] = tuple(objs[:n_a2a])
-        self.array_to_bytes: Bytes = objs[n_a2a]
+        self.array_to_bytes: Codec = objs[n_a2a]
         self.bytes_to_bytes: tuple[Codec, ...] = tuple(rest)
 
     @property

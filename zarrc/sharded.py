@@ -1,0 +1,382 @@
+"""Reads and writes of sharded arrays (``sharding_indexed``, nested too).
+
+The unit of work is the innermost chunk.  A selection is planned over the
+innermost chunk grid; each touched chunk is located through the shard indexes
+(read with one range request per shard and cached per array), and its bytes are
+then fetched on their own: a local store's worker threads ``pread`` exactly those
+bytes, other stores get the needed ranges of each shard in one request, adjacent
+ranges merged.  The chunks are decoded and scattered by the same native batch as
+unsharded chunks, so a shard's inner chunks decode in parallel.
+
+Writes encode the touched inner chunks in parallel (native), keep every
+untouched inner chunk of a partly written shard byte for byte, and assemble each
+shard natively before storing it once; a write covering whole shards never reads
+them.  Nested sharding is written by re-encoding each touched shard as a whole.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from zarrc import engine, indexing
+from zarrc._kernels.pipeline import STORED, ReadBatch, WriteBatch
+from zarrc._kernels.shard import assemble_shard
+from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
+from zarrc.errors import CodecError
+
+
+@dataclass
+class ShardLevel:
+    """One sharding codec: its shards of ``shard_shape`` hold inner chunks of ``inner_shape``."""
+
+    codec: ShardingIndexed
+    shard_shape: tuple[int, ...]
+    inner_shape: tuple[int, ...]
+
+    @property
+    def cps(self) -> tuple[int, ...]:
+        return tuple(s // i for s, i in zip(self.shard_shape, self.inner_shape))
+
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.cps)
+
+    @property
+    def index_nbytes(self) -> int:
+        return self.codec.index_nbytes(self.nchunks)
+
+
+@dataclass
+class ShardIndexCache:
+    """Decoded shard indexes of one open array, by (key, nesting depth, byte offset)."""
+
+    tables: dict = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, key: tuple) -> Any:
+        with self.lock:
+            return self.tables.get(key)
+
+    def put(self, key: tuple, table: Any) -> None:
+        with self.lock:
+            self.tables[key] = table
+
+    def forget(self, shard_key: str) -> None:
+        with self.lock:
+            for k in [k for k in self.tables if k[0] == shard_key]:
+                del self.tables[k]
+
+
+_MISSING = object()
+
+
+def sharding_levels(chain: Any, chunk_shape: tuple[int, ...]) -> tuple[list[ShardLevel], Any, tuple[int, ...]]:
+    """Unwrap nested sharding codecs: (levels, innermost codec chain, innermost chunk
+    shape).  No levels for an unsharded chain."""
+    from zarrc.errors import MetadataError
+
+    levels = []
+    while isinstance(chain.array_to_bytes, ShardingIndexed):
+        codec = chain.array_to_bytes
+        if chain.array_to_array or chain.bytes_to_bytes:
+            raise MetadataError("codecs around sharding_indexed (before or after it) are not supported; "
+                                "put them inside the sharding codec")
+        codec.chunks_per_shard(chunk_shape)        # checks that the inner shape divides the shard
+        levels.append(ShardLevel(codec, chunk_shape, codec.chunk_shape))
+        chain, chunk_shape = codec.inner, codec.chunk_shape
+    return levels, chain, chunk_shape
+
+
+def _size_of(store: Any, key: str) -> int | None:
+    local_path = getattr(store, "local_path", None)
+    if local_path is None:
+        return None
+    try:
+        return os.stat(local_path(key)).st_size
+    except OSError:
+        return None
+
+
+def _index(arr: engine.ChunkedArray, depth: int, key: str, start: int, length: int | None):
+    """The absolute-offset index of the level-``depth`` shard stored at ``key``
+    [start, start+length) (length None: the whole value), or None if there is none."""
+    level = arr.levels[depth]
+    cache = arr.shard_cache
+    cached = cache.get((key, depth, start))
+    if cached is not None:
+        return None if cached is _MISSING else cached
+    n = level.index_nbytes
+    where = f"shard {key} of {arr.name}"
+    size = length if length is not None else _size_of(arr.store, key)
+    if level.codec.index_location == "start":
+        raw = arr.store.get_range(key, start, n)
+        data_start, data_end = n, size
+    elif length is None:
+        raw = arr.store.get_range(key, -n)
+        data_start, data_end = 0, None if size is None else size - n
+    else:
+        raw = arr.store.get_range(key, start + length - n, n)
+        data_start, data_end = 0, length - n
+    if raw is None:
+        cache.put((key, depth, start), _MISSING)
+        return None
+    table = level.codec.decode_index(raw, level.nchunks, where)
+    check_index(table, data_start, data_end, where)
+    table = table.copy()
+    used = table[:, 0] != EMPTY
+    table[used, 0] += np.uint64(start)
+    cache.put((key, depth, start), table)
+    return table
+
+
+def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Where each innermost chunk (rows of ``coords``) is stored: (shard keys, key
+    index per chunk, byte offset, byte length); offset -1 for empty chunks."""
+    levels = arr.levels
+    pos = coords * np.asarray(arr.chunks, np.int64)
+    top = pos // np.asarray(levels[0].shard_shape, np.int64)
+    shards, which = np.unique(top, axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    keys = arr.chunk_keys(shards)
+    n = len(coords)
+    offset = np.zeros(n, np.int64)
+    length = np.full(n, -1, np.int64)
+    present = np.ones(n, bool)
+    for depth, level in enumerate(levels):
+        within = (pos % np.asarray(level.shard_shape, np.int64)) // np.asarray(level.inner_shape, np.int64)
+        flat = np.ravel_multi_index(within.T, level.cps) if len(level.cps) else np.zeros(n, np.int64)
+        containers = {}
+        for t in np.flatnonzero(present):
+            containers.setdefault((int(which[t]), int(offset[t])), []).append(t)
+        for (k, start), members in containers.items():
+            members = np.asarray(members)
+            table = _index(arr, depth, keys[k], start, None if depth == 0 else int(length[members[0]]))
+            if table is None:
+                present[members] = False
+                continue
+            entries = table[flat[members]]
+            empty = entries[:, 0] == EMPTY
+            present[members[empty]] = False
+            offset[members[~empty]] = entries[~empty, 0].astype(np.int64)
+            length[members[~empty]] = entries[~empty, 1].astype(np.int64)
+    offset[~present] = -1
+    return keys, which, offset, length
+
+
+def _sources(arr: engine.ChunkedArray, keys: list[str], which: np.ndarray, offset: np.ndarray,
+             length: np.ndarray) -> list:
+    """Native batch sources for located chunks: byte ranges of local files, or
+    slices of merged range reads."""
+    local_path = getattr(arr.store, "local_path", None)
+    sources: list = [None] * len(which)
+    if local_path is not None:
+        paths = [os.fsencode(local_path(k)) for k in keys]
+        for t in np.flatnonzero(offset >= 0):
+            sources[t] = ("path", paths[which[t]], int(offset[t]), int(length[t]))
+        return sources
+    for k, key in enumerate(keys):
+        members = np.flatnonzero((which == k) & (offset >= 0))
+        if not len(members):
+            continue
+        members = members[np.argsort(offset[members], kind="stable")]
+        ranges, groups = [], []
+        for t in members:
+            start, end = int(offset[t]), int(offset[t] + length[t])
+            if ranges and start <= ranges[-1][1]:
+                ranges[-1][1] = max(ranges[-1][1], end)
+                groups[-1].append(t)
+            else:
+                ranges.append([start, end])
+                groups.append([t])
+        blobs = arr.store.get_ranges(key, [(s, e - s) for s, e in ranges])
+        if blobs is None:
+            continue
+        for (start, end), group, blob in zip(ranges, groups, blobs):
+            blob = bytes(blob)
+            for t in group:
+                if offset[t] - start + length[t] > len(blob):
+                    raise CodecError(f"shard {key} of {arr.name}: inner chunk at byte {int(offset[t])} "
+                                     f"({int(length[t])} bytes) lies past the end of the shard")
+                sources[t] = ("bytes", blob, int(offset[t] - start), int(length[t]))
+    return sources
+
+
+def read_into(arr: engine.ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+    """engine.read_into for a sharded array."""
+    table, local, outidx, tasks = engine.assemble(dims)
+    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    keys, which, offset, length = locate(arr, coords)
+    sources = _sources(arr, keys, which, offset, length)
+    batch = ReadBatch(arr.chain, table, local, outidx, tasks, out,
+                      engine.array_strides(dims, out.strides), arr.fill, sources)
+    engine.run_batch(batch, len(tasks))
+    engine.raise_task_error(batch, arr, _LazyLabels(keys, which, coords))
+
+
+class _LazyLabels:
+    """Chunk names for error messages, made only when one is needed."""
+
+    def __init__(self, keys, which, coords) -> None:
+        self._keys, self._which, self._coords = keys, which, coords
+
+    def __getitem__(self, t: int) -> str:
+        return f"{self._keys[self._which[t]]} (inner chunk {tuple(int(c) for c in self._coords[t])})"
+
+
+# ---------------------------------------------------------------- writes
+
+def encode_region(arr: engine.ChunkedArray, value: np.ndarray, shape: tuple[int, ...],
+                  chunk_shape: tuple[int, ...]) -> list:
+    """Encode every chunk of ``value`` (an array of ``shape``, a shard's contents) with
+    the innermost chain: encoded bytes per chunk in C order, None where a chunk is
+    all fill value (and empty chunks are not kept)."""
+    dims, _ = indexing.plan(Ellipsis, shape, chunk_shape)
+    table, local, outidx, tasks = engine.assemble(dims)
+    batch = WriteBatch(arr.chain, table, local, outidx, tasks, value,
+                       engine.array_strides(dims, value.strides), arr.fill, [None] * len(tasks),
+                       b".tmp", arr.write_empty_chunks)
+    engine.run_batch(batch, len(tasks))
+    engine.raise_task_error(batch, arr, [f"inner chunk {i} of a shard" for i in range(len(tasks))])
+    return [batch.encoded(t) if batch.outcome(t) == STORED else None for t in range(len(tasks))]
+
+
+def _encode_shard(arr: engine.ChunkedArray, depth: int, contents: np.ndarray) -> bytes | None:
+    level = arr.levels[depth]
+    if depth == len(arr.levels) - 1:
+        parts = encode_region(arr, contents, level.shard_shape, level.inner_shape)
+    else:
+        parts = []
+        for corner in np.ndindex(*level.cps):
+            sub = tuple(slice(c * i, (c + 1) * i) for c, i in zip(corner, level.inner_shape))
+            parts.append(_encode_shard(arr, depth + 1, np.ascontiguousarray(contents[sub])))
+    codec = level.codec
+    return assemble_shard(parts, codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+
+
+def _store_shard(arr: engine.ChunkedArray, key: str, data: bytes | None, existed: bool) -> None:
+    if data is not None:
+        arr.store.set(key, data)
+    elif existed:
+        if getattr(arr.store, "supports_deletes", True):
+            arr.store.delete(key)
+        else:   # a zip cannot delete: store a shard whose inner chunks are all empty
+            level = arr.levels[0]
+            arr.store.set(key, _empty_shard(level))
+    arr.shard_cache.forget(key)
+
+
+def _empty_shard(level: ShardLevel) -> bytes:
+    from zarrc._kernels.codecs import crc32c
+
+    pairs = np.full(2 * level.nchunks, EMPTY, ">u8" if level.codec.index_big_endian else "<u8").tobytes()
+    return pairs + (crc32c(pairs).to_bytes(4, "little") if level.codec.index_crc else b"")
+
+
+def write_from(arr: engine.ChunkedArray, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    """engine.write_from for a sharded array (see the module docstring)."""
+    top = arr.levels[0]
+    shard_shape = np.asarray(top.shard_shape, np.int64)
+    table, local, outidx, tasks = engine.assemble(dims)
+    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    pos = coords * np.asarray(arr.chunks, np.int64)
+    shards, which = np.unique(pos // shard_shape, axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    keys = arr.chunk_keys(shards)
+    if len(arr.levels) > 1:
+        _write_whole_shards(arr, dims, value, shards, keys)
+        return
+    full = table[tasks, 6].all(axis=1) if tasks.shape[1] else np.ones(len(tasks), bool)
+    flat = (np.ravel_multi_index(((pos % shard_shape) // np.asarray(top.inner_shape)).T, top.cps)
+            if len(top.cps) else np.zeros(len(tasks), np.int64))
+    old, old_tables, sources = {}, {}, [None] * len(tasks)
+    for k, key in enumerate(keys):
+        members = np.flatnonzero(which == k)
+        if full[members].sum() == _inner_chunks_in_bounds(arr, top, shards[k]):
+            continue                                   # the whole shard is rewritten: no read
+        blob = arr.store.get(key)
+        if blob is None:
+            continue
+        blob = bytes(blob)
+        index_table = _parse_shard(top, blob, f"shard {key} of {arr.name}")
+        old[k], old_tables[k] = blob, index_table
+        for t in members:
+            off, nb = index_table[flat[t]]
+            if not full[t] and off != EMPTY:
+                sources[t] = ("bytes", blob, int(off), int(nb))
+    batch = WriteBatch(arr.chain, table, local, outidx, tasks, value, engine.array_strides(dims, value.strides),
+                       arr.fill, sources, b".tmp", arr.write_empty_chunks)
+    engine.run_batch(batch, len(tasks))
+    engine.raise_task_error(batch, arr, _LazyLabels(keys, which, coords))
+    codec = top.codec
+    for k, key in enumerate(keys):
+        parts: list = [None] * top.nchunks
+        if k in old_tables:
+            for i, (off, nb) in enumerate(old_tables[k]):
+                if off != EMPTY:
+                    parts[i] = (old[k], int(off), int(nb))
+        for t in np.flatnonzero(which == k):
+            parts[flat[t]] = batch.encoded(t) if batch.outcome(t) == STORED else None
+        data = assemble_shard(parts, codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+        _store_shard(arr, key, data, existed=True)
+
+
+def _parse_shard(level: ShardLevel, blob: bytes, where: str) -> np.ndarray:
+    """The checked index of a whole shard held in memory."""
+    n = level.index_nbytes
+    if len(blob) < n:
+        raise CodecError(f"{where}: shard holds {len(blob)} bytes, less than its {n}-byte index")
+    at_start = level.codec.index_location == "start"
+    table = level.codec.decode_index(blob[:n] if at_start else blob[len(blob) - n:], level.nchunks, where)
+    check_index(table, n if at_start else 0, len(blob) if at_start else len(blob) - n, where)
+    return table
+
+
+def _inner_chunks_in_bounds(arr: engine.ChunkedArray, level: ShardLevel, shard: np.ndarray) -> int:
+    origin = shard * np.asarray(level.shard_shape)
+    return math.prod(min(c, -(-(s - o) // i))
+                     for c, s, o, i in zip(level.cps, arr.shape, origin, level.inner_shape))
+
+
+def _write_whole_shards(arr, dims, value, shards, keys) -> None:
+    """Nested sharding: rebuild each touched shard from its full contents."""
+    top = arr.levels[0]
+    positions = [_dim_positions(d, c) for d, c in zip(dims, arr.chunks)]
+    fill = np.frombuffer(arr.fill, arr.dtype)[0]
+    encoded = []
+    for shard in shards:
+        origin = shard * np.asarray(top.shard_shape)
+        region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
+        contents = np.full(top.shard_shape, fill, arr.dtype)
+        contents[tuple(slice(0, r.stop - r.start) for r in region)] = engine.read(arr, region)
+        src, dst = [], []
+        for (absolute, out_pos), d, o, n in zip(positions, dims, origin, top.shard_shape):
+            inside = (absolute >= o) & (absolute < o + n)
+            dst.append(absolute[inside] - o)
+            if not d.dropped:
+                src.append(out_pos[inside])
+        contents[np.ix_(*dst)] = value[np.ix_(*src)].reshape([len(x) for x in dst]) if src else value
+        encoded.append(_encode_shard(arr, 0, contents))
+    for key, data in zip(keys, encoded):
+        _store_shard(arr, key, data, existed=True)
+
+
+def _dim_positions(d: indexing.DimProjection, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """(array index, position in the value) of every element a dimension selects."""
+    rows = np.asarray(d.table, np.int64).reshape(-1, 6)
+    absolute, out = [], []
+    for c, start, step, count, out0, ix in rows:
+        if ix < 0:
+            absolute.append(c * chunk + start + step * np.arange(count))
+            out.append(out0 + np.arange(count))
+        else:
+            absolute.append(c * chunk + d.local[ix:ix + count])
+            out.append(d.out[ix:ix + count])
+    if not absolute:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(absolute), np.concatenate(out)
