@@ -13,6 +13,7 @@ chunk key, never per element.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -104,7 +105,10 @@ def _product(sizes: list[int]) -> np.ndarray:
     dimension's rows (dimension d's rows start after those of dimensions < d)."""
     if not sizes:
         return np.zeros((1, 0), np.int64)
-    offsets = np.cumsum([0] + sizes[:-1])
+    offsets = np.cumsum([0] + sizes[:-1]).tolist()
+    if math.prod(sizes) <= 256:        # small: plain Python beats numpy's per-call costs
+        rows = itertools.product(*[range(o, o + n) for n, o in zip(sizes, offsets)])
+        return np.array(list(rows), np.int64).reshape(-1, len(sizes))
     grids = np.meshgrid(*[np.arange(n, dtype=np.int64) + o for n, o in zip(sizes, offsets)],
                         indexing="ij")
     return np.ascontiguousarray(np.stack([g.ravel() for g in grids], axis=1))

@@ -74,6 +74,7 @@ class ShardIndexCache:
 
 
 _MISSING = object()
+SMALL = 64      # locate() this many chunks or fewer in plain Python
 
 
 def sharding_levels(chain: Any, chunk_shape: tuple[int, ...]) -> tuple[list[ShardLevel], Any, tuple[int, ...]]:
@@ -93,12 +94,24 @@ def sharding_levels(chain: Any, chunk_shape: tuple[int, ...]) -> tuple[list[Shar
     return levels, chain, chunk_shape
 
 
-def _size_of(store: Any, key: str) -> int | None:
+def _local_path(store: Any, key: str) -> str | None:
+    """The file holding ``key`` for stores backed by plain files, else None (the base
+    Store's ``local_path`` returns None: memory, zip and other stores)."""
     local_path = getattr(store, "local_path", None)
     if local_path is None:
         return None
     try:
-        return os.stat(local_path(key)).st_size
+        return local_path(key)
+    except NotImplementedError:
+        return None
+
+
+def _size_of(store: Any, key: str) -> int | None:
+    path = _local_path(store, key)
+    if path is None:
+        return None
+    try:
+        return os.stat(path).st_size
     except OSError:
         return None
 
@@ -139,24 +152,38 @@ def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.
     """Where each innermost chunk (rows of ``coords``) is stored: (shard keys, key
     index per chunk, byte offset, byte length); offset -1 for empty chunks."""
     levels = arr.levels
+    n, ndim = coords.shape
+    if n <= SMALL:
+        return _locate_small(arr, coords)
     pos = coords * np.asarray(arr.chunks, np.int64)
-    top = pos // np.asarray(levels[0].shard_shape, np.int64)
-    shards, which = np.unique(top, axis=0, return_inverse=True)
+    top_shape = np.asarray(levels[0].shard_shape, np.int64)
+    grid = tuple(int(-(-s // c)) for s, c in zip(arr.shape, top_shape))
+    if ndim:
+        linear = np.ravel_multi_index((pos // top_shape).T, grid)
+        shard_ids, which = np.unique(linear, return_inverse=True)
+        shards = np.stack(np.unravel_index(shard_ids, grid), axis=1)
+    else:
+        which, shards = np.zeros(n, np.int64), np.zeros((1, 0), np.int64)
     which = which.reshape(-1)
     keys = arr.chunk_keys(shards)
-    n = len(coords)
     offset = np.zeros(n, np.int64)
     length = np.full(n, -1, np.int64)
     present = np.ones(n, bool)
     for depth, level in enumerate(levels):
         within = (pos % np.asarray(level.shard_shape, np.int64)) // np.asarray(level.inner_shape, np.int64)
-        flat = np.ravel_multi_index(within.T, level.cps) if len(level.cps) else np.zeros(n, np.int64)
-        containers = {}
-        for t in np.flatnonzero(present):
-            containers.setdefault((int(which[t]), int(offset[t])), []).append(t)
-        for (k, start), members in containers.items():
-            members = np.asarray(members)
-            table = _index(arr, depth, keys[k], start, None if depth == 0 else int(length[members[0]]))
+        flat = np.ravel_multi_index(within.T, level.cps) if ndim else np.zeros(n, np.int64)
+        live = np.flatnonzero(present)
+        # the container of each chunk at this depth: its shard, and where in it the
+        # (sub-)shard starts
+        container = which[live] if depth == 0 else (which[live] << 40) | offset[live]
+        ids, group = np.unique(container, return_inverse=True)
+        order = np.argsort(group.reshape(-1), kind="stable")
+        bounds = np.searchsorted(group.reshape(-1)[order], np.arange(len(ids) + 1))
+        for j in range(len(ids)):
+            members = live[order[bounds[j]:bounds[j + 1]]]
+            first = members[0]
+            table = _index(arr, depth, keys[which[first]], int(offset[first]),
+                           None if depth == 0 else int(length[first]))
             if table is None:
                 present[members] = False
                 continue
@@ -169,14 +196,41 @@ def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.
     return keys, which, offset, length
 
 
+def _locate_small(arr: engine.ChunkedArray, coords: np.ndarray):
+    """locate() for a few chunks, in plain Python (numpy's per-call costs would dominate)."""
+    levels = arr.levels
+    top = levels[0].shard_shape
+    positions = [[c * k for c, k in zip(row, arr.chunks)] for row in coords.tolist()]
+    shard_ids: dict = {}
+    which = [shard_ids.setdefault(tuple(p // s for p, s in zip(pos, top)), len(shard_ids))
+             for pos in positions]
+    keys = arr.chunk_keys(np.array(list(shard_ids), np.int64).reshape(len(shard_ids), len(top)))
+    offset, length = [], []
+    for pos, k in zip(positions, which):
+        start, size = 0, None
+        for depth, level in enumerate(levels):
+            table = _index(arr, depth, keys[k], start, size)
+            flat = 0
+            for p, s, i, c in zip(pos, level.shard_shape, level.inner_shape, level.cps):
+                flat = flat * c + (p % s) // i
+            entry = None if table is None else table[flat]
+            if entry is None or entry[0] == EMPTY:
+                start = -1
+                break
+            start, size = int(entry[0]), int(entry[1])
+        offset.append(start)
+        length.append(size if start >= 0 else -1)
+    return keys, np.array(which, np.int64), np.array(offset, np.int64), np.array(length, np.int64)
+
+
 def _sources(arr: engine.ChunkedArray, keys: list[str], which: np.ndarray, offset: np.ndarray,
              length: np.ndarray) -> list:
     """Native batch sources for located chunks: byte ranges of local files, or
     slices of merged range reads."""
-    local_path = getattr(arr.store, "local_path", None)
     sources: list = [None] * len(which)
-    if local_path is not None:
-        paths = [os.fsencode(local_path(k)) for k in keys]
+    paths = [_local_path(arr.store, k) for k in keys]
+    if keys and all(p is not None for p in paths):
+        paths = [os.fsencode(p) for p in paths]
         for t in np.flatnonzero(offset >= 0):
             sources[t] = ("path", paths[which[t]], int(offset[t]), int(length[t]))
         return sources
