@@ -91,6 +91,7 @@ class Array:
         dtype = md.dtype
         levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
         self._codec_chain = chain
+        self._inner_chain = inner
         self._chunked = engine.ChunkedArray(
             shape=md.shape, chunks=chunks, dtype=dtype,
             fill=np.asarray(md.fill_value, dtype=dtype).tobytes(),
@@ -199,11 +200,13 @@ class Array:
 
     @property
     def compressors(self) -> tuple[Any, ...]:
-        return self._codec_chain.bytes_to_bytes
+        """The bytes->bytes codecs (of the inner chunks, for a sharded array)."""
+        return self._inner_chain.bytes_to_bytes
 
     @property
     def filters(self) -> tuple[Any, ...]:
-        return self._codec_chain.array_to_array
+        """The array->array codecs (of the inner chunks, for a sharded array)."""
+        return self._inner_chain.array_to_array
 
     @property
     def serializer(self) -> Any:

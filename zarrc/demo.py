@@ -1,12 +1,14 @@
-"""zarrc demo: write and read a chunked dataset with zarrc's native codecs.
+"""zarrc demo: write a simulation-like dataset as Zarr v3, read it back, report.
 
-Run ``python -m zarrc.demo [--size-mib N] [--dir PATH] [--threads N]``.
+Run ``python -m zarrc.demo [--size N] [--dir PATH] [--threads N]``.
 
-It builds a simulation-like float32 field (smooth waves plus noisy low bits),
-cuts it into 1 MiB chunks, and for each codec compresses every chunk on a thread
-pool (the kernels release the GIL), writes the chunks as files, reads them back,
-decodes them in parallel straight into the output array, checks the result is
-bit-exact, and prints sizes, compression ratios and throughputs.
+It builds an N^3 float32 temperature field and a uint16 density field (smooth
+waves plus noisy low bits), writes them into a Zarr v3 hierarchy (a chunked
+blosc-lz4 array and a sharded zstd array, with attributes and dimension names),
+then reads the whole arrays, slabs, single chunks and single elements back,
+checks every read bit for bit against the source, and prints sizes, compression
+ratios, timings and throughput.  The dataset is readable by zarr-python and
+tensorstore (the directory is kept when --dir is given).
 """
 
 from __future__ import annotations
@@ -16,86 +18,91 @@ import os
 import shutil
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from zarrc import codecs, config
+import zarrc
 from zarrc._kernels.codecs import crc32c_hardware, library_versions
 
 
-def make_field(nbytes: int, seed: int = 0) -> np.ndarray:
-    """A (n, 256, 256) float32 field: smooth waves plus small noise in the low bits."""
-    n = max(1, nbytes // (256 * 256 * 4))
-    z, y, x = np.meshgrid(np.linspace(0, 4, n, dtype=np.float32),
-                          np.linspace(0, 6, 256, dtype=np.float32),
-                          np.linspace(0, 6, 256, dtype=np.float32), indexing="ij")
-    field = np.sin(x + 0.3 * z) * np.cos(y - 0.2 * z) * 100 + 20 * np.sin(0.5 * x * y)
+def make_field(n: int, dtype: str, seed: int = 0) -> np.ndarray:
+    """An (n, n, n) field: smooth waves plus small noise in the low bits."""
+    z, y, x = np.ogrid[:n, :n, :n]
+    scale = np.float32(6.0 / n)
+    field = (np.sin(x * scale + np.float32(0.3) * z * scale) * np.cos(y * scale) * np.float32(40)
+             + np.float32(280)).astype(np.float32)
     noise = np.random.default_rng(seed).normal(0, 0.01, field.shape).astype(np.float32)
-    return (field + noise).astype(np.float32)
+    if dtype == "uint16":
+        return ((field - 240) * 50 + noise * 100).astype(np.uint16)
+    return field + noise
 
 
-def run(size_mib: int, directory: str, threads: int) -> bool:
-    data = make_field(size_mib << 20)
-    chunks = data.reshape(-1, 1 << 18)  # 1 MiB chunks of float32
-    print(f"zarrc demo: {data.shape} float32 field, {data.nbytes / 2**20:.0f} MiB in "
-          f"{len(chunks)} chunks of 1 MiB, {threads} threads")
-    print(f"libraries: {library_versions()}, crc32c hardware: {crc32c_hardware()}")
-    print(f"chunk files under {directory}\n")
-    table = [
-        ("blosc lz4 shuffle", codecs.Blosc(cname="lz4", clevel=5, shuffle="shuffle", typesize=4)),
-        ("blosc zstd bitshuffle", codecs.Blosc(cname="zstd", clevel=3, shuffle="bitshuffle", typesize=4)),
-        ("zstd level 3", codecs.Zstd(level=3)),
-        ("gzip level 1", codecs.Gzip(level=1)),
-        ("crc32c", codecs.Crc32c()),
-    ]
-    print(f"{'codec':<24}{'stored MiB':>11}{'ratio':>7}{'encode GB/s':>13}{'decode GB/s':>13}  check")
+def stored_bytes(directory: str) -> int:
+    return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(directory) for f in files)
+
+
+def timed(fn):
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def run(n: int, directory: str) -> bool:
+    print(f"zarrc {zarrc.__version__}: {n}^3 dataset in {directory}, {zarrc.config.threads} threads")
+    print(f"native libraries {library_versions()}, crc32c in hardware: {crc32c_hardware()}\n")
+    fields = {"temperature": make_field(n, "float32"), "density": make_field(n, "uint16", seed=1)}
+    root = zarrc.open_group(directory, mode="w", attributes={"title": "zarrc demo", "grid": [n, n, n]})
+    chunk = max(1, n // 4)
+    arrays = {
+        "temperature": root.create_array(
+            "temperature", shape=(n, n, n), dtype="float32", chunks=(chunk,) * 3,
+            compressors=zarrc.codecs.Blosc(cname="lz4", clevel=5, shuffle="shuffle"),
+            dimension_names=["z", "y", "x"], attributes={"units": "K"}),
+        "density": root.create_array(
+            "density", shape=(n, n, n), dtype="uint16", chunks=(max(1, chunk // 2),) * 3,
+            shards=(max(1, chunk // 2) * 2,) * 3, compressors=zarrc.codecs.Zstd(level=3),
+            dimension_names=["z", "y", "x"], attributes={"units": "kg m-3 (scaled)"}),
+    }
     ok = True
-    with ThreadPoolExecutor(threads) as pool:
-        for label, codec in table:
-            folder = os.path.join(directory, label.replace(" ", "_"))
-            os.makedirs(folder, exist_ok=True)
-            paths = [os.path.join(folder, str(i)) for i in range(len(chunks))]
-
-            def write(i: int) -> int:
-                encoded = codec.encode(chunks[i])
-                with open(paths[i], "wb") as f:
-                    f.write(encoded)
-                return len(encoded)
-
-            start = time.perf_counter()
-            stored = sum(pool.map(write, range(len(chunks))))
-            t_encode = time.perf_counter() - start
-
-            out = np.empty_like(chunks)
-
-            def read(i: int) -> None:
-                with open(paths[i], "rb") as f:
-                    codec.decode(f.read(), out=out[i])
-
-            start = time.perf_counter()
-            list(pool.map(read, range(len(chunks))))
-            t_decode = time.perf_counter() - start
-            same = bool(np.array_equal(out.view(np.uint32), chunks.view(np.uint32)))
-            ok &= same
-            print(f"{label:<24}{stored / 2**20:>11.1f}{data.nbytes / stored:>7.2f}"
-                  f"{data.nbytes / t_encode / 1e9:>13.2f}{data.nbytes / t_decode / 1e9:>13.2f}"
-                  f"  {'bit-exact' if same else 'MISMATCH'}")
-    print("\nall codecs round-tripped bit-exactly" if ok else "\nERROR: a codec did not round-trip")
+    for name, array in arrays.items():
+        data = fields[name]
+        _, t_write = timed(lambda: array.__setitem__(Ellipsis, data))
+        size = stored_bytes(os.path.join(directory, name))
+        back, t_read = timed(lambda: array[...])
+        same = np.array_equal(back.view(np.uint8), data.view(np.uint8))
+        slab_sel = (slice(n // 3, n // 3 + max(1, n // 8)), slice(None), slice(None))
+        slab, t_slab = timed(lambda: array[slab_sel])
+        same &= np.array_equal(slab, data[slab_sel])
+        element, t_one = timed(lambda: array[n // 2, n // 3, n // 5])
+        same &= element == data[n // 2, n // 3, n // 5]
+        ok &= bool(same)
+        layout = f"shards {array.shards} of chunks {array.chunks}" if array.shards else f"chunks {array.chunks}"
+        print(f"/{name}: {array.shape} {array.dtype}, {layout}, {array.compressors[0]}")
+        print(f"  stored {size / 2**20:.1f} MiB of {data.nbytes / 2**20:.1f} MiB "
+              f"(ratio {data.nbytes / size:.2f}) in {array.nchunks_initialized} objects")
+        print(f"  write {t_write:.3f} s ({data.nbytes / t_write / 1e9:.2f} GB/s), "
+              f"full read {t_read:.3f} s ({data.nbytes / t_read / 1e9:.2f} GB/s), "
+              f"slab {slab.shape} {t_slab * 1e3:.1f} ms, one element {t_one * 1e6:.0f} us")
+        print(f"  {'bit-exact' if same else 'MISMATCH'}\n")
+    print("hierarchy:")
+    print(zarrc.open_group(directory, mode="r").tree())
+    print("\nall reads matched the written data bit for bit" if ok else "\nERROR: a read did not match")
     return ok
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mib", type=int, default=64, help="dataset size (default 64)")
-    parser.add_argument("--dir", help="where to write the chunks (default: a temporary dir)")
-    parser.add_argument("--threads", type=int, default=config.threads)
+    parser.add_argument("--size", type=int, default=256, help="edge of the cubic arrays (default 256)")
+    parser.add_argument("--dir", help="where to write the dataset (default: a temporary directory)")
+    parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.threads:
+        zarrc.config.set(threads=args.threads)
     if args.dir:
-        return 0 if run(args.size_mib, args.dir, args.threads) else 1
+        return 0 if run(args.size, args.dir) else 1
     directory = tempfile.mkdtemp(prefix="zarrc-demo-")
     try:
-        return 0 if run(args.size_mib, directory, args.threads) else 1
+        return 0 if run(args.size, os.path.join(directory, "demo.zarr")) else 1
     finally:
         shutil.rmtree(directory)
 
