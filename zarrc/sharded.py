@@ -11,7 +11,8 @@ unsharded chunks, so a shard's inner chunks decode in parallel.
 Writes encode the touched inner chunks in parallel (native), keep every
 untouched inner chunk of a partly written shard byte for byte, and assemble each
 shard natively before storing it once; a write covering whole shards never reads
-them.  Nested sharding is written by re-encoding each touched shard as a whole.
+them.  With nested sharding, each touched shard is rebuilt from its decoded
+contents, untouched sub-shards and inner chunks copied from the old shard.
 """
 
 from __future__ import annotations
@@ -300,15 +301,36 @@ def encode_region(arr: engine.ChunkedArray, value: np.ndarray, shape: tuple[int,
     return [batch.encoded(t) if batch.outcome(t) == STORED else None for t in range(len(tasks))]
 
 
-def _encode_shard(arr: engine.ChunkedArray, depth: int, contents: np.ndarray) -> bytes | None:
+def _encode_shard(arr: engine.ChunkedArray, depth: int, contents: np.ndarray, origin: np.ndarray,
+                  touched: list, old: tuple | None) -> bytes | None:
+    """Encode the level-``depth`` shard whose contents start at array index
+    ``origin``.  Inner chunks / sub-shards the write does not touch (``touched``:
+    per dimension, the sorted array indices written) are copied byte for byte from
+    ``old`` = (key, start, length) of the old shard, if there is one."""
     level = arr.levels[depth]
-    if depth == len(arr.levels) - 1:
-        parts = encode_region(arr, contents, level.shard_shape, level.inner_shape)
-    else:
-        parts = []
-        for corner in np.ndindex(*level.cps):
-            sub = tuple(slice(c * i, (c + 1) * i) for c, i in zip(corner, level.inner_shape))
-            parts.append(_encode_shard(arr, depth + 1, np.ascontiguousarray(contents[sub])))
+    table = None
+    if old is not None:
+        table = _index(arr, depth, old[0], old[1], old[2] if depth else None)
+        blob = arr.store.get(old[0]) if table is not None else None
+    kept = table is not None and blob is not None
+    last = depth == len(arr.levels) - 1
+    fresh = encode_region(arr, contents, level.shard_shape, level.inner_shape) if last else None
+    parts = []
+    for i, corner in enumerate(np.ndindex(*level.cps)):
+        lo = origin + np.asarray(corner) * np.asarray(level.inner_shape)
+        hit = all(np.searchsorted(t, a) < np.searchsorted(t, a + n)
+                  for t, a, n in zip(touched, lo, level.inner_shape))
+        if not hit and kept:
+            off, nb = table[i]
+            parts.append(None if off == EMPTY else (blob, int(off), int(nb)))
+        elif last:
+            parts.append(fresh[i])
+        else:
+            sub = tuple(slice(c * n, (c + 1) * n) for c, n in zip(corner, level.inner_shape))
+            entry = table[i] if kept else None
+            inner_old = None if entry is None or entry[0] == EMPTY else (old[0], int(entry[0]), int(entry[1]))
+            parts.append(_encode_shard(arr, depth + 1, np.ascontiguousarray(contents[sub]), lo,
+                                       touched, inner_old))
     codec = level.codec
     return assemble_shard(parts, codec.index_location == "start", codec.index_big_endian, codec.index_crc)
 
@@ -398,12 +420,14 @@ def _inner_chunks_in_bounds(arr: engine.ChunkedArray, level: ShardLevel, shard: 
 
 
 def _write_whole_shards(arr, dims, value, shards, keys) -> None:
-    """Nested sharding: rebuild each touched shard from its full contents."""
+    """Nested sharding: rebuild each touched shard from its full contents, keeping the
+    sub-shards and inner chunks the write does not touch byte for byte."""
     top = arr.levels[0]
     positions = [_dim_positions(d, c) for d, c in zip(dims, arr.chunks)]
+    touched = [np.unique(absolute) for absolute, _ in positions]
     fill = np.frombuffer(arr.fill, arr.dtype)[0]
     encoded = []
-    for shard in shards:
+    for shard, key in zip(shards, keys):
         origin = shard * np.asarray(top.shard_shape)
         region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
         contents = np.full(top.shard_shape, fill, arr.dtype)
@@ -415,7 +439,7 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
             if not d.dropped:
                 src.append(out_pos[inside])
         contents[np.ix_(*dst)] = value[np.ix_(*src)].reshape([len(x) for x in dst]) if src else value
-        encoded.append(_encode_shard(arr, 0, contents))
+        encoded.append(_encode_shard(arr, 0, contents, origin, touched, (key, 0, None)))
     for key, data in zip(keys, encoded):
         _store_shard(arr, key, data, existed=True)
 
