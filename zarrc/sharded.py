@@ -341,9 +341,10 @@ def _store_shard(arr: engine.ChunkedArray, key: str, data: bytes | None, existed
     elif existed:
         if getattr(arr.store, "supports_deletes", True):
             arr.store.delete(key)
-        else:   # a zip cannot delete: store a shard whose inner chunks are all empty
-            level = arr.levels[0]
-            arr.store.set(key, _empty_shard(level))
+        elif arr.store.exists(key):
+            # a zip cannot delete: store a shard whose inner chunks are all empty (only
+            # over an existing shard; a shard that was never stored stays absent)
+            arr.store.set(key, _empty_shard(arr.levels[0]))
     arr.shard_cache.forget(key)
 
 
@@ -428,6 +429,10 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
     fill = np.frombuffer(arr.fill, arr.dtype)[0]
     encoded = []
     for shard, key in zip(shards, keys):
+        # the old shard is read and its parts copied through the index cache: drop this
+        # array's cached indexes of it first, or a shard another writer replaced since
+        # would be read and copied at stale offsets
+        arr.shard_cache.forget(key)
         origin = shard * np.asarray(top.shard_shape)
         region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
         contents = np.full(top.shard_shape, fill, arr.dtype)
