@@ -108,13 +108,9 @@ def _local_path(store: Any, key: str) -> str | None:
 
 
 def _size_of(store: Any, key: str) -> int | None:
-    path = _local_path(store, key)
-    if path is None:
-        return None
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
+    """The size of a stored shard, if the store can tell without reading it."""
+    size = getattr(store, "size", None)
+    return size(key) if size is not None else None
 
 
 def _index(arr: engine.ChunkedArray, depth: int, key: str, start: int, length: int | None):
@@ -176,11 +172,14 @@ def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.
         live = np.flatnonzero(present)
         # the container of each chunk at this depth: its shard, and where in it the
         # (sub-)shard starts
-        container = which[live] if depth == 0 else (which[live] << 40) | offset[live]
-        ids, group = np.unique(container, return_inverse=True)
+        if depth == 0:
+            ids, group = np.unique(which[live], return_inverse=True)
+        else:      # a sub-shard: its shard and its offset in it
+            ids, group = np.unique(np.stack([which[live], offset[live]]), axis=1, return_inverse=True)
+        count = ids.shape[-1]
         order = np.argsort(group.reshape(-1), kind="stable")
-        bounds = np.searchsorted(group.reshape(-1)[order], np.arange(len(ids) + 1))
-        for j in range(len(ids)):
+        bounds = np.searchsorted(group.reshape(-1)[order], np.arange(count + 1))
+        for j in range(count):
             members = live[order[bounds[j]:bounds[j + 1]]]
             first = members[0]
             table = _index(arr, depth, keys[which[first]], int(offset[first]),
@@ -306,12 +305,13 @@ def _encode_shard(arr: engine.ChunkedArray, depth: int, contents: np.ndarray, or
     """Encode the level-``depth`` shard whose contents start at array index
     ``origin``.  Inner chunks / sub-shards the write does not touch (``touched``:
     per dimension, the sorted array indices written) are copied byte for byte from
-    ``old`` = (key, start, length) of the old shard, if there is one."""
+    ``old`` = (key, start, length, bytes of the whole stored shard) of the old shard,
+    if there is one."""
     level = arr.levels[depth]
-    table = None
+    table = blob = None
     if old is not None:
         table = _index(arr, depth, old[0], old[1], old[2] if depth else None)
-        blob = arr.store.get(old[0]) if table is not None else None
+        blob = old[3]
     kept = table is not None and blob is not None
     last = depth == len(arr.levels) - 1
     fresh = encode_region(arr, contents, level.shard_shape, level.inner_shape) if last else None
@@ -328,7 +328,8 @@ def _encode_shard(arr: engine.ChunkedArray, depth: int, contents: np.ndarray, or
         else:
             sub = tuple(slice(c * n, (c + 1) * n) for c, n in zip(corner, level.inner_shape))
             entry = table[i] if kept else None
-            inner_old = None if entry is None or entry[0] == EMPTY else (old[0], int(entry[0]), int(entry[1]))
+            inner_old = (None if entry is None or entry[0] == EMPTY
+                         else (old[0], int(entry[0]), int(entry[1]), blob))
             parts.append(_encode_shard(arr, depth + 1, np.ascontiguousarray(contents[sub]), lo,
                                        touched, inner_old))
     codec = level.codec
@@ -436,7 +437,14 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
         origin = shard * np.asarray(top.shard_shape)
         region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
         contents = np.full(top.shard_shape, fill, arr.dtype)
-        contents[tuple(slice(0, r.stop - r.start) for r in region)] = engine.read(arr, region)
+        # the selection is the product of its dimensions' indices: it covers the
+        # shard if each dimension's indices cover the shard's extent
+        covered = all(np.array_equal(t[(t >= r.start) & (t < r.stop)], np.arange(r.start, r.stop))
+                      for t, r in zip(touched, region))
+        blob = None if covered else arr.store.get(key)
+        if blob is not None:       # only a partly written shard needs its old contents
+            blob = bytes(blob)
+            contents[tuple(slice(0, r.stop - r.start) for r in region)] = engine.read(arr, region)
         src, dst = [], []
         for (absolute, out_pos), d, o, n in zip(positions, dims, origin, top.shard_shape):
             inside = (absolute >= o) & (absolute < o + n)
@@ -444,7 +452,8 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
             if not d.dropped:
                 src.append(out_pos[inside])
         contents[np.ix_(*dst)] = value[np.ix_(*src)].reshape([len(x) for x in dst]) if src else value
-        encoded.append(_encode_shard(arr, 0, contents, origin, touched, (key, 0, None)))
+        old = None if blob is None else (key, 0, None, blob)
+        encoded.append(_encode_shard(arr, 0, contents, origin, touched, old))
     for key, data in zip(keys, encoded):
         _store_shard(arr, key, data, existed=True)
 

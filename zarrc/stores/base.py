@@ -239,6 +239,11 @@ class Store:
         """The file holding ``key``, for stores backed by plain files; None otherwise."""
         return None
 
+    def size(self, key: str) -> int | None:
+        """The size in bytes of the value of ``key`` if the store can tell without
+        reading the value (None: absent, or unknown — the default)."""
+        return None
+
     # -- lifetime ------------------------------------------------------------
 
     def close(self) -> None:

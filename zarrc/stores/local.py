@@ -185,6 +185,13 @@ class LocalStore(Store):
         finally:
             os.close(fd)
 
+    def size(self, key: str) -> int | None:
+        """Size of the file of ``key``, or None."""
+        try:
+            return os.stat(self._path(validate_key(key, self))).st_size
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
     def exists(self, key: str) -> bool:
         """True if the file of ``key`` exists."""
         return os.path.isfile(self._path(validate_key(key, self)))

@@ -59,6 +59,11 @@ class MemoryStore(Store):
         value = self._data.get(key)
         return None if value is None else as_bytes(value, key, self)
 
+    def size(self, key: str) -> int | None:
+        """Size in bytes of the value of ``key``, or None."""
+        value = self.get(key)
+        return None if value is None else len(value)
+
     def exists(self, key: str) -> bool:
         """True if ``key`` holds a value."""
         validate_key(key, self)

@@ -168,6 +168,14 @@ class ZipStore(Store):
             out.append(self._pread(key, end - begin, offset + begin))
         return out
 
+    def size(self, key: str) -> int | None:
+        """Uncompressed size of member ``key``, or None."""
+        validate_key(key, self)
+        with self._lock:
+            self._check_open()
+            info = self._zf.NameToInfo.get(key)
+            return None if info is None else info.file_size
+
     def exists(self, key: str) -> bool:
         """True if member ``key`` exists."""
         validate_key(key, self)
