@@ -197,7 +197,7 @@ _tmp_token = os.urandom(4).hex()
 _tmp_counter = itertools.count()
 
 
-def _tmp_suffix() -> bytes:
+def tmp_suffix() -> bytes:
     """Suffix of temporary files for atomic writes (the local store skips these names)."""
     return (f".zarrc-{os.getpid()}-{threading.get_ident()}-{_tmp_token}"
             f"{next(_tmp_counter)}.tmp").encode()
@@ -255,7 +255,7 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
     # a store that cannot delete keeps chunks that became all fill value
     write_empty = arr.write_empty_chunks or not getattr(arr.store, "supports_deletes", True)
     batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
-                       arr.fill, sources, _tmp_suffix(), write_empty)
+                       arr.fill, sources, tmp_suffix(), write_empty)
     run_batch(batch, len(keys))
     raise_task_error(batch, arr, keys)
     if isinstance(sources[0], tuple):

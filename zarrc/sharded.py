@@ -26,10 +26,12 @@ from typing import Any
 import numpy as np
 
 from zarrc import engine, indexing
-from zarrc._kernels.pipeline import STORED, ReadBatch, WriteBatch
+from zarrc._kernels.pipeline import STORED, ReadBatch, TaskError, WriteBatch
 from zarrc._kernels.shard import assemble_shard
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
-from zarrc.errors import CodecError
+from zarrc.config import config
+from zarrc.errors import CodecError, StoreError
+from zarrc.threads import run_parallel
 
 
 @dataclass
@@ -392,16 +394,54 @@ def write_from(arr: engine.ChunkedArray, dims: list[indexing.DimProjection], val
     engine.run_batch(batch, len(tasks))
     engine.raise_task_error(batch, arr, _LazyLabels(keys, which, coords))
     codec = top.codec
-    for k, key in enumerate(keys):
+    layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(len(keys) + 1))
+
+    def plan_shard(k: int) -> tuple[np.ndarray, list]:
+        task_of_chunk = np.full(top.nchunks, -1, np.int64)
+        members = order[bounds[k]:bounds[k + 1]]
+        task_of_chunk[flat[members]] = members
         parts: list = [None] * top.nchunks
         if k in old_tables:
-            for i, (off, nb) in enumerate(old_tables[k]):
-                if off != EMPTY:
-                    parts[i] = (old[k], int(off), int(nb))
-        for t in np.flatnonzero(which == k):
-            parts[flat[t]] = batch.encoded(t) if batch.outcome(t) == STORED else None
-        data = assemble_shard(parts, codec.index_location == "start", codec.index_big_endian, codec.index_crc)
-        _store_shard(arr, key, data, existed=True)
+            for i, (off, nb) in enumerate(old_tables[k].tolist()):
+                if off != EMPTY and task_of_chunk[i] < 0:
+                    parts[i] = (old[k], off, nb)
+        return task_of_chunk, parts
+
+    paths = [_local_path(arr.store, key) for key in keys]
+    if all(p is not None for p in paths):
+        _write_shard_files(arr, batch, keys, paths, plan_shard, layout)
+        return
+    for k, key in enumerate(keys):
+        _store_shard(arr, key, batch.shard(*plan_shard(k), *layout), existed=True)
+
+
+def _write_shard_files(arr, batch, keys, paths, plan_shard, layout) -> None:
+    """Write shards straight from the batch's encoded chunks to their files (no shard
+    built in memory), several at once; shards left with no data are deleted."""
+    pending = iter(range(len(keys)))
+    lock = threading.Lock()
+    suffix = engine.tmp_suffix()
+    empty = []
+
+    def work() -> None:
+        while True:
+            with lock:
+                k = next(pending, None)
+            if k is None:
+                return
+            try:
+                written = batch.write_shard(os.fsencode(paths[k]), suffix, *plan_shard(k), *layout)
+            except TaskError as exc:
+                raise StoreError(f"shard {keys[k]} of {arr.name}: {exc}") from None
+            if not written:
+                empty.append(keys[k])
+            arr.shard_cache.forget(keys[k])
+
+    run_parallel(work, min(config.threads, len(keys)))
+    for key in empty:
+        _store_shard(arr, key, None, existed=arr.store.exists(key))
 
 
 def _parse_shard(level: ShardLevel, blob: bytes, where: str) -> np.ndarray:

@@ -25,6 +25,7 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_NOMEM, ZC_PARAM,
                                     zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into,
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd, fill_pattern
+from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 
 cdef extern from "zstd.h" nogil:
     ZSTD_CCtx* ZSTD_createCCtx()
@@ -213,15 +214,17 @@ cdef int make_parents(char* path) noexcept nogil:
         p += 1
 
 
-cdef Py_ssize_t write_file(const char* path, const char* tmp_suffix, const uint8_t* data,
-                           size_t n, ZcError* err) noexcept nogil:
-    """Write data to path atomically: a temporary '.name<suffix>' beside it, then rename."""
+cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint8_t** parts,
+                            const size_t* lens, Py_ssize_t nparts, ZcError* err) noexcept nogil:
+    """Write the parts one after another to path atomically: a temporary
+    '.name<suffix>' beside it, then rename.  NULL parts are skipped."""
     cdef size_t plen = strlen(path), slen = strlen(tmp_suffix)
     cdef char* tmp = <char*>malloc(plen + slen + 2)
     cdef const char* slash
-    cdef size_t dirlen, done = 0
-    cdef int fd
+    cdef size_t dirlen, done, total = 0
+    cdef int fd, saved
     cdef ssize_t r
+    cdef Py_ssize_t i
     if tmp == NULL:
         return fail(err, ZC_NOMEM, 0, 0, NULL)
     slash = strrchr(path, b'/')
@@ -233,28 +236,48 @@ cdef Py_ssize_t write_file(const char* path, const char* tmp_suffix, const uint8
     fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
     if fd < 0 and errno == ENOENT:
         if make_parents(tmp) != 0:
+            saved = errno
             free(tmp)
-            return fail(err, PL_IO, 0, errno, "mkdir")
+            return fail(err, PL_IO, 0, saved, "mkdir")
         fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
     if fd < 0:
+        saved = errno
         free(tmp)
-        return fail(err, PL_IO, 0, errno, "open")
-    while done < n:
-        r = c_write(fd, data + done, n - done)
-        if r < 0:
-            if errno == EINTR:
-                continue
-            c_close(fd)
-            unlink(tmp)
-            free(tmp)
-            return fail(err, PL_IO, 0, errno, "write")
-        done += <size_t>r
-    if c_close(fd) != 0 or rename(tmp, path) != 0:
+        return fail(err, PL_IO, 0, saved, "open")
+    for i in range(nparts):
+        if parts[i] == NULL:
+            continue
+        done = 0
+        while done < lens[i]:
+            r = c_write(fd, parts[i] + done, lens[i] - done)
+            if r < 0:
+                if errno == EINTR:
+                    continue
+                saved = errno
+                c_close(fd)
+                unlink(tmp)
+                free(tmp)
+                return fail(err, PL_IO, 0, saved, "write")
+            done += <size_t>r
+        total += lens[i]
+    if c_close(fd) != 0:
+        saved = errno
         unlink(tmp)
         free(tmp)
-        return fail(err, PL_IO, 0, errno, "rename")
+        return fail(err, PL_IO, 0, saved, "close")
+    if rename(tmp, path) != 0:
+        saved = errno
+        unlink(tmp)
+        free(tmp)
+        return fail(err, PL_IO, 0, saved, "rename")
     free(tmp)
-    return <Py_ssize_t>n
+    return <Py_ssize_t>total
+
+
+cdef Py_ssize_t write_file(const char* path, const char* tmp_suffix, const uint8_t* data,
+                           size_t n, ZcError* err) noexcept nogil:
+    """Write data to path atomically (see write_parts)."""
+    return write_parts(path, tmp_suffix, &data, &n, 1, err)
 
 
 cdef Py_ssize_t delete_file(const char* path, ZcError* err) noexcept nogil:
@@ -957,6 +980,91 @@ cdef class WriteBatch(_Batch):
     def outcome(self, Py_ssize_t t):
         """STORED, DELETED, or 0 (task failed or not run)."""
         return self.outcomes[t]
+
+    cdef int shard_parts(self, const int64_t[::1] task_of_chunk, list old_parts,
+                         const uint8_t** ptrs, Py_ssize_t* lens) except -1:
+        """Inner chunk i of a shard: task ``task_of_chunk[i]``'s result (NULL if that
+        chunk was all fill value) or, where it is -1, ``old_parts[i]``."""
+        cdef Py_ssize_t n = task_of_chunk.shape[0], i, t
+        if len(old_parts) != n:
+            raise ValueError(f"{len(old_parts)} old parts for {n} inner chunks")
+        for i in range(n):
+            t = task_of_chunk[i]
+            if t < 0:
+                part_pointer(old_parts[i], i, &ptrs[i], &lens[i])
+            elif t >= self.ntasks:
+                raise ValueError(f"inner chunk {i}: task {t} out of range")
+            elif self.outcomes[t] == OUT_STORED:
+                ptrs[i] = self.results[t]
+                lens[i] = <Py_ssize_t>self.result_len[t]
+            else:
+                ptrs[i] = NULL
+                lens[i] = 0
+        return 0
+
+    def shard(self, const int64_t[::1] task_of_chunk, list old_parts, bint index_at_start,
+              bint index_big_endian, bint index_crc):
+        """Assemble a shard (see shard.assemble_shard) straight from this batch's
+        encoded chunks: inner chunk i is task ``task_of_chunk[i]``'s result (empty if
+        that task's chunk was all fill value) or, where it is -1, ``old_parts[i]``
+        (None, or (bytes, offset, length) of the old shard)."""
+        cdef Py_ssize_t n = task_of_chunk.shape[0]
+        cdef const uint8_t** ptrs = <const uint8_t**>malloc(max(n, 1) * sizeof(void*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
+        try:
+            if ptrs == NULL or lens == NULL:
+                raise MemoryError()
+            self.shard_parts(task_of_chunk, old_parts, ptrs, lens)
+            return build_shard(ptrs, lens, n, index_at_start, index_big_endian, index_crc)
+        finally:
+            free(ptrs)
+            free(lens)
+
+    def write_shard(self, bytes path, bytes tmp_suffix, const int64_t[::1] task_of_chunk,
+                    list old_parts, bint index_at_start, bint index_big_endian, bint index_crc):
+        """Like shard(), but write the shard straight to the file ``path`` (atomically:
+        temporary file, then rename) without building it in memory.  Returns False,
+        writing nothing, if every inner chunk is empty."""
+        cdef Py_ssize_t n = task_of_chunk.shape[0], i, r
+        cdef Py_ssize_t index_nbytes = 16 * n + (4 if index_crc else 0)
+        cdef const uint8_t** ptrs = <const uint8_t**>malloc((n + 1) * sizeof(void*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        cdef size_t* sizes = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef uint8_t* index = <uint8_t*>malloc(index_nbytes)
+        cdef const char* cpath = path
+        cdef const char* csuffix = tmp_suffix
+        cdef ZcError err
+        cdef bint any_data = False
+        try:
+            if ptrs == NULL or lens == NULL or sizes == NULL or index == NULL:
+                raise MemoryError()
+            # the index goes first or last: chunks in ptrs[1..n] or ptrs[0..n-1]
+            self.shard_parts(task_of_chunk, old_parts, ptrs + (1 if index_at_start else 0),
+                             lens + (1 if index_at_start else 0))
+            for i in range(n):
+                any_data = any_data or ptrs[i + (1 if index_at_start else 0)] != NULL
+            if not any_data:
+                return False
+            with nogil:
+                if index_at_start:
+                    fill_index(ptrs + 1, lens + 1, n, index_nbytes, index_big_endian, index_crc, index)
+                    ptrs[0] = index
+                    lens[0] = index_nbytes
+                else:
+                    fill_index(ptrs, lens, n, 0, index_big_endian, index_crc, index)
+                    ptrs[n] = index
+                    lens[n] = index_nbytes
+                for i in range(n + 1):
+                    sizes[i] = <size_t>lens[i]
+                r = write_parts(cpath, csuffix, ptrs, sizes, n + 1, &err)
+            if r < 0:
+                raise_task_error(&err, f"shard {path.decode(errors='replace')}: ")
+            return True
+        finally:
+            free(ptrs)
+            free(lens)
+            free(sizes)
+            free(index)
 
     def encoded(self, Py_ssize_t t):
         """The encoded chunk of a STORED task that had no path (bytes), else None."""

@@ -15,6 +15,74 @@ cdef inline void put_u64(uint8_t* p, uint64_t v, bint big) noexcept nogil:
         p[7 - i if big else i] = (v >> (8 * i)) & 0xff
 
 
+cdef Py_ssize_t fill_index(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssize_t n,
+                           Py_ssize_t first_offset, bint index_big_endian, bint index_crc,
+                           uint8_t* index) noexcept nogil:
+    """Write the index (16 * n bytes, + 4 with crc32c) of n inner chunks laid out in
+    order from byte ``first_offset`` (ptrs[i] NULL: empty); return where they end."""
+    cdef Py_ssize_t i, pos = first_offset
+    cdef uint64_t off, nb
+    cdef uint32_t crc
+    for i in range(n):
+        if ptrs[i] == NULL:
+            off = nb = <uint64_t>(-1)
+        else:
+            off = <uint64_t>pos
+            nb = <uint64_t>lens[i]
+            pos += lens[i]
+        put_u64(index + 16 * i, off, index_big_endian)
+        put_u64(index + 16 * i + 8, nb, index_big_endian)
+    if index_crc:
+        crc = zc_crc32c_update(0, index, 16 * n)
+        for i in range(4):
+            index[16 * n + i] = (crc >> (8 * i)) & 0xff
+    return pos
+
+
+cdef object build_shard(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssize_t n,
+                        bint index_at_start, bint index_big_endian, bint index_crc):
+    """The shard made of n inner chunks (ptrs[i] NULL: empty) and its index, or None
+    if every inner chunk is empty.  The copying runs without the GIL."""
+    cdef Py_ssize_t i, pos, total, index_nbytes = 16 * n + (4 if index_crc else 0)
+    cdef uint8_t* out
+    cdef bint any_data = False
+    total = index_nbytes
+    for i in range(n):
+        if ptrs[i] != NULL:
+            total += lens[i]
+            any_data = True
+    if not any_data:
+        return None
+    result = PyBytes_FromStringAndSize(NULL, total)
+    out = <uint8_t*>PyBytes_AS_STRING(result)
+    with nogil:
+        pos = index_nbytes if index_at_start else 0
+        fill_index(ptrs, lens, n, pos, index_big_endian, index_crc,
+                   out if index_at_start else out + (total - index_nbytes))
+        for i in range(n):
+            if ptrs[i] != NULL:
+                memcpy(out + pos, ptrs[i], lens[i])
+                pos += lens[i]
+    return result
+
+
+cdef int part_pointer(object part, Py_ssize_t i, const uint8_t** ptr, Py_ssize_t* length) except -1:
+    """Pointer and length of an inner chunk given as None, bytes or (bytes, offset, length)."""
+    if part is None:
+        ptr[0] = NULL
+        length[0] = 0
+    elif type(part) is bytes:
+        ptr[0] = <const uint8_t*>PyBytes_AS_STRING(part)
+        length[0] = PyBytes_GET_SIZE(part)
+    else:
+        buf, start, size = part
+        if start < 0 or size < 0 or start + size > len(<bytes>buf):
+            raise ValueError(f"inner chunk {i}: range ({start}, {size}) outside {len(buf)} bytes")
+        ptr[0] = <const uint8_t*>PyBytes_AS_STRING(<bytes>buf) + <Py_ssize_t>start
+        length[0] = size
+    return 0
+
+
 def assemble_shard(list parts, bint index_at_start, bint index_big_endian, bint index_crc):
     """Build a shard from its inner chunks, in C order of the inner chunk grid.
 
@@ -24,60 +92,17 @@ def assemble_shard(list parts, bint index_at_start, bint index_big_endian, bint 
     the crc32c of the pairs if ``index_crc``) at the start or end.  Returns the
     shard's bytes, or None if every inner chunk is empty.
     """
-    cdef Py_ssize_t n = len(parts), i, total, pos, index_nbytes
+    cdef Py_ssize_t n = len(parts), i
     cdef const uint8_t** ptrs = <const uint8_t**>malloc(max(n, 1) * sizeof(void*))
     cdef Py_ssize_t* lens = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
-    cdef uint8_t* out
-    cdef uint8_t* index
-    cdef uint64_t off, nb
-    cdef uint32_t crc
-    cdef bint any_data = False
     if ptrs == NULL or lens == NULL:
         free(ptrs)
         free(lens)
         raise MemoryError()
     try:
-        index_nbytes = 16 * n + (4 if index_crc else 0)
-        total = index_nbytes
         for i in range(n):
-            part = parts[i]
-            if part is None:
-                ptrs[i] = NULL
-                lens[i] = 0
-                continue
-            if type(part) is bytes:
-                ptrs[i] = <const uint8_t*>PyBytes_AS_STRING(part)
-                lens[i] = PyBytes_GET_SIZE(part)
-            else:
-                buf, start, length = part
-                if start < 0 or length < 0 or start + length > len(<bytes>buf):
-                    raise ValueError(f"inner chunk {i}: range ({start}, {length}) outside {len(buf)} bytes")
-                ptrs[i] = <const uint8_t*>PyBytes_AS_STRING(<bytes>buf) + <Py_ssize_t>start
-                lens[i] = length
-            total += lens[i]
-            any_data = True
-        if not any_data:
-            return None
-        result = PyBytes_FromStringAndSize(NULL, total)
-        out = <uint8_t*>PyBytes_AS_STRING(result)
-        with nogil:
-            pos = index_nbytes if index_at_start else 0
-            index = out if index_at_start else out + (total - index_nbytes)
-            for i in range(n):
-                if ptrs[i] == NULL:
-                    off = nb = <uint64_t>(-1)
-                else:
-                    memcpy(out + pos, ptrs[i], lens[i])
-                    off = <uint64_t>pos
-                    nb = <uint64_t>lens[i]
-                    pos += lens[i]
-                put_u64(index + 16 * i, off, index_big_endian)
-                put_u64(index + 16 * i + 8, nb, index_big_endian)
-            if index_crc:
-                crc = zc_crc32c_update(0, index, 16 * n)
-                for i in range(4):
-                    index[16 * n + i] = (crc >> (8 * i)) & 0xff
-        return result
+            part_pointer(parts[i], i, &ptrs[i], &lens[i])
+        return build_shard(ptrs, lens, n, index_at_start, index_big_endian, index_crc)
     finally:
         free(ptrs)
         free(lens)
