@@ -9,6 +9,15 @@ from zarrc.hierarchy import create_array, group, open, open_array, open_group
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "Group", "codecs", "config", "create_array", "errors", "group", "open",
-    "open_array", "open_group", "__version__",
+    "Array",
+    "Group",
+    "__version__",
+    "codecs",
+    "config",
+    "create_array",
+    "errors",
+    "group",
+    "open",
+    "open_array",
+    "open_group",
 ]

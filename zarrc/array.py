@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -13,57 +12,15 @@ from zarrc import engine
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.chunk_key import ChunkKeyEncoding
 from zarrc.codecs.chain import CodecChain
-from zarrc.sharded import ShardIndexCache, sharding_levels
-from zarrc.errors import StoreError, ZarrcError
-from zarrc.metadata.names import key_prefix, metadata_key, normalize_path
+from zarrc.errors import ZarrcError
+from zarrc.metadata.names import key_prefix, metadata_key
 from zarrc.metadata.v3 import ArrayMetadataV3
+from zarrc.node import Node
+from zarrc.sharded import ShardIndexCache, sharding_levels
 from zarrc.stores import Store
 
 
-class Attributes(MutableMapping):
-    """A node's user attributes; every change is written to the store at once."""
-
-    def __init__(self, node: Any) -> None:
-        self._node = node
-
-    def _data(self) -> dict[str, Any]:
-        from zarrc.metadata.common import thaw
-        return thaw(self._node.metadata.attributes)
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data()[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.update({key: value})
-
-    def __delitem__(self, key: str) -> None:
-        data = self._data()
-        del data[key]
-        self.put(data)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data())
-
-    def __len__(self) -> int:
-        return len(self._node.metadata.attributes)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
-        data = self._data()
-        data.update(*args, **kwargs)
-        self.put(data)
-
-    def put(self, data: dict[str, Any]) -> None:
-        """Replace all attributes with ``data``."""
-        self._node._set_metadata(dataclasses.replace(self._node.metadata, attributes=data))
-
-    def asdict(self) -> dict[str, Any]:
-        return self._data()
-
-    def __repr__(self) -> str:
-        return repr(self._data())
-
-
-class Array:
+class Array(Node):
     """A Zarr array.
 
     Index it like a numpy array (integers, slices with positive steps, ``...``) to
@@ -73,13 +30,12 @@ class Array:
     selections, CodecError / ChecksumError for corrupt chunks.
     """
 
+    kind = "array"
+
     def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, *,
                  read_only: bool = False, write_empty_chunks: bool = False) -> None:
-        self._store = store
-        self._path = normalize_path(path)
-        self._read_only = read_only or bool(getattr(store, "read_only", False))
+        super().__init__(store, path, metadata, read_only)
         self._write_empty_chunks = write_empty_chunks
-        self._metadata = metadata
         self._prepare()
 
     def _prepare(self) -> None:
@@ -103,48 +59,7 @@ class Array:
         )
         self._encoding = encoding
 
-    def _set_metadata(self, metadata: ArrayMetadataV3) -> None:
-        self._check_writable()
-        raw = metadata.to_bytes()
-        self._store.set(metadata_key(self._path), raw)
-        # what was stored, as a reader will see it (JSON turns tuples and numpy
-        # arrays into lists, non-str keys into str)
-        self._metadata = ArrayMetadataV3.from_json(raw, self._path)
-
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise StoreError(f"array {self._path} is read-only")
-
     # -------------------------------------------------------------- properties
-
-    @property
-    def metadata(self) -> ArrayMetadataV3:
-        return self._metadata
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        """The array's path in its hierarchy, without the leading "/" ("" for the root)."""
-        return self._path.lstrip("/")
-
-    @property
-    def name(self) -> str:
-        return self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def zarr_format(self) -> int:
-        return 3
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -184,10 +99,6 @@ class Array:
     @property
     def order(self) -> str:
         return "C"
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -273,13 +184,6 @@ class Array:
 
     def __repr__(self) -> str:
         return f"<Array {self._store!r}{self._path} shape={self.shape} dtype={self.dtype}>"
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Array) and self._store == other._store
-                and self._path == other._path)
-
-    def __hash__(self) -> int:
-        return hash((type(self._store), self._path))
 
     def __reduce__(self) -> tuple:
         return (_reopen, (self._store, self._path, self._read_only, self._write_empty_chunks))

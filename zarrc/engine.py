@@ -16,16 +16,17 @@ import itertools
 import math
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from zarrc import indexing
 from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, Chain, ReadBatch, WriteBatch
 from zarrc.config import config
-from zarrc.threads import run_parallel
 from zarrc.errors import ChecksumError, CodecError, StoreError
+from zarrc.threads import run_parallel
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
 # each encoded in memory before it is stored.

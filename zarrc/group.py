@@ -6,68 +6,24 @@ from collections.abc import Iterator
 from typing import Any
 
 from zarrc import hierarchy
-from zarrc.array import Array, Attributes
-from zarrc.errors import NodeNotFoundError, StoreError
-from zarrc.metadata.names import join_path, key_prefix, metadata_key, normalize_path
+from zarrc.array import Array
+from zarrc.errors import MetadataError, NodeNotFoundError
+from zarrc.metadata.names import join_path, key_prefix, metadata_key
 from zarrc.metadata.v3 import GroupMetadataV3
+from zarrc.node import Node
 from zarrc.stores import Store
 
 
-class Group:
+class Group(Node):
     """A Zarr group: ``g["name"]`` is a member (array or group; "a/b" paths work),
     ``members()``, ``keys()``, ``arrays()``, ``groups()`` list them,
     ``create_group`` / ``require_group`` / ``create_array`` add them."""
 
+    kind = "group"
+
     def __init__(self, store: Store, path: str, metadata: GroupMetadataV3, *,
                  read_only: bool = False) -> None:
-        self._store = store
-        self._path = normalize_path(path)
-        self._metadata = metadata
-        self._read_only = read_only or bool(getattr(store, "read_only", False))
-
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise StoreError(f"group {self._path} is read-only")
-
-    def _set_metadata(self, metadata: GroupMetadataV3) -> None:
-        self._check_writable()
-        raw = metadata.to_bytes()
-        self._store.set(metadata_key(self._path), raw)
-        # what was stored, as a reader will see it (JSON turns tuples and numpy
-        # arrays into lists, non-str keys into str)
-        self._metadata = GroupMetadataV3.from_json(raw, self._path)
-
-    @property
-    def metadata(self) -> GroupMetadataV3:
-        return self._metadata
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path.lstrip("/")
-
-    @property
-    def name(self) -> str:
-        return self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def zarr_format(self) -> int:
-        return 3
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
+        super().__init__(store, path, metadata, read_only)
 
     # -------------------------------------------------------------- members
 
@@ -83,7 +39,7 @@ class Group:
             return False
         try:
             path = join_path(self._path, name)
-        except Exception:
+        except MetadataError:
             return False
         return self._store.exists(metadata_key(path))
 
@@ -159,12 +115,6 @@ class Group:
 
     def __repr__(self) -> str:
         return f"<Group {self._store!r}{self._path}>"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Group) and self._store == other._store and self._path == other._path
-
-    def __hash__(self) -> int:
-        return hash((type(self._store), self._path))
 
 
 class TreeRepr:

@@ -224,7 +224,7 @@ def group(store: Any = None, *, path: str = "", overwrite: bool = False,
     return create_group(s, node_path, overwrite=overwrite, attributes=attributes)
 
 
-def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -> Any:  # noqa: A001
+def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -> Any:
     """Open the array or group at ``path``.  If nothing is there and the mode allows
     creating: an array if ``shape`` is given, else a group."""
     _check_mode(mode)

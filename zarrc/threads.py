@@ -10,8 +10,8 @@ busy pool never delays a call that could finish alone.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0

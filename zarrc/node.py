@@ -1,0 +1,118 @@
+"""What arrays and groups share: a store, a path, metadata and attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from typing import Any, ClassVar
+
+from zarrc.errors import StoreError
+from zarrc.metadata.common import thaw
+from zarrc.metadata.names import metadata_key, normalize_path
+
+
+class Attributes(MutableMapping):
+    """A node's user attributes; every change is written to the store at once."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    def _data(self) -> dict[str, Any]:
+        return thaw(self._node.metadata.attributes)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.update({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        data = self._data()
+        del data[key]
+        self.put(data)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._node.metadata.attributes)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
+        data = self._data()
+        data.update(*args, **kwargs)
+        self.put(data)
+
+    def put(self, data: dict[str, Any]) -> None:
+        """Replace all attributes with ``data``."""
+        import dataclasses
+
+        self._node._set_metadata(dataclasses.replace(self._node.metadata, attributes=data))
+
+    def asdict(self) -> dict[str, Any]:
+        return self._data()
+
+    def __repr__(self) -> str:
+        return repr(self._data())
+
+
+class Node:
+    """Base of Array and Group: ``store``, ``path``, ``name``, ``basename``,
+    ``metadata``, ``attrs``, ``read_only``, ``zarr_format``."""
+
+    kind: ClassVar[str] = "node"
+
+    def __init__(self, store: Any, path: str, metadata: Any, read_only: bool) -> None:
+        self._store = store
+        self._path = normalize_path(path)
+        self._metadata = metadata
+        self._read_only = read_only or bool(getattr(store, "read_only", False))
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise StoreError(f"{self.kind} {self._path} is read-only")
+
+    def _set_metadata(self, metadata: Any) -> None:
+        self._check_writable()
+        raw = metadata.to_bytes()
+        self._store.set(metadata_key(self._path), raw)
+        # what was stored, as a reader will see it (JSON turns tuples and numpy
+        # arrays into lists, non-str keys into str)
+        self._metadata = type(metadata).from_json(raw, self._path)
+
+    @property
+    def metadata(self) -> Any:
+        return self._metadata
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        """The node's path in its hierarchy, without the leading "/" ("" for the root)."""
+        return self._path.lstrip("/")
+
+    @property
+    def name(self) -> str:
+        return self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def zarr_format(self) -> int:
+        return 3
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._store == other._store and self._path == other._path
+
+    def __hash__(self) -> int:
+        return hash((type(self._store), self._path))
