@@ -31,7 +31,8 @@ cdef enum ZcCode:
     ZC_NOMEM = 5
     ZC_PARAM = 6          # a parameter is out of range; detail says which
     ZC_UNSUPPORTED = 7    # e.g. a blosc compressor this build lacks
-    ZC_CHECKSUM = 8       # stored checksum `expected`, computed `actual`
+    ZC_CHECKSUM = 8       # stored checksum `expected`, computed `actual`; detail names it
+    ZC_IO = 9             # an I/O call failed: detail names it, actual = errno
 
 
 cdef struct ZcError:
@@ -69,5 +70,8 @@ cdef Py_ssize_t zc_deflate(const uint8_t* src, size_t n, uint8_t* dst, size_t ca
                            int fmt, ZcError* err) noexcept nogil
 cdef Py_ssize_t zc_inflate_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
                                 int fmt, ZcError* err) noexcept nogil
+
+# The message for a filled-in ZcError (nin >= 0: the input size, named for corrupt data).
+cdef str describe(ZcError* err, Py_ssize_t nin)
 
 cdef uint32_t zc_crc32c_update(uint32_t crc, const uint8_t* src, size_t n) noexcept nogil

@@ -144,30 +144,32 @@ cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t ac
     return -1
 
 
-cdef object raise_error(str codec, ZcError* err, Py_ssize_t nin):
+cdef str describe(ZcError* err, Py_ssize_t nin):
     detail = err.detail.decode("utf-8", "replace") if err.detail != NULL else ""
-    code = err.code
-    exp = err.expected
-    act = err.actual
-    if code == ZC_NOMEM:
-        raise MemoryError(f"{codec}: out of memory")
+    code, exp, act = err.code, err.expected, err.actual
+    if code == ZC_IO:
+        import os
+        return f"{detail} failed: {os.strerror(act)}"
     if code == ZC_TRUNCATED:
         what = f" ({detail})" if detail else ""
-        msg = f"{codec}: input truncated{what}: needs {exp} bytes, holds {act}"
-    elif code == ZC_SIZE:
-        if detail:
-            msg = f"{codec}: {detail} {act} bytes, {exp} expected"
-        else:
-            msg = f"{codec}: data decodes to {act} bytes, {exp} expected"
-    elif code == ZC_TOO_LARGE:
-        msg = f"{codec}: data decodes to more than the {exp} bytes expected"
-    elif code == ZC_CHECKSUM:
-        msg = f"{codec}: checksum mismatch: stored 0x{exp:08x}, computed 0x{act:08x}"
-    elif code == ZC_CORRUPT:
-        msg = f"{codec}: corrupt data ({detail}) in {nin} bytes of input"
-    else:
-        msg = f"{codec}: {detail}"
-    raise KernelError(msg, codec, code, exp, act)
+        return f"input truncated{what}: needs {exp} bytes, holds {act}"
+    if code == ZC_SIZE:
+        return f"{detail or 'data decodes to'} {act} bytes, {exp} expected"
+    if code == ZC_TOO_LARGE:
+        return f"data decodes to more than the {exp} bytes expected"
+    if code == ZC_CHECKSUM:
+        what = f"{detail} " if detail else ""
+        return f"{what}checksum mismatch: stored 0x{exp:08x}, computed 0x{act:08x}"
+    if code == ZC_CORRUPT:
+        where = f" in {nin} bytes of input" if nin >= 0 else ""
+        return f"corrupt data ({detail}){where}"
+    return detail or f"error {code}"
+
+
+cdef object raise_error(str codec, ZcError* err, Py_ssize_t nin):
+    if err.code == ZC_NOMEM:
+        raise MemoryError(f"{codec}: out of memory")
+    raise KernelError(f"{codec}: {describe(err, nin)}", codec, err.code, err.expected, err.actual)
 
 
 # ---------------------------------------------------------------- buffers

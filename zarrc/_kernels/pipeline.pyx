@@ -18,9 +18,9 @@ from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset, strlen, strrchr
 
-from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
+from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
-                                    ZSTD_DCtx, ZcError, zc_blosc_compress, zc_blosc_decode_into,
+                                    ZSTD_DCtx, ZcError, describe, zc_blosc_compress, zc_blosc_decode_into,
                                     zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
                                     zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into,
                                     zc_zstd_decoded_size)
@@ -83,7 +83,6 @@ cdef enum:
     C_FULL = 6
 
 cdef enum:
-    PL_IO = 20          # an I/O call failed: detail names it, actual = errno
     MISSING = -2        # chunk absent: read as the fill value
 
 # write outcomes
@@ -170,11 +169,11 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
     if fd < 0:
         if errno == ENOENT or errno == ENOTDIR:
             return MISSING
-        return fail(err, PL_IO, 0, errno, "open")
+        return fail(err, ZC_IO, 0, errno, "open")
     if offset < 0:
         if fstat(fd, &st) != 0:
             c_close(fd)
-            return fail(err, PL_IO, 0, errno, "fstat")
+            return fail(err, ZC_IO, 0, errno, "fstat")
         size = <size_t>st.st_size
         offset = 0
     else:
@@ -188,7 +187,7 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
             if errno == EINTR:
                 continue
             c_close(fd)
-            return fail(err, PL_IO, 0, errno, "read")
+            return fail(err, ZC_IO, 0, errno, "read")
         if r == 0:
             break
         done += <size_t>r
@@ -238,12 +237,12 @@ cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint
         if make_parents(tmp) != 0:
             saved = errno
             free(tmp)
-            return fail(err, PL_IO, 0, saved, "mkdir")
+            return fail(err, ZC_IO, 0, saved, "mkdir")
         fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
     if fd < 0:
         saved = errno
         free(tmp)
-        return fail(err, PL_IO, 0, saved, "open")
+        return fail(err, ZC_IO, 0, saved, "open")
     for i in range(nparts):
         if parts[i] == NULL:
             continue
@@ -257,19 +256,19 @@ cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint
                 c_close(fd)
                 unlink(tmp)
                 free(tmp)
-                return fail(err, PL_IO, 0, saved, "write")
+                return fail(err, ZC_IO, 0, saved, "write")
             done += <size_t>r
         total += lens[i]
     if c_close(fd) != 0:
         saved = errno
         unlink(tmp)
         free(tmp)
-        return fail(err, PL_IO, 0, saved, "close")
+        return fail(err, ZC_IO, 0, saved, "close")
     if rename(tmp, path) != 0:
         saved = errno
         unlink(tmp)
         free(tmp)
-        return fail(err, PL_IO, 0, saved, "rename")
+        return fail(err, ZC_IO, 0, saved, "rename")
     free(tmp)
     return <Py_ssize_t>total
 
@@ -282,7 +281,7 @@ cdef Py_ssize_t write_file(const char* path, const char* tmp_suffix, const uint8
 
 cdef Py_ssize_t delete_file(const char* path, ZcError* err) noexcept nogil:
     if unlink(path) != 0 and errno != ENOENT and errno != ENOTDIR:
-        return fail(err, PL_IO, 0, errno, "unlink")
+        return fail(err, ZC_IO, 0, errno, "unlink")
     return 0
 
 
@@ -392,7 +391,7 @@ cdef class Chain:
                 stored = load_le32(ptr + length - 4)
                 computed = zc_crc32c_update(0, ptr, length - 4)
                 if stored != computed:
-                    fail(err, ZC_CHECKSUM, stored, computed, NULL)
+                    fail(err, ZC_CHECKSUM, stored, computed, "crc32c")
                     return NULL
                 length -= 4
                 continue
@@ -529,7 +528,7 @@ cdef class Chain:
 
 
 class TaskError(Exception):
-    """A chunk task failed.  ``code`` is a ZC_* code (or PL_IO), ``expected`` /
+    """A chunk task failed.  ``code`` is a ZC_* code (or ZC_IO), ``expected`` /
     ``actual`` the values involved; the engine adds the chunk key."""
 
     def __init__(self, message, code, expected, actual):
@@ -540,28 +539,13 @@ class TaskError(Exception):
 
 
 CHECKSUM = ZC_CHECKSUM
-IO = PL_IO
+IO = ZC_IO
 
 
 cdef object raise_task_error(ZcError* err, str context):
-    import os
-    detail = err.detail.decode("utf-8", "replace") if err.detail != NULL else ""
-    code, exp, act = err.code, err.expected, err.actual
-    if code == ZC_NOMEM:
+    if err.code == ZC_NOMEM:
         raise MemoryError(f"{context}out of memory")
-    if code == PL_IO:
-        msg = f"{detail} failed: {os.strerror(act)}"
-    elif code == ZC_TRUNCATED:
-        msg = f"input truncated ({detail}): needs {exp} bytes, holds {act}"
-    elif code == ZC_SIZE:
-        msg = f"{detail or 'data decodes to'} {act} bytes, {exp} expected"
-    elif code == ZC_CHECKSUM:
-        msg = f"crc32c checksum mismatch: stored 0x{exp:08x}, computed 0x{act:08x}"
-    elif code == ZC_CORRUPT:
-        msg = f"corrupt data ({detail})"
-    else:
-        msg = detail or f"error {code}"
-    raise TaskError(f"{context}{msg}", code, exp, act)
+    raise TaskError(f"{context}{describe(err, -1)}", err.code, err.expected, err.actual)
 
 
 # ---------------------------------------------------------------- batches
