@@ -42,6 +42,16 @@ cdef struct ZcError:
     const char* detail
 
 
+cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t actual,
+                            const char* detail) noexcept nogil:
+    """Fill in err and return -1 (the kernels' error return)."""
+    err.code = code
+    err.expected = expected
+    err.actual = actual
+    err.detail = detail
+    return -1
+
+
 # deflate container formats
 cdef enum ZcDeflateFormat:
     ZC_ZLIB = 0

@@ -135,15 +135,6 @@ cdef enum:
     GZIP_MAGIC_1 = 0x8b
 
 
-cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t actual,
-                            const char* detail) noexcept nogil:
-    err.code = code
-    err.expected = expected
-    err.actual = actual
-    err.detail = detail
-    return -1
-
-
 cdef str describe(ZcError* err, Py_ssize_t nin):
     detail = err.detail.decode("utf-8", "replace") if err.detail != NULL else ""
     code, exp, act = err.code, err.expected, err.actual

@@ -20,7 +20,7 @@ from libc.string cimport memcpy, memset, strlen, strrchr
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
-                                    ZSTD_DCtx, ZcError, describe, zc_blosc_compress, zc_blosc_decode_into,
+                                    ZSTD_DCtx, ZcError, describe, fail, zc_blosc_compress, zc_blosc_decode_into,
                                     zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
                                     zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into,
                                     zc_zstd_decoded_size)
@@ -140,15 +140,6 @@ cdef void scratch_free(Scratch* s) noexcept nogil:
     if s.cctx != NULL:
         ZSTD_freeCCtx(s.cctx)
         s.cctx = NULL
-
-
-cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t actual,
-                            const char* detail) noexcept nogil:
-    err.code = code
-    err.expected = expected
-    err.actual = actual
-    err.detail = detail
-    return -1
 
 
 cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
