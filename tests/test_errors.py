@@ -179,7 +179,7 @@ def test_create_array_with_bad_arguments_writes_nothing(zh):
     store = {}
     for kwargs in [dict(compressors=[{"name": "nope"}]), dict(dtype="float13"),
                    dict(filters=[{"name": "transpose", "configuration": {"order": [0, 0]}}]),
-                   dict(chunks=(0, 2)), dict(fill_value="x"), dict(order="K"), dict(zarr_format=2),
+                   dict(chunks=(0, 2)), dict(fill_value="x"), dict(order="K"), dict(zarr_format=4),
                    dict(serializer={"name": "bytes", "configuration": {"endian": "middle"}})]:
         args = dict(shape=(4, 4), dtype="int32", chunks=(2, 2)) | kwargs
         with pytest.raises((MetadataError, ValueError)):

@@ -8,12 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import engine
+from zarrc import engine, node_metadata
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc._kernels.pipeline import Chain
 from zarrc.codecs.chain import CodecChain
-from zarrc.errors import ZarrcError
-from zarrc.metadata.names import key_prefix, metadata_key
+from zarrc.codecs.chunk_codec import ChainChunkCodec
+from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps, numcodecs_codec
+from zarrc.errors import MetadataError, ZarrcError
+from zarrc.metadata.dtypes_v2 import object_codec_id
+from zarrc.metadata.names import key_prefix
+from zarrc.metadata.v2 import ArrayMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3
 from zarrc.node import Node
 from zarrc.sharded import ShardIndexCache, sharding_levels
@@ -40,24 +45,51 @@ class Array(Node):
 
     def _prepare(self) -> None:
         md = self._metadata
-        self._prefix = key_prefix(self._path)
-        encoding = ChunkKeyEncoding.from_metadata(md)
-        prefix = self._prefix
+        self._prefix = prefix = key_prefix(self._path)
+        if md.zarr_format == 2:
+            encoding = ChunkKeyEncoding("v2", md.dimension_separator)
+            chunked = self._prepare_v2(md)
+        else:
+            encoding = ChunkKeyEncoding.from_metadata(md)
+            chunked = self._prepare_v3(md)
+        chunked.chunk_keys = lambda coords: encoding.encode_many(coords, prefix)
+        self._chunked = chunked
+        self._encoding = encoding
+
+    def _prepare_v3(self, md: ArrayMetadataV3) -> engine.ChunkedArray:
         chain = CodecChain(md.codecs)
         dtype = md.dtype
         levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
         self._codec_chain = chain
         self._inner_chain = inner
-        self._chunked = engine.ChunkedArray(
-            shape=md.shape, chunks=chunks, dtype=dtype,
-            fill=np.asarray(md.fill_value, dtype=dtype).tobytes(),
+        common = dict(shape=md.shape, chunks=chunks, dtype=dtype, chunk_keys=None, store=self._store,
+                      name=self._path, write_empty_chunks=self._write_empty_chunks)
+        if dtype.kind == "O":
+            if levels:
+                raise MetadataError(f"array {self._path}: sharding of variable-length data types "
+                                    "is not supported")
+            return engine.ChunkedArray(**common, fill=b"", chain=None, fill_object=md.fill_value,
+                                       codec=ChainChunkCodec(chain, chunks, dtype))
+        return engine.ChunkedArray(
+            **common, fill=np.asarray(md.fill_value, dtype=dtype).tobytes(),
             chain=inner.prepare(chunks, dtype),
-            chunk_keys=lambda coords: encoding.encode_many(coords, prefix),
-            store=self._store, name=self._path,
-            write_empty_chunks=self._write_empty_chunks,
-            levels=tuple(levels), shard_cache=ShardIndexCache() if levels else None,
-        )
-        self._encoding = encoding
+            levels=tuple(levels), shard_cache=ShardIndexCache() if levels else None)
+
+    def _prepare_v2(self, md: ArrayMetadataV2) -> engine.ChunkedArray:
+        self._codec_chain = self._inner_chain = None
+        dtype, chunks = md.dtype, md.chunks
+        chunked = engine.ChunkedArray(
+            shape=md.shape, chunks=chunks, dtype=dtype, fill=fill_bytes_v2(md), chain=None,
+            chunk_keys=None, store=self._store, name=self._path,
+            write_empty_chunks=self._write_empty_chunks, fill_object=fill_object_v2(md))
+        steps = native_steps(md.compressor, md.filters, dtype)
+        if steps is None:
+            chunked.codec = V2ChunkCodec(md.compressor, md.filters, chunks, dtype, md.order)
+        else:
+            axes = range(len(chunks))
+            order = tuple(reversed(axes)) if md.order == "F" else tuple(axes)
+            chunked.chain = Chain(steps, chunks, dtype.itemsize, 0, order)
+        return chunked
 
     # -------------------------------------------------------------- properties
 
@@ -98,7 +130,8 @@ class Array(Node):
 
     @property
     def order(self) -> str:
-        return "C"
+        """"C" or "F": the element order within stored chunks (v2; always "C" for v3)."""
+        return getattr(self._metadata, "order", "C")
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -106,22 +139,32 @@ class Array(Node):
 
     @property
     def codecs(self) -> tuple[Any, ...]:
-        """The codec objects, in order."""
+        """The codec objects, in order (v2: the filters, then the compressor)."""
+        if self._codec_chain is None:
+            return self.filters + self.compressors
         return self._codec_chain.codecs
 
     @property
     def compressors(self) -> tuple[Any, ...]:
-        """The bytes->bytes codecs (of the inner chunks, for a sharded array)."""
+        """The bytes->bytes codecs (of the inner chunks, for a sharded array); for v2,
+        the compressor (numcodecs codec object), if any."""
+        if self._inner_chain is None:
+            md = self._metadata
+            return () if md.compressor is None else (numcodecs_codec(md.compressor, "compressor"),)
         return self._inner_chain.bytes_to_bytes
 
     @property
     def filters(self) -> tuple[Any, ...]:
-        """The array->array codecs (of the inner chunks, for a sharded array)."""
+        """The array->array codecs (of the inner chunks, for a sharded array); for v2,
+        the filters (numcodecs codec objects)."""
+        if self._inner_chain is None:
+            return tuple(numcodecs_codec(f, "filters") for f in self._metadata.filters or ())
         return self._inner_chain.array_to_array
 
     @property
     def serializer(self) -> Any:
-        return self._codec_chain.array_to_bytes
+        """The array->bytes codec (None for v2)."""
+        return None if self._codec_chain is None else self._codec_chain.array_to_bytes
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
@@ -140,7 +183,7 @@ class Array(Node):
         grid = self.cdata_shape
         for key in self._store.list_prefix(self._prefix):
             rest = key[len(self._prefix):]
-            if rest == "zarr.json":
+            if rest in node_metadata.METADATA_NAMES:
                 continue
             try:
                 coords = self._encoding.decode(rest, ndim)
@@ -190,12 +233,31 @@ class Array(Node):
 
 
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
-    raw = store.get(metadata_key(path))
-    if raw is None:
+    md = node_metadata.read(store, path)
+    if md is None or md.node_type != "array":
         from zarrc.errors import NodeNotFoundError
         raise NodeNotFoundError(f"no array at {path} in {store!r}")
-    return Array(store, path, ArrayMetadataV3.from_json(raw, path),
-                 read_only=read_only, write_empty_chunks=write_empty_chunks)
+    return Array(store, path, md, read_only=read_only, write_empty_chunks=write_empty_chunks)
+
+
+def fill_bytes_v2(md: ArrayMetadataV2) -> bytes:
+    """The fill value of a v2 array as one item of bytes (zeros when undefined)."""
+    if md.dtype.kind == "O":
+        return b""
+    if md.fill_value is None:
+        return bytes(md.dtype.itemsize)
+    if isinstance(md.fill_value, (bytes, bytearray)):
+        return bytes(md.fill_value).ljust(md.dtype.itemsize, b"\0")
+    return np.array(md.fill_value, dtype=md.dtype).tobytes()
+
+
+def fill_object_v2(md: ArrayMetadataV2) -> Any:
+    """The fill value of a v2 object array ("" / b"" when undefined, as zarr-python)."""
+    if md.dtype.kind != "O":
+        return None
+    if md.fill_value is not None:
+        return md.fill_value
+    return {"vlen-utf8": "", "vlen-bytes": b""}.get(object_codec_id(md.filters))
 
 
 class ArrayInfo:

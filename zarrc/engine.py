@@ -40,7 +40,7 @@ class ChunkedArray:
     shape, chunks : array and chunk shape.
     dtype : the in-memory (native byte order) numpy dtype.
     fill : the fill value as ``dtype.itemsize`` bytes, native order.
-    chain : the codec chain prepared for (chunks, dtype).
+    chain : the codec chain prepared for (chunks, dtype), or None with ``codec``.
     chunk_keys : maps an (n, ndim) int64 array of chunk coordinates to store keys.
     store : the store; ``name`` names the array in error messages.
     """
@@ -56,6 +56,8 @@ class ChunkedArray:
     write_empty_chunks: bool = False
     levels: tuple = ()          # sharding levels (zarrc.sharded.ShardLevel); chunks = innermost
     shard_cache: Any = None     # decoded shard indexes (zarrc.sharded.ShardIndexCache)
+    codec: Any = None           # whole-chunk decode/encode in Python (zarrc.engine_python)
+    fill_object: Any = None     # the fill value of object (variable-length) items
 
 
 # ---------------------------------------------------------------- batches
@@ -178,6 +180,10 @@ def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nda
     ValueError for a mismatched ``out``, CodecError / ChecksumError / StoreError for
     chunks that cannot be read."""
     _check_operand(arr, dims, out, "out")
+    if arr.codec is not None:
+        from zarrc import engine_python
+        engine_python.read_into(arr, dims, out)
+        return
     if arr.levels:
         from zarrc import sharded
         sharded.read_into(arr, dims, out)
@@ -231,6 +237,10 @@ def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.
     the write counterpart of :func:`read_into`."""
     _check_operand(arr, dims, value, "value")
     if value.size == 0:
+        return
+    if arr.codec is not None:
+        from zarrc import engine_python
+        engine_python.write_from(arr, dims, value)
         return
     if arr.levels:
         from zarrc import sharded

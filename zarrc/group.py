@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from zarrc import hierarchy
+from zarrc import hierarchy, node_metadata
 from zarrc.array import Array
 from zarrc.errors import MetadataError, NodeNotFoundError
-from zarrc.metadata.names import join_path, key_prefix, metadata_key
-from zarrc.metadata.v3 import GroupMetadataV3
+from zarrc.metadata.names import join_path, key_prefix
 from zarrc.node import Node
 from zarrc.stores import Store
 
@@ -21,7 +20,7 @@ class Group(Node):
 
     kind = "group"
 
-    def __init__(self, store: Store, path: str, metadata: GroupMetadataV3, *,
+    def __init__(self, store: Store, path: str, metadata: Any, *,
                  read_only: bool = False) -> None:
         super().__init__(store, path, metadata, read_only)
 
@@ -41,7 +40,7 @@ class Group(Node):
             path = join_path(self._path, name)
         except MetadataError:
             return False
-        return self._store.exists(metadata_key(path))
+        return node_metadata.exists(self._store, path)
 
     def get(self, name: str, default: Any = None) -> Any:
         try:
@@ -89,11 +88,12 @@ class Group(Node):
 
     def create_group(self, name: str, *, overwrite: bool = False,
                      attributes: dict | None = None) -> Group:
-        """A new group ``name`` (raises ContainsNodeError if a node is there, unless
-        ``overwrite``)."""
+        """A new group ``name``, in this group's Zarr format (raises ContainsNodeError
+        if a node is there, unless ``overwrite``)."""
         self._check_writable()
         return hierarchy.create_group(self._store, join_path(self._path, name),
-                                      overwrite=overwrite, attributes=attributes)
+                                      overwrite=overwrite, attributes=attributes,
+                                      zarr_format=self.zarr_format)
 
     def require_group(self, name: str, *, overwrite: bool = False) -> Group:
         """The group ``name``, created if missing (TypeError if an array is there)."""
@@ -105,8 +105,10 @@ class Group(Node):
         return self.create_group(name, overwrite=overwrite)
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        """A new array ``name``; keywords as for :func:`zarrc.create_array`."""
+        """A new array ``name``; keywords as for :func:`zarrc.create_array`
+        (``zarr_format`` defaults to this group's)."""
         self._check_writable()
+        kwargs.setdefault("zarr_format", self.zarr_format)
         return hierarchy.create_array(self._store, path=join_path(self._path, name), **kwargs)
 
     def tree(self, level: int | None = None) -> TreeRepr:

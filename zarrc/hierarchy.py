@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from zarrc import node_metadata
 from zarrc.errors import ContainsNodeError, MetadataError, NodeNotFoundError
 from zarrc.metadata.dtypes import as_data_type
-from zarrc.metadata.names import key_prefix, metadata_key, normalize_path, parent_path
-from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
+from zarrc.metadata.names import key_prefix, normalize_path, parent_path
+from zarrc.metadata.v2 import GroupMetadataV2
+from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 from zarrc.stores import Store, make_store
 
 MODES = ("r", "r+", "a", "w", "w-")
@@ -23,11 +25,10 @@ def open_node(store: Store, path: str, *, read_only: bool = False) -> Any:
     from zarrc.array import Array
     from zarrc.group import Group
 
-    raw = store.get(metadata_key(path))
-    if raw is None:
+    md = node_metadata.read(store, path)
+    if md is None:
         return None
-    md = metadata_from_json(raw, path)
-    if isinstance(md, ArrayMetadataV3):
+    if md.node_type == "array":
         return Array(store, path, md, read_only=read_only)
     return Group(store, path, md, read_only=read_only)
 
@@ -37,20 +38,20 @@ def _check_mode(mode: str) -> None:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
 
 
-def _prepare_location(store: Store, path: str, overwrite: bool) -> None:
-    """Make room for a new node at ``path`` and create its missing ancestor groups.
-    Everything is checked before anything is deleted or written."""
-    if store.exists(metadata_key(path)):
+def _prepare_location(store: Store, path: str, overwrite: bool, zarr_format: int = 3) -> None:
+    """Make room for a new node at ``path`` and create its missing ancestor groups
+    (in ``zarr_format``).  Everything is checked before anything is deleted or written."""
+    if node_metadata.exists(store, path):
         if not overwrite:
             raise ContainsNodeError(f"a node already exists at {path} in {store!r}")
     missing = []
     ancestor = path
     while ancestor != "/":
         ancestor = parent_path(ancestor)
-        raw = store.get(metadata_key(ancestor))
-        if raw is None:
+        md = node_metadata.read(store, ancestor)
+        if md is None:
             missing.append(ancestor)
-        elif metadata_from_json(raw, ancestor).node_type != "group":
+        elif md.node_type != "group":
             # (checked first: "arr/c" with overwrite would otherwise delete arr's chunks)
             raise ContainsNodeError(f"cannot create {path}: {ancestor} is an array")
     if overwrite:
@@ -59,18 +60,28 @@ def _prepare_location(store: Store, path: str, overwrite: bool) -> None:
         else:
             store.delete_prefix(key_prefix(path))
     for ancestor in reversed(missing):
-        store.set(metadata_key(ancestor), GroupMetadataV3().to_bytes())
+        node_metadata.write(store, ancestor, _group_metadata(zarr_format))
+
+
+def _check_format(zarr_format: Any) -> int:
+    if zarr_format not in (2, 3) or isinstance(zarr_format, bool):
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    return zarr_format
+
+
+def _group_metadata(zarr_format: int, attributes: dict | None = None) -> Any:
+    cls = GroupMetadataV2 if _check_format(zarr_format) == 2 else GroupMetadataV3
+    return cls(attributes=attributes or {})
 
 
 def create_group(store: Store, path: str, *, overwrite: bool = False,
-                 attributes: dict | None = None) -> Any:
+                 attributes: dict | None = None, zarr_format: int = 3) -> Any:
     from zarrc.group import Group
 
     path = normalize_path(path)
-    metadata = GroupMetadataV3(attributes=attributes or {})
-    _prepare_location(store, path, overwrite)
-    store.set(metadata_key(path), metadata.to_bytes())
-    return Group(store, path, metadata)
+    metadata = _group_metadata(zarr_format, attributes)
+    _prepare_location(store, path, overwrite, zarr_format)
+    return Group(store, path, node_metadata.write(store, path, metadata))
 
 
 def _normalize_codecs(value: Any) -> list:
@@ -97,7 +108,8 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
                  fill_value: Any = None, order: str | None = None, zarr_format: int = 3,
                  attributes: dict | None = None, chunk_key_encoding: Any = None,
                  dimension_names: Sequence[str | None] | None = None, overwrite: bool = False,
-                 write_empty_chunks: bool = False) -> Any:
+                 write_empty_chunks: bool = False, compressor: Any = "unset",
+                 dimension_separator: str | None = None) -> Any:
     """Create an array (zarr-python's ``create_array`` keywords).
 
     store : a path (local directory, ".zip" for a zip file), a dict (memory), or a Store.
@@ -108,23 +120,40 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         ``Zstd(level=0)``, as zarr-python; None for none).  Codecs are codec objects
         or v3 spec dicts.
     chunk_key_encoding : None (default "/"), or {"name": "default"|"v2", "separator": ...}.
+    zarr_format : 3, or 2 for a v2 array: ``filters`` and ``compressors`` (at most one;
+        "auto": zstd level 0) are numcodecs codecs or configurations; ``compressor``
+        and ``dimension_separator`` are accepted as in zarr-python 2; dtype ``str`` /
+        ``bytes`` make an object array with the vlen-utf8 / vlen-bytes filter.
     overwrite : replace whatever is at the path.  Raises ContainsNodeError if a node
         exists and ``overwrite`` is False, MetadataError for invalid arguments.
     """
-    from zarrc.array import Array
 
-    if zarr_format != 3:
-        raise MetadataError(f"zarr_format {zarr_format} is not supported yet (only 3)")
+    _check_format(zarr_format)
     if order not in (None, "C", "F"):
         raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
     store = make_store(store, mode="a") if not isinstance(store, Store) else store
     node_path = normalize_path(path if path is not None else (name or ""))
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if isinstance(chunks, str) and chunks == "auto":
-        chunks = guess_chunks(shape, as_data_type(dtype).itemsize)
+        itemsize = 8 if zarr_format == 2 else as_data_type(dtype).itemsize
+        if zarr_format == 2 and dtype not in (str, bytes):
+            itemsize = np.dtype(dtype).itemsize or 8
+        chunks = guess_chunks(shape, itemsize)
     elif isinstance(chunks, (int, np.integer)):
         chunks = (int(chunks),) * len(shape)
-    serializer = {"name": "bytes"} if serializer == "auto" else serializer
+    if zarr_format == 2:
+        from zarrc.create_v2 import array_metadata_v2
+        metadata = array_metadata_v2(
+            shape, dtype, tuple(chunks), fill_value=fill_value, order=order, filters=filters,
+            compressors=compressors, compressor=compressor, serializer=serializer,
+            chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
+            dimension_names=dimension_names, shards=shards, attributes=attributes)
+        return _store_new_array(store, node_path, metadata, overwrite, write_empty_chunks)
+    if not (isinstance(compressor, str) and compressor == "unset"):
+        compressors = compressor
+    if isinstance(serializer, str) and serializer == "auto":
+        kind = as_data_type(dtype).kind
+        serializer = {"name": {"string": "vlen-utf8", "bytes": "vlen-bytes"}.get(kind, "bytes")}
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     codecs = _normalize_codecs(filters) + [serializer] + _normalize_codecs(compressors)
@@ -145,10 +174,17 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
     metadata = ArrayMetadataV3.create(
         shape, dtype, grid, fill_value=fill_value, codecs=codecs,
         chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names)
-    array = Array(store, node_path, metadata, write_empty_chunks=write_empty_chunks)  # validates codecs
-    _prepare_location(store, node_path, overwrite)
-    store.set(metadata_key(node_path), metadata.to_bytes())
-    return array
+    return _store_new_array(store, node_path, metadata, overwrite, write_empty_chunks)
+
+
+def _store_new_array(store: Store, path: str, metadata: Any, overwrite: bool,
+                     write_empty_chunks: bool) -> Any:
+    from zarrc.array import Array
+
+    Array(store, path, metadata)  # validates the codecs before anything is written
+    _prepare_location(store, path, overwrite, metadata.zarr_format)
+    metadata = node_metadata.write(store, path, metadata)
+    return Array(store, path, metadata, write_empty_chunks=write_empty_chunks)
 
 
 def _store_for(store: Any, mode: str, path: str = "/") -> Store:
@@ -191,17 +227,19 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", **kwargs: Any) ->
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str = "",
-               attributes: dict | None = None) -> Any:
-    """Open the group at ``path`` (created if missing, for modes "a", "w", "w-")."""
+               attributes: dict | None = None, zarr_format: int | None = None) -> Any:
+    """Open the group at ``path`` (created if missing, for modes "a", "w", "w-"; in
+    ``zarr_format``, default 3).  An existing group's format is detected."""
     _check_mode(mode)
     s = _store_for(store, mode, path)
     node_path = normalize_path(path)
+    fmt = 3 if zarr_format is None else zarr_format
     if mode in ("w", "w-"):
-        return create_group(s, node_path, overwrite=mode == "w", attributes=attributes)
+        return create_group(s, node_path, overwrite=mode == "w", attributes=attributes, zarr_format=fmt)
     node = open_node(s, node_path, read_only=mode == "r")
     if node is None:
         if mode == "a":
-            return create_group(s, node_path, attributes=attributes)
+            return create_group(s, node_path, attributes=attributes, zarr_format=fmt)
         raise NodeNotFoundError(f"no group at {node_path} in {s!r}")
     from zarrc.group import Group
     if not isinstance(node, Group):
@@ -210,7 +248,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
 
 
 def group(store: Any = None, *, path: str = "", overwrite: bool = False,
-          attributes: dict | None = None) -> Any:
+          attributes: dict | None = None, zarr_format: int | None = None) -> Any:
     """Create a group (or open the existing one unless ``overwrite``)."""
     s = _store_for(store, "a", path)
     node_path = normalize_path(path)
@@ -221,7 +259,8 @@ def group(store: Any = None, *, path: str = "", overwrite: bool = False,
             if not isinstance(node, Group):
                 raise ContainsNodeError(f"{node_path} in {s!r} is an array")
             return node
-    return create_group(s, node_path, overwrite=overwrite, attributes=attributes)
+    return create_group(s, node_path, overwrite=overwrite, attributes=attributes,
+                        zarr_format=3 if zarr_format is None else zarr_format)
 
 
 def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -> Any:
@@ -238,6 +277,7 @@ def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -
             raise NodeNotFoundError(f"no array or group at {node_path} in {s!r}")
     if "shape" in kwargs:
         return create_array(s, path=node_path, overwrite=mode == "w", **kwargs)
-    if mode == "w-" and s.exists(metadata_key(node_path)):
+    if mode == "w-" and node_metadata.exists(s, node_path):
         raise ContainsNodeError(f"a node already exists at {node_path} in {s!r}")
-    return create_group(s, node_path, overwrite=mode == "w", attributes=kwargs.get("attributes"))
+    return create_group(s, node_path, overwrite=mode == "w", attributes=kwargs.get("attributes"),
+                        zarr_format=kwargs.get("zarr_format") or 3)

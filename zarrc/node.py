@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from zarrc.errors import StoreError
 from zarrc.metadata.common import thaw
-from zarrc.metadata.names import metadata_key, normalize_path
+from zarrc.metadata.names import normalize_path
 
 
 class Attributes(MutableMapping):
@@ -71,12 +71,10 @@ class Node:
             raise StoreError(f"{self.kind} {self._path} is read-only")
 
     def _set_metadata(self, metadata: Any) -> None:
+        from zarrc import node_metadata
+
         self._check_writable()
-        raw = metadata.to_bytes()
-        self._store.set(metadata_key(self._path), raw)
-        # what was stored, as a reader will see it (JSON turns tuples and numpy
-        # arrays into lists, non-str keys into str)
-        self._metadata = type(metadata).from_json(raw, self._path)
+        self._metadata = node_metadata.write(self._store, self._path, metadata)
 
     @property
     def metadata(self) -> Any:
@@ -105,7 +103,7 @@ class Node:
 
     @property
     def zarr_format(self) -> int:
-        return 3
+        return self._metadata.zarr_format
 
     @property
     def attrs(self) -> Attributes:

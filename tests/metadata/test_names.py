@@ -55,13 +55,16 @@ def test_recommended_characters():
         ("/a/b", "/a/b"),
         ("a/b/", "/a/b"),
         ("//a//b", "/a/b"),
+        ("a\\b", "/a/b"),
+        ("\\a\\\\b\\", "/a/b"),
+        ("/a\\/b", "/a/b"),
     ],
 )
 def test_normalize_path(path, expected):
     assert normalize_path(path) == expected
 
 
-@pytest.mark.parametrize("path", ["/a/../b", "..", "a/./b", "/__x/y", "a/.."])
+@pytest.mark.parametrize("path", ["/a/../b", "..", "a/./b", "/__x/y", "a/..", "a\\..\\b", "..\\x"])
 def test_paths_cannot_escape_or_use_reserved_names(path):
     with pytest.raises(MetadataError):
         normalize_path(path)

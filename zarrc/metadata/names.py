@@ -40,12 +40,13 @@ def is_recommended_name(name: str) -> bool:
 def normalize_path(path: str) -> str:
     """The canonical form of a node path: "/" for the root, else "/a/b".
 
-    Accepts "", "/", "a/b", "/a/b/", "a//b" (empty segments are dropped).  Raises
+    As the v2 spec's logical path normalisation: "\\" becomes "/", leading, trailing
+    and repeated slashes go ("", "/", "a/b", "/a/b/", "a//b", "a\\b" all work).  Raises
     MetadataError for segments that are not valid node names ("." and ".." included,
     so a path can never climb out of the hierarchy)."""
     if not isinstance(path, str):
         raise MetadataError(f"path {path!r} must be a string")
-    names = [check_node_name(part) for part in path.split("/") if part]
+    names = [check_node_name(part) for part in path.replace("\\", "/").split("/") if part]
     return "/" + "/".join(names)
 
 

@@ -129,6 +129,8 @@ class ArrayMetadataV2:
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
 
     zarr_format: ClassVar[int] = 2
+    node_type: ClassVar[str] = "array"
+    dimension_names: ClassVar[None] = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -175,6 +177,16 @@ class ArrayMetadataV2:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def chunk_shape(self) -> tuple[int, ...]:
+        """The chunk shape (``chunks``; named as in v3 metadata)."""
+        return self.chunks
+
+    @property
+    def data_type(self) -> str | list:
+        """The ``dtype`` as .zarray writes it."""
+        return dtype_to_json_v2(self.dtype)
 
     @classmethod
     def from_json(cls, zarray_doc: Mapping | bytes | str, zattrs_doc: Mapping | bytes | str | None = None,
@@ -250,6 +262,7 @@ class GroupMetadataV2:
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
 
     zarr_format: ClassVar[int] = 2
+    node_type: ClassVar[str] = "group"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attributes", _attributes(self.attributes))

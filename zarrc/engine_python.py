@@ -1,0 +1,158 @@
+"""The engine's Python chunk path, for arrays the native pipeline cannot decode:
+variable-length strings and bytes (object items), and Zarr v2 filters and
+compressors that only numcodecs implements.
+
+The plan is the native path's (zarrc.indexing, engine.assemble); the chunk bytes
+of a call come from the store in one ``get_many``; workers on the shared pool
+each take chunks until none are left, decode one (numcodecs' C codecs and
+zarrc's release the GIL) and copy its selected part with one numpy assignment.
+Writes encode every touched chunk before anything is stored, so an error stores
+nothing.  ``arr.codec`` does the per-chunk work: ``decode(raw) -> ndarray`` of
+the chunk shape and ``encode(chunk) -> bytes``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc.config import config
+from zarrc.errors import ZarrcError
+from zarrc.threads import run_parallel
+
+WRITE_BATCH_BYTES = 512 << 20
+_DELETE = object()
+
+
+def fill_scalar(arr: Any) -> Any:
+    """The fill value as an item of ``arr.dtype`` (``arr.fill_object`` for objects)."""
+    if arr.dtype.kind == "O":
+        return arr.fill_object
+    return np.frombuffer(arr.fill, dtype=arr.dtype)[0]
+
+
+def _each(n: int, work: Callable[[int], None]) -> None:
+    """``work(t)`` for t in 0..n-1 on up to ``config.threads`` threads."""
+    lock = threading.Lock()
+    counter = iter(range(n))
+
+    def worker() -> None:
+        while True:
+            with lock:
+                t = next(counter, None)
+            if t is None:
+                return
+            work(t)
+
+    run_parallel(worker, min(config.threads, n))
+
+
+def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
+    """(chunk index, operand index) of one task: what it selects in the chunk and
+    where that lands in the output / comes from in the value."""
+    src, dst, arrays = [], [], False
+    for d, r in zip(dims, rows):
+        _, start, step, count, out0, idx, _ = (int(v) for v in table[r])
+        if idx < 0:
+            s = slice(start, start + (count - 1) * step + 1, step)
+            o = slice(out0, out0 + count)
+        else:
+            s, o = local[idx:idx + count], outidx[idx:idx + count]
+            arrays = True
+        src.append(start if d.dropped else s)
+        if not d.dropped:
+            dst.append(o)
+    if arrays:     # orthogonal (outer) indexing, as the plan means it
+        src = list(np.ix_(*[np.arange(s.start, s.stop, s.step) if isinstance(s, slice)
+                            else np.atleast_1d(s) for s in src]))
+        src = [s.reshape(-1)[0] if d.dropped else s for s, d in zip(src, dims)]
+        dst = list(np.ix_(*[np.arange(o.start, o.stop) if isinstance(o, slice) else o for o in dst]))
+    return tuple(src), tuple(dst)
+
+
+def _tasks(arr: Any, dims: list) -> tuple:
+    from zarrc.engine import assemble
+
+    table, local, outidx, tasks = assemble(dims)
+    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    return table, local, outidx, tasks, arr.chunk_keys(coords)
+
+
+def _context(arr: Any, key: str, exc: ZarrcError) -> ZarrcError:
+    return type(exc)(f"chunk {key} of {arr.name}: {exc}")
+
+
+def read_into(arr: Any, dims: list, out: np.ndarray) -> None:
+    """Read the selected elements into ``out`` (see engine.read_into)."""
+    table, local, outidx, tasks, keys = _tasks(arr, dims)
+    raws = arr.store.get_many(keys)
+    fill = fill_scalar(arr)
+
+    def work(t: int) -> None:
+        src, dst = _selections(dims, table, local, outidx, tasks[t])
+        if raws[t] is None:
+            out[dst] = fill
+            return
+        try:
+            chunk = arr.codec.decode(raws[t])
+        except ZarrcError as exc:
+            raise _context(arr, keys[t], exc) from None
+        out[dst] = chunk[src]
+
+    _each(len(keys), work)
+
+
+def _is_fill(chunk: np.ndarray, fill: Any) -> bool:
+    if chunk.dtype.kind == "O":
+        return all(v == fill and type(v) is type(fill) for v in chunk.flat)
+    pattern = np.full(1, fill, chunk.dtype).tobytes()
+    return np.ascontiguousarray(chunk).tobytes() == pattern * chunk.size
+
+
+def write_from(arr: Any, dims: list, value: np.ndarray) -> None:
+    """Write ``value`` to the selected elements (see engine.write_from).  Chunks left
+    equal to the fill value are deleted, unless ``arr.write_empty_chunks``."""
+    table, local, outidx, tasks, keys = _tasks(arr, dims)
+    full = table[tasks, 6].all(axis=1) if tasks.shape[1] else np.ones(len(keys), bool)
+    itemsize = arr.dtype.itemsize if arr.dtype.kind != "O" else 64
+    per_batch = max(1, WRITE_BATCH_BYTES // max(1, math.prod(arr.chunks) * itemsize))
+    for lo in range(0, len(keys), per_batch):
+        _write_batch(arr, dims, table, local, outidx, tasks[lo:lo + per_batch],
+                     keys[lo:lo + per_batch], full[lo:lo + per_batch], value)
+
+
+def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> None:
+    partial = [k for k, f in zip(keys, full) if not f]
+    old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
+    fill = fill_scalar(arr)
+    write_empty = arr.write_empty_chunks or not getattr(arr.store, "supports_deletes", True)
+    encoded: list[Any] = [None] * len(keys)
+
+    def work(t: int) -> None:
+        key = keys[t]
+        src, dst = _selections(dims, table, local, outidx, tasks[t])
+        raw = old.get(key)
+        try:
+            if raw is None:
+                chunk = np.full(arr.chunks, fill, dtype=arr.dtype)
+            else:
+                chunk = np.array(arr.codec.decode(raw), copy=True)
+            chunk[src] = value[dst]
+            if not write_empty and _is_fill(chunk, fill):
+                encoded[t] = _DELETE
+            else:
+                encoded[t] = arr.codec.encode(chunk)
+        except ZarrcError as exc:
+            raise _context(arr, key, exc) from None
+
+    _each(len(keys), work)
+    for key, data in zip(keys, encoded):
+        if data is _DELETE:
+            arr.store.delete(key)
+        else:
+            arr.store.set(key, data)

@@ -1,0 +1,70 @@
+"""Node metadata documents in a store, for both formats.
+
+v3: one ``zarr.json`` per node.  v2: ``.zarray`` (arrays) or ``.zgroup`` (groups),
+plus ``.zattrs`` for the attributes.  Opening a path detects the format: a
+``zarr.json`` wins, then ``.zarray`` / ``.zgroup`` (as zarr-python does).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from zarrc.errors import MetadataError
+from zarrc.metadata.names import key_prefix
+from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from zarrc.metadata.v3 import metadata_from_json
+
+V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
+METADATA_NAMES = ("zarr.json",) + V2_DOCUMENTS
+
+
+def read(store: Any, path: str) -> Any:
+    """The metadata of the node at ``path`` (ArrayMetadataV3 / GroupMetadataV3 /
+    ArrayMetadataV2 / GroupMetadataV2), or None if there is none.  Raises
+    MetadataError for malformed documents, or a path holding both a .zarray and a
+    .zgroup."""
+    prefix = key_prefix(path)
+    raw = store.get(prefix + "zarr.json")
+    if raw is not None:
+        return metadata_from_json(raw, path)
+    zarray, zgroup, zattrs = store.get_many([prefix + name for name in V2_DOCUMENTS])
+    if zarray is not None and zgroup is not None:
+        raise MetadataError(f"{path} holds both a .zarray and a .zgroup")
+    if zarray is not None:
+        return ArrayMetadataV2.from_json(zarray, zattrs, path)
+    if zgroup is not None:
+        return GroupMetadataV2.from_json(zgroup, zattrs, path)
+    return None
+
+
+def documents(metadata: Any) -> dict[str, bytes]:
+    """The documents (name -> bytes) that store ``metadata``."""
+    if metadata.zarr_format == 3:
+        return {"zarr.json": metadata.to_bytes()}
+    name = ".zarray" if metadata.node_type == "array" else ".zgroup"
+    return {name: metadata.to_bytes(), ".zattrs": metadata.attributes_to_bytes()}
+
+
+def write(store: Any, path: str, metadata: Any) -> Any:
+    """Store ``metadata`` at ``path``; returns it as a reader will see it (JSON
+    turns tuples and numpy arrays into lists, non-str keys into str)."""
+    prefix = key_prefix(path)
+    docs = documents(metadata)
+    store.set_many({prefix + name: raw for name, raw in docs.items()})
+    return reparse(metadata, path, docs)
+
+
+def reparse(metadata: Any, path: str, docs: dict[str, bytes] | None = None) -> Any:
+    """``metadata`` after a trip through its JSON documents."""
+    docs = docs if docs is not None else documents(metadata)
+    if metadata.zarr_format == 3:
+        return type(metadata).from_json(docs["zarr.json"], path)
+    main = docs.get(".zarray", docs.get(".zgroup"))
+    return type(metadata).from_json(json.loads(main), json.loads(docs[".zattrs"]), path)
+
+
+def exists(store: Any, path: str) -> bool:
+    """True if a node (either format) is at ``path``."""
+    prefix = key_prefix(path)
+    return any(store.exists(prefix + name) for name in ("zarr.json", ".zarray", ".zgroup"))
