@@ -1,0 +1,387 @@
+"""Consolidated metadata documents <-> node metadata (no I/O).
+
+Consolidated metadata holds the metadata of every node below a group in one
+document, so a hierarchy opens with a single read.  Both forms are the ones
+zarr-python 3 writes (``zarr.consolidate_metadata``) and reads:
+
+* v2, the ``.zmetadata`` key next to the group's ``.zgroup``::
+
+      {"metadata": {".zgroup": {...}, ".zattrs": {...},
+                    "a/.zattrs": {...}, "a/.zarray": {...},
+                    "sub/.zattrs": {...}, "sub/.zgroup": {"zarr_format": 2,
+                        "consolidated_metadata": {"metadata": {}, "must_understand": false,
+                                                  "kind": "inline"}}, ...},
+       "zarr_consolidated_format": 1}
+
+* v3, the ``consolidated_metadata`` member of the group's zarr.json::
+
+      {"kind": "inline", "must_understand": false,
+       "metadata": {"a": {<a's zarr.json>}, "sub": {<sub's zarr.json, with
+                    "consolidated_metadata": {... "metadata": {}}>}, "sub/x": {...}}}
+
+Here both become a flat ``dict`` from the node's path relative to the group
+("a", "sub/x"; "" for the group itself, v2 only) to its ArrayMetadataV2 /
+GroupMetadataV2 / ArrayMetadataV3 / GroupMetadataV3.  A group's own entries never
+carry consolidated metadata (the flat form is the authoritative one);
+:func:`subtree` gives the view of a child group.
+
+Keys must be relative paths that stay inside the group: no "." or ".." segment,
+no leading "/", no backslash (a path separator in v2), no NUL; runs of "/" and a
+trailing "/" are normalised away.  Errors are MetadataError naming the document
+and the key, e.g. ``.zmetadata of /grp: key "a/.zarray": "order" "K" must be "C" or "F"``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from zarrc.errors import MetadataError
+from zarrc.metadata.common import describe, error_context, fail, is_int, json_default, thaw
+from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from zarrc.metadata.v2 import where as where_v2
+from zarrc.metadata.v3 import (
+    MAX_NESTING,
+    ArrayMetadataV3,
+    GroupMetadataV3,
+    load_json,
+    metadata_from_json,
+    nesting_depth,
+)
+from zarrc.metadata.v3 import where as where_v3
+
+NodeMetadataV2 = ArrayMetadataV2 | GroupMetadataV2
+NodeMetadataV3 = ArrayMetadataV3 | GroupMetadataV3
+NodeMetadata = NodeMetadataV2 | NodeMetadataV3
+
+V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
+CONSOLIDATED_FORMAT = 1
+_SLASHES = re.compile(r"/{2,}")
+
+
+def _empty_member_v2() -> dict[str, Any]:
+    # What zarr-python 3 puts in every nested .zgroup entry of a .zmetadata.
+    return {"metadata": {}, "must_understand": False, "kind": "inline"}
+
+
+def _empty_member_v3() -> dict[str, Any]:
+    # What zarr-python 3 puts in every nested group entry of a consolidated_metadata.
+    return {"kind": "inline", "must_understand": False, "metadata": {}}
+
+
+def where_v2_consolidated(path: str) -> str:
+    """The prefix of error messages about the ``.zmetadata`` of the group at ``path``."""
+    return f".zmetadata of /{path.strip('/')}: "
+
+
+def _join(parent: str, rel: str) -> str:
+    parent = parent.strip("/")
+    return f"{parent}/{rel}".strip("/") if rel else parent
+
+
+def relative_path(key: Any) -> str:
+    """The normalised form of ``key``, a path relative to a group ("a", "sub/x";
+    "" for the group itself): runs of "/" collapsed, a trailing "/" dropped.
+
+    Raises MetadataError if ``key`` is not a str, or would leave the group or make
+    a bad store key: a "." or ".." segment, a leading "/", a backslash (the v2
+    spec makes it a path separator), a NUL."""
+    if not isinstance(key, str):
+        raise MetadataError(f"key {key!r} must be a string")
+    if "\x00" in key:
+        raise MetadataError(f"key {describe(key)} must not contain a NUL character")
+    if "\\" in key:
+        raise MetadataError(f"key {describe(key)} must not contain a backslash "
+                            "(a path separator in Zarr v2)")
+    if key.startswith("/"):
+        raise MetadataError(f"key {describe(key)} must be a relative path (no leading \"/\")")
+    path = _SLASHES.sub("/", key).rstrip("/")
+    if path and any(part in (".", "..") for part in path.split("/")):
+        raise MetadataError(f'key {describe(key)} must not have a "." or ".." segment')
+    return path
+
+
+def _sort_key(path: str) -> tuple[int, str, str]:
+    # zarr-python's order: shallow nodes first, then by NFKC case-folded path.
+    return path.count("/"), unicodedata.normalize("NFKC", path).casefold(), path
+
+
+def _check_ancestors(nodes: Mapping[str, Any], key_of: Any) -> None:
+    """No node may sit below an array."""
+    for path in nodes:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            ancestor = "/".join(parts[:depth])
+            if isinstance(nodes.get(ancestor), (ArrayMetadataV2, ArrayMetadataV3)):
+                raise MetadataError(f"{key_of(path)}: node {describe(path)} is below {describe(ancestor)}, "
+                                    "which is an array")
+
+
+def _reraise(prefix: str, inner_prefix: str, exc: MetadataError) -> MetadataError:
+    message = str(exc)
+    if message.startswith(inner_prefix):
+        message = message[len(inner_prefix):]
+    return MetadataError(f"{prefix}{message}")
+
+
+# ---------------------------------------------------------------------------- v2
+
+
+def parse_v2(doc: Mapping | bytes | str, path: str = "") -> dict[str, NodeMetadataV2]:
+    """The nodes in the ``.zmetadata`` document (bytes, str or parsed dict) of the
+    group at ``path``, keyed by path relative to that group ("" for the group
+    itself when its ``.zgroup`` is included, "a", "sub/x"), each built from its
+    ``.zarray`` or ``.zgroup`` entry and its ``.zattrs`` entry (absent: no
+    attributes).  The ``consolidated_metadata`` member zarr-python 3 writes into
+    nested ``.zgroup`` entries is dropped.
+
+    Raises MetadataError (naming ``.zmetadata of /path`` and the key) for: invalid
+    JSON or a non-object; ``zarr_consolidated_format`` missing or not 1;
+    ``metadata`` missing or not an object; a key not ending in ``.zarray``,
+    ``.zgroup`` or ``.zattrs``, or not a relative path inside the group (see
+    :func:`relative_path`); two keys for the same document; a node with both
+    ``.zarray`` and ``.zgroup``; a ``.zattrs`` without either; a node below an
+    array; any invalid entry."""
+    prefix = where_v2_consolidated(path)
+    with error_context(prefix):
+        doc = load_json(doc)
+        if nesting_depth(doc) > MAX_NESTING:
+            raise MetadataError(f"is nested too deeply (more than {MAX_NESTING} levels)")
+        if "zarr_consolidated_format" not in doc:
+            raise MetadataError('"zarr_consolidated_format" is missing')
+        version = doc["zarr_consolidated_format"]
+        if not is_int(version) or version != CONSOLIDATED_FORMAT:
+            fail("zarr_consolidated_format", version, f"is not supported (must be {CONSOLIDATED_FORMAT})")
+        if "metadata" not in doc:
+            raise MetadataError('"metadata" is missing')
+        entries = doc["metadata"]
+        if not isinstance(entries, Mapping):
+            fail("metadata", entries, "must be an object")
+        documents = _split_v2_keys(entries)
+        nodes: dict[str, NodeMetadataV2] = {}
+        for rel in sorted(documents, key=_sort_key):
+            nodes[rel] = _node_v2(documents[rel], _join(path, rel))
+        _check_ancestors(nodes, lambda rel: f"key {describe(_key_v2(documents[rel]))}")
+    return nodes
+
+
+def _key_v2(found: Mapping[str, tuple[str, Any]]) -> str:
+    """The key of a node's .zarray / .zgroup entry (else its .zattrs)."""
+    for name in (".zarray", ".zgroup", ".zattrs"):
+        if name in found:
+            return found[name][0]
+    raise AssertionError(found)
+
+
+def _split_v2_keys(entries: Mapping) -> dict[str, dict[str, tuple[str, Any]]]:
+    """{node path: {".zarray" / ".zgroup" / ".zattrs": (original key, entry)}}."""
+    documents: dict[str, dict[str, tuple[str, Any]]] = {}
+    for key, value in entries.items():
+        rel = relative_path(key)
+        node, _, name = rel.rpartition("/")
+        if name not in V2_DOCUMENTS:
+            raise MetadataError(f"key {describe(key)} is not a v2 metadata key "
+                                f'(it must end in {", ".join(V2_DOCUMENTS)})')
+        found = documents.setdefault(node, {})
+        if name in found:
+            raise MetadataError(f"keys {describe(found[name][0])} and {describe(key)} "
+                                "name the same document")
+        found[name] = (key, value)
+    for found in documents.values():
+        if ".zarray" in found and ".zgroup" in found:
+            raise MetadataError(f'keys {describe(found[".zarray"][0])} and {describe(found[".zgroup"][0])}: '
+                                "a node cannot be both an array and a group")
+        if ".zarray" not in found and ".zgroup" not in found:
+            key = describe(found[".zattrs"][0])
+            raise MetadataError(f"key {key}: attributes without a .zarray or .zgroup for their node")
+    return documents
+
+
+def _node_v2(found: Mapping[str, tuple[str, Any]], node_path: str) -> NodeMetadataV2:
+    attrs_key, zattrs = found.get(".zattrs", (None, None))
+    if attrs_key is not None and not isinstance(zattrs, Mapping):
+        raise MetadataError(f"key {describe(attrs_key)}: {describe(zattrs)} must be an object")
+    if ".zarray" in found:
+        key, zarray = found[".zarray"]
+        try:
+            return ArrayMetadataV2.from_json(_entry_object(key, zarray), zattrs, node_path)
+        except MetadataError as exc:
+            raise _reraise(f"key {describe(key)}: ", where_v2(".zarray", node_path), exc) from None
+    key, zgroup = found[".zgroup"]
+    zgroup = dict(_entry_object(key, zgroup))
+    zgroup.pop("consolidated_metadata", None)
+    try:
+        return GroupMetadataV2.from_json(zgroup, zattrs, node_path)
+    except MetadataError as exc:
+        raise _reraise(f"key {describe(key)}: ", where_v2(".zgroup", node_path), exc) from None
+
+
+def _entry_object(key: str, value: Any) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise MetadataError(f"key {describe(key)}: {describe(value)} must be an object")
+    return value
+
+
+def to_json_v2(nodes: Mapping[str, NodeMetadataV2]) -> dict[str, Any]:
+    """The ``.zmetadata`` document (a dict) for ``nodes``, keyed like the result of
+    :func:`parse_v2`, as zarr-python 3 writes it: the group's own ``.zgroup`` and
+    ``.zattrs`` first (when ``nodes`` has ""), then each node, shallow ones first
+    and by case-folded path, as its ``.zattrs`` (written even when empty) followed
+    by its ``.zarray``, or ``.zgroup`` with an empty ``consolidated_metadata``
+    member.  Raises MetadataError for a bad key (see :func:`relative_path`) and
+    TypeError for a value that is not v2 metadata."""
+    checked = _normalised(nodes, (ArrayMetadataV2, GroupMetadataV2), allow_root=True)
+    metadata: dict[str, Any] = {}
+    for rel in sorted(checked, key=_sort_key):
+        node = checked[rel]
+        pre = f"{rel}/" if rel else ""
+        if isinstance(node, GroupMetadataV2):
+            zgroup = node.to_json()
+            if rel:
+                zgroup["consolidated_metadata"] = _empty_member_v2()
+                metadata[f"{pre}.zattrs"] = node.attributes_to_json()
+                metadata[f"{pre}.zgroup"] = zgroup
+            else:
+                metadata[".zgroup"] = zgroup
+                metadata[".zattrs"] = node.attributes_to_json()
+        else:
+            metadata[f"{pre}.zattrs"] = node.attributes_to_json()
+            metadata[f"{pre}.zarray"] = node.to_json()
+    return {"metadata": metadata, "zarr_consolidated_format": CONSOLIDATED_FORMAT}
+
+
+def to_bytes_v2(nodes: Mapping[str, NodeMetadataV2]) -> bytes:
+    """:func:`to_json_v2` as UTF-8 JSON bytes, compact as zarr-python writes it."""
+    return json.dumps(to_json_v2(nodes), allow_nan=True, default=json_default).encode()
+
+
+# ---------------------------------------------------------------------------- v3
+
+
+def parse_v3(consolidated: Mapping | None, path: str = "") -> dict[str, NodeMetadataV3] | None:
+    """The nodes in the ``consolidated_metadata`` member (``None``: absent -> None)
+    of the zarr.json of the group at ``path``, keyed by path relative to that group
+    ("a", "sub/x"), each parsed like its own zarr.json.  A group entry's own
+    ``consolidated_metadata`` member is checked like this one and dropped, its
+    nodes only filling in paths the flat form lacks (zarr-python writes it empty
+    and, reading, replaces it with the flat form's nodes).
+
+    Raises MetadataError (naming ``zarr.json of /path`` and the key) if the member
+    is not an object, ``kind`` is not "inline", ``metadata`` is missing or not an
+    object, a key is not a relative path inside the group (see
+    :func:`relative_path`; "" is refused too), two keys name the same node, a node
+    sits below an array, or an entry is invalid."""
+    if consolidated is None:
+        return None
+    with error_context(where_v3(path)):
+        if not isinstance(consolidated, Mapping):
+            fail("consolidated_metadata", consolidated, "must be an object")
+        if nesting_depth(consolidated) > MAX_NESTING:
+            raise MetadataError(f"consolidated_metadata is nested too deeply "
+                                f"(more than {MAX_NESTING} levels)")
+        return _parse_v3(consolidated, path.strip("/"), "consolidated_metadata")
+
+
+def _parse_v3(member: Mapping, group: str, label: str) -> dict[str, NodeMetadataV3]:
+    """``label`` names ``member`` in errors."""
+    kind = member.get("kind")
+    if kind != "inline":
+        raise MetadataError(f'{label} "kind" {describe(kind)} is not supported (only "inline" is)')
+    if "metadata" not in member:
+        raise MetadataError(f'{label} "metadata" is missing')
+    entries = member["metadata"]
+    if not isinstance(entries, Mapping):
+        raise MetadataError(f'{label} "metadata" {describe(entries)} must be an object')
+    nodes: dict[str, NodeMetadataV3] = {}
+    keys: dict[str, str] = {}
+    nested: dict[str, NodeMetadataV3] = {}
+    for key, value in entries.items():
+        try:
+            rel = relative_path(key)
+            if not rel:
+                raise MetadataError(f"key {describe(key)} must name a node below the group")
+            if rel in keys:
+                raise MetadataError(f"keys {describe(keys[rel])} and {describe(key)} name the same node")
+        except MetadataError as exc:
+            raise MetadataError(f"{label} {exc}") from None
+        keys[rel] = key
+        node_path = _join(group, rel)
+        where_key = f"{label} key {describe(key)}"
+        if not isinstance(value, Mapping):
+            raise MetadataError(f"{where_key}: {describe(value)} must be an object")
+        value = thaw(value)
+        inner = None
+        if value.get("node_type") == "group":
+            inner = value.pop("consolidated_metadata", None)
+        try:
+            nodes[rel] = metadata_from_json(value, node_path)
+        except MetadataError as exc:
+            raise _reraise(f"{where_key}: ", where_v3(node_path), exc) from None
+        if inner is not None:
+            if not isinstance(inner, Mapping):
+                raise MetadataError(f'{where_key}: "consolidated_metadata" {describe(inner)} '
+                                    "must be an object")
+            for sub, node in _parse_v3(inner, node_path, f"{where_key} consolidated_metadata").items():
+                nested.setdefault(f"{rel}/{sub}", node)
+    for rel, node in nested.items():
+        nodes.setdefault(rel, node)
+    _check_ancestors(nodes, lambda rel: f"{label} key {describe(keys.get(rel, rel))}")
+    return {rel: nodes[rel] for rel in sorted(nodes, key=_sort_key)}
+
+
+def to_json_v3(nodes: Mapping[str, NodeMetadataV3]) -> dict[str, Any]:
+    """The ``consolidated_metadata`` member (a dict) for ``nodes``, keyed like the
+    result of :func:`parse_v3`, as zarr-python 3 writes it: ``kind``,
+    ``must_understand`` (false), and ``metadata`` with each node's zarr.json,
+    shallow ones first and by case-folded path; group entries carry
+    ``"consolidated_metadata": {"kind": "inline", "must_understand": false,
+    "metadata": {}}``.  Raises MetadataError for a bad key ("" included: the
+    group itself is not part of its consolidated metadata) and TypeError for a
+    value that is not v3 metadata."""
+    checked = _normalised(nodes, (ArrayMetadataV3, GroupMetadataV3), allow_root=False)
+    metadata: dict[str, Any] = {}
+    for rel in sorted(checked, key=_sort_key):
+        node = checked[rel]
+        doc = node.to_json()
+        if isinstance(node, GroupMetadataV3):
+            doc["consolidated_metadata"] = _empty_member_v3()
+        metadata[rel] = doc
+    return {"kind": "inline", "must_understand": False, "metadata": metadata}
+
+
+# ------------------------------------------------------------------------ shared
+
+
+def _normalised(nodes: Mapping[str, Any], types: tuple[type, ...], allow_root: bool) -> dict[str, Any]:
+    """``nodes`` keyed by normalised path, checked."""
+    out: dict[str, Any] = {}
+    original: dict[str, str] = {}
+    for key, node in nodes.items():
+        rel = relative_path(key)
+        if not rel and not allow_root:
+            raise MetadataError(f"key {describe(key)} must name a node below the group")
+        if rel in out:
+            raise MetadataError(f"keys {describe(original[rel])} and {describe(key)} name the same node")
+        if not isinstance(node, types):
+            names = " or ".join(t.__name__ for t in types)
+            raise TypeError(f"node {key!r} is a {type(node).__name__}, not {names}")
+        out[rel] = node
+        original[rel] = key
+    return out
+
+
+def subtree(nodes: Mapping[str, NodeMetadata], path: str) -> dict[str, NodeMetadata]:
+    """The nodes strictly below ``path`` (a group's path relative to the same group
+    as the keys of ``nodes``, e.g. "sub"; "" or "/" for that group), keyed by path
+    relative to ``path``, in the same order: the consolidated view of the group at
+    ``path``.  The group's own metadata is ``nodes[path]``.  An absent ``path``
+    gives ``{}``.  Raises MetadataError for a bad ``path`` (see :func:`relative_path`,
+    a leading "/" is allowed here)."""
+    rel = relative_path(path.lstrip("/") if isinstance(path, str) else path)
+    if not rel:
+        return {k: v for k, v in nodes.items() if k}
+    prefix = rel + "/"
+    return {k[len(prefix):]: v for k, v in nodes.items() if k.startswith(prefix)}
