@@ -3,8 +3,9 @@
 from zarrc import codecs, errors
 from zarrc.array import Array
 from zarrc.config import config
+from zarrc.consolidate import consolidate_metadata
 from zarrc.group import Group
-from zarrc.hierarchy import create_array, group, open, open_array, open_group
+from zarrc.hierarchy import create_array, group, open, open_array, open_consolidated, open_group
 
 __version__ = "0.1.0"
 
@@ -14,10 +15,12 @@ __all__ = [
     "__version__",
     "codecs",
     "config",
+    "consolidate_metadata",
     "create_array",
     "errors",
     "group",
     "open",
     "open_array",
+    "open_consolidated",
     "open_group",
 ]

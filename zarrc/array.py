@@ -21,6 +21,7 @@ from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3
 from zarrc.node import Node
+from zarrc.point import PointReader
 from zarrc.sharded import ShardIndexCache, sharding_levels
 from zarrc.stores import Store
 
@@ -55,6 +56,24 @@ class Array(Node):
         chunked.chunk_keys = lambda coords: encoding.encode_many(coords, prefix)
         self._chunked = chunked
         self._encoding = encoding
+        self._point = self._point_reader(md, chunked, encoding)
+
+    def _point_reader(self, md: Any, chunked: engine.ChunkedArray, encoding: ChunkKeyEncoding) -> Any:
+        """A PointReader for single-element reads, if the chunks allow one."""
+        if chunked.levels or chunked.chain is None or not md.shape:
+            return None
+        ndim = len(md.shape)
+        if md.zarr_format == 2:
+            steps = [s[0] for s in native_steps(md.compressor, md.filters, md.dtype)]
+            perm = tuple(reversed(range(ndim))) if md.order == "F" else tuple(range(ndim))
+        else:
+            steps = [c.name for c in self._inner_chain.bytes_to_bytes]
+            perm = self._inner_chain.stored_order(ndim)
+        kind = {(): "raw", ("blosc",): "blosc"}.get(tuple(steps))
+        if kind is None:
+            return None
+        prefix = self._prefix
+        return PointReader(chunked, kind, perm, lambda coords: encoding.encode(coords, prefix))
 
     def _prepare_v3(self, md: ArrayMetadataV3) -> engine.ChunkedArray:
         chain = CodecChain(md.codecs)
@@ -200,6 +219,15 @@ class Array(Node):
     # -------------------------------------------------------------- data
 
     def __getitem__(self, selection: Any) -> Any:
+        point = self._point
+        if point is not None:        # single elements: the fast path
+            if type(selection) is int and len(point.dims) == 1:
+                selection = (selection,)
+            if (type(selection) is tuple and len(selection) == len(point.dims)
+                    and all(type(i) is int for i in selection)):
+                item = point.read(selection)
+                if item is not None:
+                    return item
         return engine.read(self._chunked, selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:

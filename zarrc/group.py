@@ -8,6 +8,7 @@ from typing import Any
 from zarrc import hierarchy, node_metadata
 from zarrc.array import Array
 from zarrc.errors import MetadataError, NodeNotFoundError
+from zarrc.metadata import consolidated as consolidated_docs
 from zarrc.metadata.names import join_path, key_prefix
 from zarrc.node import Node
 from zarrc.stores import Store
@@ -21,14 +22,37 @@ class Group(Node):
     kind = "group"
 
     def __init__(self, store: Store, path: str, metadata: Any, *,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, consolidated: dict | None = None) -> None:
         super().__init__(store, path, metadata, read_only)
+        # consolidated metadata: every node below, keyed by relative path
+        self._consolidated = consolidated
+
+    @property
+    def consolidated(self) -> bool:
+        """True if members are looked up in consolidated metadata (read when opened)."""
+        return self._consolidated is not None
+
+    def _relative(self, path: str) -> str:
+        return path[len(self._path):].lstrip("/")
+
+    def _from_consolidated(self, path: str) -> Array | Group | None:
+        rel = self._relative(path)
+        md = self._consolidated.get(rel)
+        if md is None:
+            return None
+        if md.node_type == "array":
+            return Array(self._store, path, md, read_only=self._read_only)
+        return Group(self._store, path, md, read_only=self._read_only,
+                     consolidated=consolidated_docs.subtree(self._consolidated, rel))
 
     # -------------------------------------------------------------- members
 
     def __getitem__(self, name: str) -> Array | Group:
         path = join_path(self._path, name)
-        node = hierarchy.open_node(self._store, path, read_only=self._read_only)
+        if self._consolidated is not None:
+            node = self._from_consolidated(path)
+        else:
+            node = hierarchy.open_node(self._store, path, read_only=self._read_only)
         if node is None:
             raise NodeNotFoundError(f"no array or group named {name!r} in group {self._path}")
         return node
@@ -40,6 +64,8 @@ class Group(Node):
             path = join_path(self._path, name)
         except MetadataError:
             return False
+        if self._consolidated is not None:
+            return self._relative(path) in self._consolidated
         return node_metadata.exists(self._store, path)
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -50,6 +76,10 @@ class Group(Node):
 
     def members(self) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) of each direct member, sorted by name."""
+        if self._consolidated is not None:
+            for child in sorted(k for k in self._consolidated if "/" not in k):
+                yield child, self._from_consolidated(join_path(self._path, child))
+            return
         _, children = self._store.list_dir(key_prefix(self._path))
         for child in sorted(children):
             child = child.rstrip("/")
@@ -91,6 +121,7 @@ class Group(Node):
         """A new group ``name``, in this group's Zarr format (raises ContainsNodeError
         if a node is there, unless ``overwrite``)."""
         self._check_writable()
+        self._consolidated = None          # no longer the whole picture
         return hierarchy.create_group(self._store, join_path(self._path, name),
                                       overwrite=overwrite, attributes=attributes,
                                       zarr_format=self.zarr_format)
@@ -108,6 +139,7 @@ class Group(Node):
         """A new array ``name``; keywords as for :func:`zarrc.create_array`
         (``zarr_format`` defaults to this group's)."""
         self._check_writable()
+        self._consolidated = None          # no longer the whole picture
         kwargs.setdefault("zarr_format", self.zarr_format)
         return hierarchy.create_array(self._store, path=join_path(self._path, name), **kwargs)
 

@@ -20,17 +20,24 @@ from zarrc.stores import Store, make_store
 MODES = ("r", "r+", "a", "w", "w-")
 
 
-def open_node(store: Store, path: str, *, read_only: bool = False) -> Any:
-    """The array or group at ``path``, or None if there is no node."""
+def open_node(store: Store, path: str, *, read_only: bool = False,
+              use_consolidated: bool | None = False) -> Any:
+    """The array or group at ``path``, or None if there is no node.  A group's
+    consolidated metadata is used if ``use_consolidated`` is None (when present) or
+    True (required: MetadataError if absent)."""
     from zarrc.array import Array
+    from zarrc.consolidate import read_group
     from zarrc.group import Group
 
-    md = node_metadata.read(store, path)
+    if use_consolidated is False:
+        md, nodes = node_metadata.read(store, path), None
+    else:
+        md, nodes = read_group(store, path, use_consolidated)
     if md is None:
         return None
     if md.node_type == "array":
         return Array(store, path, md, read_only=read_only)
-    return Group(store, path, md, read_only=read_only)
+    return Group(store, path, md, read_only=read_only, consolidated=nodes)
 
 
 def _check_mode(mode: str) -> None:
@@ -227,16 +234,21 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", **kwargs: Any) ->
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str = "",
-               attributes: dict | None = None, zarr_format: int | None = None) -> Any:
+               attributes: dict | None = None, zarr_format: int | None = None,
+               use_consolidated: bool | None = None) -> Any:
     """Open the group at ``path`` (created if missing, for modes "a", "w", "w-"; in
-    ``zarr_format``, default 3).  An existing group's format is detected."""
+    ``zarr_format``, default 3).  An existing group's format is detected.
+
+    use_consolidated : None (default) looks members up in the group's consolidated
+        metadata when it has some (one read for the whole tree); True requires it
+        (MetadataError if absent); False ignores it."""
     _check_mode(mode)
     s = _store_for(store, mode, path)
     node_path = normalize_path(path)
     fmt = 3 if zarr_format is None else zarr_format
     if mode in ("w", "w-"):
         return create_group(s, node_path, overwrite=mode == "w", attributes=attributes, zarr_format=fmt)
-    node = open_node(s, node_path, read_only=mode == "r")
+    node = open_node(s, node_path, read_only=mode == "r", use_consolidated=use_consolidated)
     if node is None:
         if mode == "a":
             return create_group(s, node_path, attributes=attributes, zarr_format=fmt)
@@ -263,14 +275,16 @@ def group(store: Any = None, *, path: str = "", overwrite: bool = False,
                         zarr_format=3 if zarr_format is None else zarr_format)
 
 
-def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -> Any:
-    """Open the array or group at ``path``.  If nothing is there and the mode allows
-    creating: an array if ``shape`` is given, else a group."""
+def open(store: Any = None, *, mode: str = "a", path: str = "",
+         use_consolidated: bool | None = None, **kwargs: Any) -> Any:
+    """Open the array or group at ``path`` (a group with its consolidated metadata,
+    as :func:`open_group`).  If nothing is there and the mode allows creating: an
+    array if ``shape`` is given, else a group."""
     _check_mode(mode)
     s = _store_for(store, mode, path)
     node_path = normalize_path(path)
     if mode not in ("w", "w-"):
-        node = open_node(s, node_path, read_only=mode == "r")
+        node = open_node(s, node_path, read_only=mode == "r", use_consolidated=use_consolidated)
         if node is not None:
             return node
         if mode in ("r", "r+"):
@@ -281,3 +295,9 @@ def open(store: Any = None, *, mode: str = "a", path: str = "", **kwargs: Any) -
         raise ContainsNodeError(f"a node already exists at {node_path} in {s!r}")
     return create_group(s, node_path, overwrite=mode == "w", attributes=kwargs.get("attributes"),
                         zarr_format=kwargs.get("zarr_format") or 3)
+
+
+def open_consolidated(store: Any, *, mode: str = "r", path: str = "", **kwargs: Any) -> Any:
+    """Open the group at ``path`` with its consolidated metadata (MetadataError if it
+    has none), as zarr-python's ``open_consolidated``."""
+    return open_group(store, mode=mode, path=path, use_consolidated=True, **kwargs)

@@ -24,10 +24,15 @@ def read(store: Any, path: str) -> Any:
     ArrayMetadataV2 / GroupMetadataV2), or None if there is none.  Raises
     MetadataError for malformed documents, or a path holding both a .zarray and a
     .zgroup."""
-    prefix = key_prefix(path)
-    raw = store.get(prefix + "zarr.json")
+    raw = store.get(key_prefix(path) + "zarr.json")
     if raw is not None:
         return metadata_from_json(raw, path)
+    return read_v2(store, path)
+
+
+def read_v2(store: Any, path: str) -> Any:
+    """The v2 metadata of the node at ``path`` (.zarray / .zgroup + .zattrs), or None."""
+    prefix = key_prefix(path)
     zarray, zgroup, zattrs = store.get_many([prefix + name for name in V2_DOCUMENTS])
     if zarray is not None and zgroup is not None:
         raise MetadataError(f"{path} holds both a .zarray and a .zgroup")

@@ -53,7 +53,7 @@ def test_raw_types(name, size):
         ("R8", "not a supported"),
         ("Float32", "not a supported"),
         ("<f4", "not a supported"),
-        ("string", "not a supported"),
+        ("String", "not a supported"),
         ("bfloat16", "not a supported"),
         ({"name": "float32", "configuration": {"endian": "big"}}, "takes no configuration"),
         ({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}, "not a supported"),

@@ -11,7 +11,9 @@ from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.transpose import Transpose
+from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 
-__all__ = ["Blosc", "Bytes", "Codec", "Crc32c", "Gzip", "Transpose", "Zlib", "Zstd"]
+__all__ = ["Blosc", "Bytes", "Codec", "Crc32c", "Gzip", "Transpose", "VLenBytes", "VLenUTF8", "Zlib",
+           "Zstd"]

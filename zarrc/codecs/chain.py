@@ -16,6 +16,7 @@ from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.transpose import Transpose
+from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 from zarrc.errors import MetadataError
@@ -23,9 +24,10 @@ from zarrc.errors import MetadataError
 CODECS: dict[str, type[Codec]] = {
     "blosc": Blosc, "bytes": Bytes, "crc32c": Crc32c, "gzip": Gzip,
     "transpose": Transpose, "zlib": Zlib, "zstd": Zstd,
+    "vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes,
 }
 ARRAY_TO_ARRAY = (Transpose,)
-ARRAY_TO_BYTES = (Bytes,)
+ARRAY_TO_BYTES = (Bytes, VLenUTF8, VLenBytes)
 
 
 def codec_from_spec(spec: Any) -> Codec:

@@ -5,9 +5,12 @@ immutable configuration).  The chain must be array->array*, then exactly one
 array->bytes, then bytes->bytes*.  Each core codec's configuration is checked
 against the representation it receives (shape and data type), e.g. ``transpose``
 needs a permutation of the dimensions it sees and ``bytes`` needs ``endian`` for
-multi-byte types.  The configuration kept is the one zarr-python writes: defaults
-filled in (zstd ``checksum``, blosc ``blocksize``, sharding ``index_location``) and
-``endian`` dropped for one-byte types.
+multi-byte types.  The variable-length data types take exactly their own
+array -> bytes codec (``string``: ``vlen-utf8``, variable-length bytes:
+``vlen-bytes``), and those codecs no other type.  The configuration kept is the one
+zarr-python writes: defaults filled in (zstd ``checksum``, blosc ``blocksize``,
+sharding ``index_location``), ``endian`` dropped for one-byte types, and the vlen
+codecs written with an empty ``"configuration": {}``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ CODEC_CATEGORIES = {
     "transpose": ARRAY_TO_ARRAY,
     "bytes": ARRAY_TO_BYTES,
     "sharding_indexed": ARRAY_TO_BYTES,
+    "vlen-utf8": ARRAY_TO_BYTES,
+    "vlen-bytes": ARRAY_TO_BYTES,
     "blosc": BYTES_TO_BYTES,
     "gzip": BYTES_TO_BYTES,
     "zstd": BYTES_TO_BYTES,
@@ -48,6 +53,10 @@ CODEC_CATEGORIES = {
 FIXED_SIZE_CODECS = ("transpose", "bytes", "crc32c")
 BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
 BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+# the array -> bytes codec of each variable-length data type kind
+VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
+# codecs written with "configuration": {} when it is empty (as zarr-python writes them)
+EMPTY_CONFIGURATION_WRITTEN = ("vlen-utf8", "vlen-bytes")
 
 
 @dataclass(frozen=True)
@@ -75,9 +84,10 @@ class CodecSpec:
         return CODEC_CATEGORIES.get(self.name)
 
     def to_json(self) -> dict[str, Any]:
-        """The codec object as zarr-python writes it (no "configuration" when empty)."""
+        """The codec object as zarr-python writes it (no "configuration" when empty,
+        except for the vlen codecs)."""
         out: dict[str, Any] = {"name": self.name}
-        if self.configuration:
+        if self.configuration or (self.must_understand and self.name in EMPTY_CONFIGURATION_WRITTEN):
             out["configuration"] = thaw(self.configuration)
         if not self.must_understand:
             out["must_understand"] = False
@@ -98,8 +108,20 @@ def _required(config: Mapping, names: tuple[str, ...], optional: tuple[str, ...]
             raise MetadataError(f'"configuration" is missing "{name}"')
 
 
+def default_serializer(data_type: DataType) -> dict[str, Any]:
+    """The array -> bytes codec zarr-python chooses for ``data_type``: ``vlen-utf8``
+    / ``vlen-bytes`` for the variable-length types, ``bytes`` otherwise (its
+    ``endian`` is filled in by ``complete_codecs``)."""
+    if data_type.kind in VLEN_CODECS:
+        return {"name": VLEN_CODECS[data_type.kind], "configuration": {}}
+    return {"name": "bytes"}
+
+
 def _bytes(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
     _required(config, (), ("endian",))
+    if data_type.kind in VLEN_CODECS:
+        raise MetadataError(f"cannot encode the variable-length data type {data_type.name} "
+                            f'(use "{VLEN_CODECS[data_type.kind]}")')
     endian = config.get("endian")
     if "endian" in config and endian not in ("little", "big"):
         fail("endian", endian, 'must be "little" or "big"')
@@ -161,6 +183,17 @@ def _crc32c(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dic
     return {}
 
 
+def _vlen(codec: str) -> Any:
+    def parse(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
+        _required(config, ())
+        if VLEN_CODECS.get(data_type.kind) != codec:
+            wanted = "string" if codec == "vlen-utf8" else "variable_length_bytes"
+            use = VLEN_CODECS.get(data_type.kind, "bytes")
+            raise MetadataError(f'encodes only the data type {wanted}, not {data_type.name} (use "{use}")')
+        return {}
+    return parse
+
+
 def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
     _required(config, ("chunk_shape", "codecs", "index_codecs"), ("index_location",))
     inner = check_int_list("chunk_shape", config["chunk_shape"], minimum=1)
@@ -186,6 +219,7 @@ def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> d
 CONFIG_PARSERS = {
     "bytes": _bytes, "transpose": _transpose, "blosc": _blosc, "gzip": _gzip,
     "zstd": _zstd, "crc32c": _crc32c, "sharding_indexed": _sharding,
+    "vlen-utf8": _vlen("vlen-utf8"), "vlen-bytes": _vlen("vlen-bytes"),
 }
 
 

@@ -1,22 +1,28 @@
-"""Fill values: the JSON forms of the v3 data-types spec <-> numpy scalars.
+"""Fill values: the JSON forms of the v3 data-types spec <-> numpy scalars (str /
+bytes for the variable-length types).
 
 bool: true/false.  Integers: JSON integers within the type's range.  Floats: JSON
 numbers, "NaN", "Infinity", "-Infinity", or "0x..." giving the bit pattern (exactly
 2 * itemsize hex digits), reproduced bit-exactly.  Complex: a two-element array of
-float forms.  Raw ``r<N>``: an array of N/8 integers 0..255.
+float forms.  Raw ``r<N>``: an array of N/8 integers 0..255.  ``string``: a JSON
+string (-> ``str``).  Variable-length bytes: base64 of the bytes (as zarr-python 3.1
+and later write and read it; ``""`` is empty bytes), or an array of integers
+0..255 (as zarr-python 3.0 wrote it) (-> ``bytes``).
 
-Encoding writes what zarr-python writes (JSON numbers, "NaN", "Infinity"), except
-that a NaN other than the canonical one ("NaN" means sign 0, mantissa MSB 1, other
+Encoding writes what zarr-python writes (JSON numbers, "NaN", "Infinity", base64
+for bytes), except that a NaN other than the canonical one ("NaN" means sign 0, mantissa MSB 1, other
 mantissa bits 0) is written in the hex form so its payload survives, as tensorstore
 does.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
@@ -29,6 +35,9 @@ UINT_OF_SIZE = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 # bit patterns of the canonical NaN ("NaN") per float size
 CANONICAL_NAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
 HEX = re.compile(r"0x[0-9a-fA-F]+")
+# the fill value of an array: a numpy scalar of the data type's dtype, or for the
+# variable-length types a str ("string") or bytes
+FillValue = Union[np.generic, str, bytes]
 
 
 def _bad(value: Any, data_type: DataType, why: str = "") -> MetadataError:
@@ -72,14 +81,39 @@ def _parse_float(value: Any, float_dtype: np.dtype, data_type: DataType) -> np.g
         return np.array(as_float, dtype=np.float64).astype(float_dtype)[()]
 
 
-def parse_fill_value(value: Any, data_type: DataType) -> np.generic:
-    """The numpy scalar (of exactly ``data_type.dtype``) for a JSON ``fill_value``.
+def _parse_base64(value: str, data_type: DataType) -> bytes:
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        raise _bad(value, data_type, "expected base64 of the bytes, or an array of integers 0..255") from None
+
+
+def _parse_byte_list(value: Any, data_type: DataType) -> bytes:
+    if not all(is_int(v) and 0 <= v <= 255 for v in value):
+        raise _bad(value, data_type, "expected base64 of the bytes, or an array of integers 0..255")
+    return bytes(value)
+
+
+def parse_fill_value(value: Any, data_type: DataType) -> FillValue:
+    """The fill value for a JSON ``fill_value``: a numpy scalar of exactly
+    ``data_type.dtype``, or a ``str`` (data type "string") or ``bytes``
+    (variable-length bytes).
 
     Raises MetadataError when ``value`` is not a permitted fill value for the type
     (wrong JSON type, integer out of range, "nan" instead of "NaN", hex of the
-    wrong length, ...).
+    wrong length, invalid base64, ...).
     """
     kind, dtype = data_type.kind, data_type.dtype
+    if kind == "string":
+        if not isinstance(value, str):
+            raise _bad(value, data_type, "expected a string")
+        return str(value)
+    if kind == "bytes":
+        if isinstance(value, str):
+            return _parse_base64(value, data_type)
+        if isinstance(value, (list, tuple)):
+            return _parse_byte_list(value, data_type)
+        raise _bad(value, data_type, "expected base64 of the bytes, or an array of integers 0..255")
     if kind == "bool":
         if not isinstance(value, bool):
             raise _bad(value, data_type, "expected true or false")
@@ -120,11 +154,20 @@ def _encode_float(value: np.generic) -> float | str:
     return float(value)
 
 
-def encode_fill_value(value: np.generic, data_type: DataType) -> Any:
+def encode_fill_value(value: FillValue, data_type: DataType) -> Any:
     """The JSON form of a fill value (as zarr-python writes it; non-canonical NaNs as
-    hex).  ``value`` must already have ``data_type.dtype`` (see ``parse_fill_value``
-    and ``cast_fill_value``)."""
+    hex; variable-length bytes as base64).  ``value`` must already have
+    ``data_type.dtype`` (see ``parse_fill_value`` and ``cast_fill_value``), or be a
+    ``str`` / ``bytes`` for the variable-length types."""
     kind = data_type.kind
+    if kind == "string":
+        if not isinstance(value, str):
+            raise _bad(value, data_type, "expected a str")
+        return str(value)
+    if kind == "bytes":
+        if not isinstance(value, (bytes, bytearray)):
+            raise _bad(value, data_type, "expected bytes")
+        return base64.standard_b64encode(value).decode("ascii")
     value = np.asarray(value, dtype=data_type.dtype)[()]
     if kind == "bool":
         return bool(value)
@@ -139,24 +182,47 @@ def encode_fill_value(value: np.generic, data_type: DataType) -> Any:
     raise MetadataError(f"fill values of data type {data_type.name} are not supported")
 
 
-def default_fill_value(data_type: DataType) -> np.generic:
-    """The fill value used when the user gives none: zero / false / all-zero bytes."""
+def default_fill_value(data_type: DataType) -> FillValue:
+    """The fill value used when the user gives none: zero / false / all-zero bytes;
+    ``""`` and ``b""`` for the variable-length types (as zarr-python)."""
+    if data_type.kind == "string":
+        return ""
+    if data_type.kind == "bytes":
+        return b""
     return np.zeros((), dtype=data_type.dtype)[()]
 
 
-def cast_fill_value(value: Any, data_type: DataType) -> np.generic:
-    """A user's ``fill_value`` argument as a scalar of ``data_type.dtype``.
+def cast_fill_value(value: Any, data_type: DataType) -> FillValue:
+    """A user's ``fill_value`` argument as a scalar of ``data_type.dtype`` (a ``str``
+    / ``bytes`` for the variable-length types).
 
     Accepts None (the default), the JSON forms of ``parse_fill_value``, Python and
     numpy scalars (integers must be integral and in range; floats are rounded to the
     type), complex numbers, and ``bytes`` / np.void of the right length for raw
-    types.  NaN payloads of numpy float scalars are kept.  Raises MetadataError.
+    types.  NaN payloads of numpy float scalars are kept.  "string" takes a ``str``;
+    variable-length bytes take bytes-like values or an array of integers 0..255 (a
+    ``str`` is refused there: base64 or UTF-8 would be a guess).  Raises
+    MetadataError.
     """
     if value is None:
         return default_fill_value(data_type)
     kind, dtype = data_type.kind, data_type.dtype
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
+    if kind == "string":
+        if isinstance(value, str):
+            return str(value)
+        raise _bad(value, data_type, "expected a str")
+    if kind == "bytes":
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        if isinstance(value, (list, tuple)):
+            return _parse_byte_list(value, data_type)
+        why = "expected bytes"
+        if isinstance(value, str):
+            why += (f" (a str is ambiguous: give {value.encode('utf-8', 'backslashreplace')!r}, or its "
+                    "base64 form in the JSON metadata)")
+        raise _bad(value, data_type, why)
     if isinstance(value, str) or (isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray))):
         return parse_fill_value(list(value) if isinstance(value, tuple) else value, data_type)
     same_type = isinstance(value, np.generic) and value.dtype.kind == dtype.kind

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrc.errors import MetadataError
-from zarrc.metadata.codecs import CodecSpec, parse_codecs
+from zarrc.metadata.codecs import CodecSpec, default_serializer, parse_codecs
 from zarrc.metadata.common import (
     FrozenDict,
     check_int_list,
@@ -33,7 +33,7 @@ from zarrc.metadata.common import (
     thaw,
 )
 from zarrc.metadata.dtypes import DataType, as_data_type, parse_data_type
-from zarrc.metadata.fill_value import cast_fill_value, encode_fill_value, parse_fill_value
+from zarrc.metadata.fill_value import FillValue, cast_fill_value, encode_fill_value, parse_fill_value
 
 ARRAY_KEYS = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
               "fill_value", "codecs", "attributes", "storage_transformers", "dimension_names")
@@ -155,7 +155,8 @@ class ArrayMetadataV3:
     chunk_shape : shape of the regular grid's chunks, same rank as ``shape``
         (each >= 1, or 0 where the array dimension is 0).
     chunk_key_encoding : ChunkKeyEncodingSpec.
-    fill_value : numpy scalar of ``data_type.dtype``.
+    fill_value : numpy scalar of ``data_type.dtype``; a ``str`` for "string" and
+        ``bytes`` for variable-length bytes (whose dtype is ``object``).
     codecs : tuple of normalised CodecSpec.
     attributes : read-only user attributes.
     dimension_names : None, or one str / None per dimension.
@@ -171,7 +172,7 @@ class ArrayMetadataV3:
     data_type: DataType
     chunk_shape: tuple[int, ...]
     chunk_key_encoding: ChunkKeyEncodingSpec
-    fill_value: np.generic
+    fill_value: FillValue
     codecs: tuple[CodecSpec, ...]
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
     dimension_names: tuple[str | None, ...] | None = None
@@ -201,7 +202,9 @@ class ArrayMetadataV3:
         if not isinstance(cke, ChunkKeyEncodingSpec):
             set_(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(cke))
         fill = self.fill_value
-        if not (isinstance(fill, np.generic) and fill.dtype == data_type.dtype):
+        if data_type.kind == "bytes" and isinstance(fill, (bytes, bytearray)):
+            set_(self, "fill_value", bytes(fill))  # already the value (its JSON form is base64)
+        elif not (isinstance(fill, np.generic) and fill.dtype == data_type.dtype):
             set_(self, "fill_value", parse_fill_value(thaw(fill), data_type))
         with error_context('"codecs"'):
             set_(self, "codecs", parse_codecs(thaw(self.codecs), chunks, data_type))
@@ -258,7 +261,7 @@ class ArrayMetadataV3:
 
     @classmethod
     def create(cls, shape: Sequence[int], dtype: Any, chunk_shape: Sequence[int], *,
-               fill_value: Any = None, codecs: Sequence[Any] = ("bytes",),
+               fill_value: Any = None, codecs: Sequence[Any] | None = None,
                chunk_key_encoding: Any = "default", attributes: Mapping | None = None,
                dimension_names: Sequence[str | None] | None = None) -> ArrayMetadataV3:
         """Metadata for a new array from user arguments.
@@ -266,10 +269,15 @@ class ArrayMetadataV3:
         ``dtype`` is anything ``as_data_type`` accepts (numpy dtypes, "<f4", "int32");
         ``fill_value`` anything ``cast_fill_value`` accepts (None -> zero).  ``codecs``
         are names, codec objects (JSON dicts, CodecSpec, or objects with ``to_dict()``);
-        values the spec lets an implementation choose are filled in and recorded
-        (``bytes`` endian "little", blosc ``typesize`` = item size).  Raises MetadataError.
+        None means just the data type's serializer (``bytes``; ``vlen-utf8`` /
+        ``vlen-bytes`` for the variable-length types); values the spec lets an
+        implementation choose are filled in and recorded (``bytes`` endian "little",
+        blosc ``typesize`` = item size, 1 for variable-length types).  Raises
+        MetadataError.
         """
         data_type = as_data_type(dtype)
+        if codecs is None:
+            codecs = [default_serializer(data_type)]
         return cls(
             shape=tuple(shape), data_type=data_type, chunk_shape=tuple(chunk_shape),
             chunk_key_encoding=chunk_key_encoding,
@@ -302,8 +310,10 @@ class ArrayMetadataV3:
         return _dump(self.to_json())
 
     def _key(self) -> tuple:
+        fill = self.fill_value
+        fill_key = fill.tobytes() if isinstance(fill, np.generic) else fill  # str / bytes
         return (self.shape, self.data_type, self.chunk_shape, self.chunk_key_encoding,
-                self.fill_value.tobytes(), self.codecs, self.attributes, self.dimension_names,
+                fill_key, self.codecs, self.attributes, self.dimension_names,
                 self.storage_transformers, self.extra_fields)
 
     def __eq__(self, other: object) -> bool:
@@ -330,7 +340,8 @@ def _storage_transformers(value: Any) -> tuple[FrozenDict, ...]:
 def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
     """JSON codec list from user input with the values an implementation may choose
     filled in: ``bytes`` endian "little" (multi-byte types), blosc ``typesize``
-    (the item size), recursively inside ``sharding_indexed``."""
+    (the item size; 1 for variable-length types, as zarr-python), recursively inside
+    ``sharding_indexed``."""
     if isinstance(codecs, (str, Mapping)) or hasattr(codecs, "to_dict"):
         codecs = [codecs]
     out = []
@@ -347,9 +358,10 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
             if name == "bytes" and "endian" not in config and data_type.has_endianness:
                 config["endian"] = "little"
             elif name == "blosc" and config.get("typesize") is None:
-                config["typesize"] = data_type.itemsize
+                config["typesize"] = 1 if data_type.variable_length else data_type.itemsize
             elif name == "sharding_indexed":
-                config["codecs"] = complete_codecs(config.get("codecs", ["bytes"]), data_type)
+                config["codecs"] = complete_codecs(config.get("codecs", [default_serializer(data_type)]),
+                                                   data_type)
                 config.setdefault("index_codecs", [{"name": "bytes", "configuration": {"endian": "little"}},
                                                    {"name": "crc32c"}])
             if config:

@@ -1,0 +1,90 @@
+"""Consolidated metadata in a store: writing it (``consolidate_metadata``) and
+finding it when a group is opened.
+
+v2 keeps it in the group's ``.zmetadata`` key, v3 inline in the group's
+zarr.json (``consolidated_metadata``); the documents are zarrc.metadata.consolidated's.
+A group opened with consolidated metadata answers member lookups and listings
+from it, without touching the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zarrc import node_metadata
+from zarrc.errors import MetadataError, NodeNotFoundError
+from zarrc.metadata import consolidated as docs
+from zarrc.metadata.names import join_path, key_prefix, normalize_path
+from zarrc.metadata.v3 import metadata_from_json
+
+ZMETADATA = ".zmetadata"
+
+
+def read_group(store: Any, path: str, use_consolidated: bool | None) -> tuple[Any, dict | None]:
+    """(metadata, consolidated nodes or None) of the node at ``path``: the nodes below
+    it keyed by relative path, when it is a group with consolidated metadata and
+    ``use_consolidated`` is not False.  (None, None) if there is no node.  Raises
+    MetadataError if ``use_consolidated`` is True and there is none."""
+    prefix = key_prefix(path)
+    md = nodes = None
+    raw = store.get(prefix + "zarr.json")
+    if raw is not None:
+        md = metadata_from_json(raw, path)
+        if md.node_type == "group" and use_consolidated is not False:
+            nodes = docs.parse_v3(md.consolidated_metadata, path)
+    else:
+        if use_consolidated is not False:
+            zmetadata = store.get(prefix + ZMETADATA)
+            if zmetadata is not None:
+                nodes = docs.parse_v2(zmetadata, path)
+                md = nodes.pop("", None)
+        if md is None:
+            md = node_metadata.read_v2(store, path)
+    if md is not None and md.node_type != "group":
+        nodes = None
+    if use_consolidated and nodes is None:
+        raise MetadataError(f"no consolidated metadata for {path} in {store!r}")
+    return md, nodes
+
+
+def _walk(store: Any, path: str, rel: str, nodes: dict) -> None:
+    _, children = store.list_dir(key_prefix(path))
+    for child in sorted(c.rstrip("/") for c in children):
+        child_path = join_path(path, child)
+        md = node_metadata.read(store, child_path)
+        if md is None:
+            continue
+        child_rel = f"{rel}/{child}" if rel else child
+        if md.node_type == "group" and md.zarr_format == 3 and md.consolidated_metadata is not None:
+            import dataclasses
+            md = dataclasses.replace(md, consolidated_metadata=None)
+        nodes[child_rel] = md
+        if md.node_type == "group":
+            _walk(store, child_path, child_rel, nodes)
+
+
+def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = None) -> Any:
+    """Gather the metadata of every node below the group at ``path`` into consolidated
+    metadata, in the group's format (v2: ``.zmetadata``; v3: its zarr.json), and
+    return the group opened with it.  ``store``: a path, dict or Store.  Raises
+    NodeNotFoundError if there is no group at ``path``, MetadataError if
+    ``zarr_format`` is not the group's."""
+    from zarrc.group import Group
+    from zarrc.stores import Store, make_store
+
+    s = store if isinstance(store, Store) else make_store(store, mode="a")
+    path = normalize_path(path)
+    md = node_metadata.read(s, path)
+    if md is None or md.node_type != "group":
+        raise NodeNotFoundError(f"no group at {path} in {s!r}")
+    if zarr_format is not None and zarr_format != md.zarr_format:
+        raise MetadataError(f"the group at {path} is Zarr v{md.zarr_format}, not v{zarr_format}")
+    nodes: dict[str, Any] = {}
+    _walk(s, path, "", nodes)
+    if md.zarr_format == 2:
+        s.set(key_prefix(path) + ZMETADATA, docs.to_bytes_v2({"": md, **nodes}))
+    else:
+        import dataclasses
+        md = node_metadata.write(s, path, dataclasses.replace(
+            md, consolidated_metadata=docs.to_json_v3(nodes)))
+    return Group(s, path, md, consolidated=nodes)

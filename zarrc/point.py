@@ -1,0 +1,136 @@
+"""Single-element reads (``a[i, j, k]`` with integer indices) without decoding the
+element's whole chunk.
+
+An uncompressed chunk gives exactly the element's bytes (one ``pread`` for a local
+store; other stores hand over the chunk's value, which is sliced).  A blosc chunk decodes only the block that holds
+the element: a local file is memory-mapped, so only the frame header, the block
+offsets and that block are touched.  Everything is resolved when the array is
+opened (strides of the stored layout, the key format), so a call costs a few
+microseconds of Python plus the I/O.  Other chains (zstd, gzip, checksums,
+sharding, Python codecs) take the general path.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+from typing import Any
+
+import numpy as np
+
+from zarrc._kernels import codecs as k
+from zarrc.codecs._base import raise_codec_error
+from zarrc.errors import CodecError, SelectionError
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
+
+
+class PointReader:
+    """Reads single elements of a chunked array.
+
+    arr : the engine's ChunkedArray (no sharding, native chain).
+    kind : "raw" (no bytes->bytes codec) or "blosc" (one blosc codec).
+    perm : the stored chunk's axis order (stored = chunk.transpose(perm)).
+    key_of : maps a tuple of chunk coordinates to the chunk's store key.
+    """
+
+    def __init__(self, arr: Any, kind: str, perm: tuple[int, ...], key_of: Any) -> None:
+        self.arr = arr
+        self.kind = kind
+        self.shape = arr.shape
+        self.chunks = arr.chunks
+        self.itemsize = arr.chain.itemsize
+        self.nbytes = arr.chain.chunk_nbytes
+        stored = [arr.chunks[p] for p in perm]
+        stored_strides = [math.prod(stored[i + 1:]) for i in range(len(stored))]
+        strides = [0] * len(perm)
+        for i, p in enumerate(perm):
+            strides[p] = stored_strides[i] * self.itemsize
+        self.dims = tuple(zip(arr.shape, arr.chunks, strides))
+        stored_dtype = arr.dtype.newbyteorder("S") if arr.chain.swap_unit else arr.dtype
+        self.stored_dtype = stored_dtype
+        self.key_of = key_of
+        self.local_path = getattr(arr.store, "local_path", None)
+        try:
+            if self.local_path is not None and self.local_path("c") is None:
+                self.local_path = None          # not a store of plain files
+        except Exception:
+            self.local_path = None
+
+    def read(self, index: tuple) -> np.ndarray | None:
+        """The element at ``index`` (ints, one per dimension) as a 0-d array, or None
+        if this reader cannot do it (the caller then takes the general path).
+        Raises SelectionError for an index out of bounds, CodecError for a chunk
+        that does not decode."""
+        coords = []
+        offset = 0
+        for dim, (i, (n, c, stride)) in enumerate(zip(index, self.dims)):
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise SelectionError(f"index {index[dim]} is out of bounds for dimension {dim} "
+                                     f"with size {n}")
+            q = i // c
+            coords.append(q)
+            offset += (i - q * c) * stride
+        key = self.key_of(coords)
+        try:
+            data = self._fetch(key, offset)
+        except CodecError as exc:
+            raise CodecError(f"chunk {key} of {self.arr.name}: {exc}") from None
+        if data is NotImplemented:
+            return None
+        if data is None:
+            data = self.arr.fill
+            item = np.frombuffer(data, self.arr.dtype)
+        else:
+            item = np.frombuffer(data, self.stored_dtype)
+        return item.astype(self.arr.dtype).reshape(())
+
+    def _fetch(self, key: str, offset: int) -> Any:
+        if self.local_path is None:
+            return self._fetch_store(key, offset)
+        try:
+            fd = os.open(self.local_path(key), _READ_FLAGS)
+        except _MISSING:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            if self.kind == "raw":
+                if size != self.nbytes:
+                    raise CodecError(f"uncompressed chunk holds {size} bytes, expected {self.nbytes}")
+                return os.pread(fd, self.itemsize, offset)
+            if size == 0:
+                raise CodecError("blosc: the chunk is empty (truncated frame)")
+            frame = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        try:
+            return self._blosc_item(frame, offset)
+        finally:
+            frame.close()
+
+    def _fetch_store(self, key: str, offset: int) -> Any:
+        frame = self.arr.store.get(key)
+        if frame is None:
+            return None
+        if self.kind == "raw":
+            if len(frame) != self.nbytes:
+                raise CodecError(f"uncompressed chunk holds {len(frame)} bytes, expected {self.nbytes}")
+            return frame[offset:offset + self.itemsize]
+        return self._blosc_item(frame, offset)
+
+    def _blosc_item(self, frame: Any, offset: int) -> Any:
+        out = bytearray(self.itemsize)
+        try:
+            nbytes, _, _, typesize, _ = k.blosc_header(frame)
+            if nbytes != self.nbytes:
+                raise CodecError(f"blosc header claims {nbytes} bytes, chunk holds {self.nbytes}")
+            if self.itemsize % typesize:
+                return NotImplemented        # the item is not made of whole blosc items
+            k.blosc_decode_range(frame, offset, out)
+        except k.KernelError as exc:
+            raise_codec_error(exc)
+        return out
