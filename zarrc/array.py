@@ -269,10 +269,13 @@ def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) 
 
 
 def fill_bytes_v2(md: ArrayMetadataV2) -> bytes:
-    """The fill value of a v2 array as one item of bytes (zeros when undefined)."""
+    """The fill value of a v2 array as one item of bytes; when undefined (null), what
+    zarr-python 3 reads: NaT for datetimes and timedeltas, else zeros."""
     if md.dtype.kind == "O":
         return b""
     if md.fill_value is None:
+        if md.dtype.kind in "mM":
+            return np.array("NaT", dtype=md.dtype).tobytes()
         return bytes(md.dtype.itemsize)
     if isinstance(md.fill_value, (bytes, bytearray)):
         return bytes(md.fill_value).ljust(md.dtype.itemsize, b"\0")

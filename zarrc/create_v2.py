@@ -57,8 +57,9 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
                       fill_value: Any, order: str | None, filters: Any, compressors: Any,
                       compressor: Any, serializer: Any, chunk_key_encoding: Any,
                       dimension_separator: str | None, dimension_names: Any, shards: Any,
-                      attributes: dict | None) -> ArrayMetadataV2:
-    """Raises MetadataError for arguments v2 cannot express (shards, serializers,
+                      attributes: dict | None, default: Any = None) -> ArrayMetadataV2:
+    """``fill_value`` is ``default`` when not given (the type's default), None for
+    null.  Raises MetadataError for arguments v2 cannot express (shards, serializers,
     dimension names, more than one compressor)."""
     if shards is not None:
         raise MetadataError("Zarr v2 arrays cannot be sharded (shards must be None)")
@@ -91,9 +92,10 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
         if enc.get("name") != "v2":
             raise MetadataError(f"Zarr v2 arrays use the 'v2' chunk key encoding, got {chunk_key_encoding!r}")
         separator = enc.get("separator", enc.get("configuration", {}).get("separator", separator))
-    if fill_value is None:
+    if fill_value is default:
         fill_value = _default_fill(np_dtype)
-    elif np_dtype.kind != "O" and not isinstance(fill_value, (str, bytes, np.generic)):
+    elif fill_value is not None and np_dtype.kind != "O" and not isinstance(
+            fill_value, (str, bytes, np.generic)):
         try:       # numbers, tuples for structured types -> an item of the dtype
             fill_value = np.asarray(fill_value, dtype=np_dtype)[()]
         except (TypeError, ValueError):

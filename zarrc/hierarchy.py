@@ -20,6 +20,14 @@ from zarrc.stores import Store, make_store
 MODES = ("r", "r+", "a", "w", "w-")
 
 
+class _Default:
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+DEFAULT = _Default()     # an argument not given (``None`` can be a value: v2's null fill)
+
+
 def open_node(store: Store, path: str, *, read_only: bool = False,
               use_consolidated: bool | None = False) -> Any:
     """The array or group at ``path``, or None if there is no node.  A group's
@@ -112,7 +120,7 @@ def guess_chunks(shape: Sequence[int], itemsize: int, target: int = 1 << 20) -> 
 def create_array(store: Any, *, name: str | None = None, path: str | None = None,
                  shape: Sequence[int] | int, dtype: Any, chunks: Any = "auto", shards: Any = None,
                  filters: Any = None, compressors: Any = "auto", serializer: Any = "auto",
-                 fill_value: Any = None, order: str | None = None, zarr_format: int = 3,
+                 fill_value: Any = DEFAULT, order: str | None = None, zarr_format: int = 3,
                  attributes: dict | None = None, chunk_key_encoding: Any = None,
                  dimension_names: Sequence[str | None] | None = None, overwrite: bool = False,
                  write_empty_chunks: bool = False, compressor: Any = "unset",
@@ -131,6 +139,8 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         "auto": zstd level 0) are numcodecs codecs or configurations; ``compressor``
         and ``dimension_separator`` are accepted as in zarr-python 2; dtype ``str`` /
         ``bytes`` make an object array with the vlen-utf8 / vlen-bytes filter.
+    fill_value : not given: the data type's default (0, False, "", NaT ...); for v2,
+        None writes a null fill value (undefined; missing chunks read as zeros).
     overwrite : replace whatever is at the path.  Raises ContainsNodeError if a node
         exists and ``overwrite`` is False, MetadataError for invalid arguments.
     """
@@ -154,7 +164,8 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
             shape, dtype, tuple(chunks), fill_value=fill_value, order=order, filters=filters,
             compressors=compressors, compressor=compressor, serializer=serializer,
             chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
-            dimension_names=dimension_names, shards=shards, attributes=attributes)
+            dimension_names=dimension_names, shards=shards, attributes=attributes,
+            default=DEFAULT)
         return _store_new_array(store, node_path, metadata, overwrite, write_empty_chunks)
     if not (isinstance(compressor, str) and compressor == "unset"):
         compressors = compressor
@@ -179,7 +190,7 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         rest = {k: v for k, v in encoding.items() if k != "separator"}
         encoding = {"name": "default", **rest, "configuration": {"separator": encoding["separator"]}}
     metadata = ArrayMetadataV3.create(
-        shape, dtype, grid, fill_value=fill_value, codecs=codecs,
+        shape, dtype, grid, fill_value=None if fill_value is DEFAULT else fill_value, codecs=codecs,
         chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names)
     return _store_new_array(store, node_path, metadata, overwrite, write_empty_chunks)
 
