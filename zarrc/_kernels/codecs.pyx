@@ -98,6 +98,10 @@ cdef extern from "zlib.h" nogil:
     unsigned long compressBound(unsigned long sourceLen)
     const char* zlibVersion()
 
+cdef extern from "src/blosc_partial.h" nogil:
+    int64_t zc_blosc_partial(const uint8_t* src, size_t n, size_t start, size_t length, uint8_t* dst)
+
+
 cdef extern from "src/crc32c.h" nogil:
     uint32_t zc_crc32c(uint32_t crc, const void* buf, size_t len)
     uint32_t zc_crc32c_software(uint32_t crc, const void* buf, size_t len)
@@ -317,6 +321,11 @@ cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start
     typesize = src[3]
     if start % typesize or length % typesize:
         return fail(err, ZC_PARAM, typesize, start, "byte range is not aligned to the typesize")
+    cdef int64_t done = zc_blosc_partial(src, n, start, length, dst)
+    if done == <int64_t>length:
+        return <Py_ssize_t>length
+    if done < 0:
+        return fail(err, ZC_CORRUPT, 0, 0, "blosc block is corrupt")
     r = blosc_getitem(src, <int>(start // typesize), <int>(length // typesize), dst)
     if r < 0:
         return fail(err, ZC_CORRUPT, 0, r, "blosc_getitem failed")
