@@ -15,7 +15,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from libc.errno cimport EEXIST, EINTR, ENOENT, ENOTDIR, errno
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdio cimport rename, snprintf
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset, strlen, strrchr
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
@@ -125,6 +125,54 @@ cdef int ensure(Scratch* s, int slot, size_t n) noexcept nogil:
     s.buf[slot] = p
     s.cap[slot] = n
     return 0
+
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef int pthread_key_t       # (opaque here: only passed by address)
+    int pthread_key_create(pthread_key_t* key, void (*destructor)(void*))
+    void* pthread_getspecific(pthread_key_t key)
+    int pthread_setspecific(pthread_key_t key, const void* value)
+
+
+# Scratch buffers outlive a batch, one set per thread: small reads then reuse warm
+# memory instead of mapping and faulting in fresh pages (and unmapping them, which
+# stalls every other thread of the process) on each call.  Buffers larger than
+# KEEP_BYTES are released when a batch ends; a thread's set is freed when it exits.
+DEF KEEP_BYTES = 16 << 20
+cdef pthread_key_t scratch_key
+cdef bint scratch_key_ok = False
+
+
+cdef void scratch_destroy(void* p) noexcept nogil:
+    if p != NULL:
+        scratch_free(<Scratch*>p)
+        free(p)
+
+
+cdef Scratch* thread_scratch() noexcept nogil:
+    """This thread's scratch (NULL if out of memory or thread keys are unavailable)."""
+    cdef Scratch* s
+    if not scratch_key_ok:
+        return NULL
+    s = <Scratch*>pthread_getspecific(scratch_key)
+    if s == NULL:
+        s = <Scratch*>calloc(1, sizeof(Scratch))
+        if s != NULL and pthread_setspecific(scratch_key, s) != 0:
+            free(s)
+            s = NULL
+    return s
+
+
+cdef void scratch_trim(Scratch* s) noexcept nogil:
+    cdef int i
+    for i in range(4):
+        if s.cap[i] > KEEP_BYTES:
+            free(s.buf[i])
+            s.buf[i] = NULL
+            s.cap[i] = 0
+
+
+scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0
 
 
 cdef void scratch_free(Scratch* s) noexcept nogil:
@@ -710,16 +758,23 @@ cdef class _Batch:
 
     def run(self):
         """Work through the batch's tasks until none are left (call from each worker)."""
-        cdef Scratch s
+        cdef Scratch local
+        cdef Scratch* s
         cdef Py_ssize_t t
-        memset(&s, 0, sizeof(Scratch))
+        memset(&local, 0, sizeof(Scratch))
         with nogil:
+            s = thread_scratch()
+            if s == NULL:
+                s = &local
             while True:
                 t = zc_next_task(&self.next_task)
                 if t >= self.ntasks:
                     break
-                self.run_task(t, &s)
-            scratch_free(&s)
+                self.run_task(t, s)
+            if s == &local:
+                scratch_free(s)
+            else:
+                scratch_trim(s)
 
     def first_error(self):
         """(task index, TaskError) of the first failed task, or None."""
