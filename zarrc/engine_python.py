@@ -14,7 +14,6 @@ the chunk shape and ``encode(chunk) -> bytes``.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +22,7 @@ import numpy as np
 from zarrc import indexing
 from zarrc.config import config
 from zarrc.errors import ZarrcError
-from zarrc.threads import run_parallel
+from zarrc.threads import run_each
 
 WRITE_BATCH_BYTES = 512 << 20
 _DELETE = object()
@@ -38,18 +37,7 @@ def fill_scalar(arr: Any) -> Any:
 
 def _each(n: int, work: Callable[[int], None]) -> None:
     """``work(t)`` for t in 0..n-1 on up to ``config.threads`` threads."""
-    lock = threading.Lock()
-    counter = iter(range(n))
-
-    def worker() -> None:
-        while True:
-            with lock:
-                t = next(counter, None)
-            if t is None:
-                return
-            work(t)
-
-    run_parallel(worker, min(config.threads, n))
+    run_each(range(n), work, min(config.threads, n))
 
 
 def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:

@@ -31,7 +31,7 @@ from zarrc._kernels.shard import assemble_shard
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
 from zarrc.config import config
 from zarrc.errors import CodecError, StoreError
-from zarrc.threads import run_parallel
+from zarrc.threads import run_each
 
 
 @dataclass
@@ -420,26 +420,19 @@ def write_from(arr: engine.ChunkedArray, dims: list[indexing.DimProjection], val
 def _write_shard_files(arr, batch, keys, paths, plan_shard, layout) -> None:
     """Write shards straight from the batch's encoded chunks to their files (no shard
     built in memory), several at once; shards left with no data are deleted."""
-    pending = iter(range(len(keys)))
-    lock = threading.Lock()
     suffix = engine.tmp_suffix()
     empty = []
 
-    def work() -> None:
-        while True:
-            with lock:
-                k = next(pending, None)
-            if k is None:
-                return
-            try:
-                written = batch.write_shard(os.fsencode(paths[k]), suffix, *plan_shard(k), *layout)
-            except TaskError as exc:
-                raise StoreError(f"shard {keys[k]} of {arr.name}: {exc}") from None
-            if not written:
-                empty.append(keys[k])
-            arr.shard_cache.forget(keys[k])
+    def work(k: int) -> None:
+        try:
+            written = batch.write_shard(os.fsencode(paths[k]), suffix, *plan_shard(k), *layout)
+        except TaskError as exc:
+            raise StoreError(f"shard {keys[k]} of {arr.name}: {exc}") from None
+        if not written:
+            empty.append(keys[k])
+        arr.shard_cache.forget(keys[k])
 
-    run_parallel(work, min(config.threads, len(keys)))
+    run_each(range(len(keys)), work, min(config.threads, len(keys)))
     for key in empty:
         _store_shard(arr, key, None, existed=arr.store.exists(key))
 

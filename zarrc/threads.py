@@ -10,7 +10,7 @@ busy pool never delays a call that could finish alone.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 _pool: ThreadPoolExecutor | None = None
@@ -43,3 +43,21 @@ def run_parallel(fn: Callable[[], object], workers: int) -> None:
         for f in futures:
             if not f.cancel():
                 f.result()
+
+
+def run_each(items: Iterable, fn: Callable[[object], object], workers: int) -> None:
+    """``fn(item)`` for every item, on the caller and up to ``workers - 1`` pool
+    threads, each taking the next item until none are left; re-raise the first error."""
+    pending = iter(items)
+    lock = threading.Lock()
+    done = object()
+
+    def work() -> None:
+        while True:
+            with lock:
+                item = next(pending, done)
+            if item is done:
+                return
+            fn(item)
+
+    run_parallel(work, workers)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from zarrc._kernels import codecs as k
 from zarrc.codecs._base import Codec, raise_codec_error
 from zarrc.config import config
 from zarrc.errors import CodecError
-from zarrc.threads import run_parallel
+from zarrc.threads import run_each
 
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
@@ -23,18 +22,8 @@ def _decode_blocks_parallel(buf: Any, dest: memoryview, nbytes: int, blocksize: 
     if dest.nbytes != nbytes:
         raise CodecError(f"blosc: header claims {nbytes} bytes, {dest.nbytes} expected")
     per_task = max(blocksize, -(-nbytes // (threads * 4)) // blocksize * blocksize)
-    starts = iter(range(0, nbytes, per_task))
-    lock = threading.Lock()
-
-    def work() -> None:
-        while True:
-            with lock:
-                start = next(starts, None)
-            if start is None:
-                return
-            k.blosc_decode_range(buf, start, dest[start:start + per_task])
-
-    run_parallel(work, threads)
+    run_each(range(0, nbytes, per_task),
+             lambda start: k.blosc_decode_range(buf, start, dest[start:start + per_task]), threads)
 
 
 class Blosc(Codec):
