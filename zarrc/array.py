@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from zarrc import engine, node_metadata
+from zarrc._kernels.pipeline import Chain
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.chunk_key import ChunkKeyEncoding
-from zarrc._kernels.pipeline import Chain
 from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.chunk_codec import ChainChunkCodec
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps, numcodecs_codec
@@ -81,8 +81,9 @@ class Array(Node):
         levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
         self._codec_chain = chain
         self._inner_chain = inner
-        common = dict(shape=md.shape, chunks=chunks, dtype=dtype, chunk_keys=None, store=self._store,
-                      name=self._path, write_empty_chunks=self._write_empty_chunks)
+        common = {"shape": md.shape, "chunks": chunks, "dtype": dtype, "chunk_keys": None,
+                  "store": self._store, "name": self._path,
+                  "write_empty_chunks": self._write_empty_chunks}
         if dtype.kind == "O":
             if levels:
                 raise MetadataError(f"array {self._path}: sharding of variable-length data types "

@@ -56,9 +56,8 @@ def _check_mode(mode: str) -> None:
 def _prepare_location(store: Store, path: str, overwrite: bool, zarr_format: int = 3) -> None:
     """Make room for a new node at ``path`` and create its missing ancestor groups
     (in ``zarr_format``).  Everything is checked before anything is deleted or written."""
-    if node_metadata.exists(store, path):
-        if not overwrite:
-            raise ContainsNodeError(f"a node already exists at {path} in {store!r}")
+    if not overwrite and node_metadata.exists(store, path):
+        raise ContainsNodeError(f"a node already exists at {path} in {store!r}")
     missing = []
     ancestor = path
     while ancestor != "/":

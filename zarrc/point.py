@@ -21,7 +21,7 @@ import numpy as np
 
 from zarrc._kernels import codecs as k
 from zarrc.codecs._base import raise_codec_error
-from zarrc.errors import CodecError, SelectionError
+from zarrc.errors import CodecError, SelectionError, ZarrcError
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
@@ -56,7 +56,7 @@ class PointReader:
         try:
             if self.local_path is not None and self.local_path("c") is None:
                 self.local_path = None          # not a store of plain files
-        except Exception:
+        except (ZarrcError, OSError, TypeError, ValueError, NotImplementedError):
             self.local_path = None
 
     def read(self, index: tuple) -> np.ndarray | None:

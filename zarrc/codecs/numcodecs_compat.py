@@ -84,7 +84,7 @@ def numcodecs_codec(config: Mapping[str, Any], what: str) -> Any:
 
     try:
         return numcodecs.get_codec(dict(config))
-    except Exception as exc:   # numcodecs raises ValueError, TypeError, KeyError ...
+    except Exception as exc:  # noqa: BLE001 (numcodecs raises ValueError, TypeError, KeyError ...)
         raise MetadataError(f'{what} {dict(config)!r} is not a codec numcodecs can build: {exc}') from None
 
 
@@ -118,7 +118,7 @@ class V2ChunkCodec:
             raise
         except MemoryError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (any codec's own errors: zlib.error, LZMAError ...)
             raise CodecError(f"{_codec_name(codec)} {method} failed: {exc}") from None
 
     def decode(self, raw: Any) -> np.ndarray:

@@ -122,8 +122,7 @@ def _check_ancestors(nodes: Mapping[str, Any], key_of: Any) -> None:
 
 def _reraise(prefix: str, inner_prefix: str, exc: MetadataError) -> MetadataError:
     message = str(exc)
-    if message.startswith(inner_prefix):
-        message = message[len(inner_prefix):]
+    message = message.removeprefix(inner_prefix)
     return MetadataError(f"{prefix}{message}")
 
 

@@ -15,9 +15,9 @@ read as ``"bytes"`` (the zarr-extensions name, written by zarr-python 3.0).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-import warnings
 from typing import Any
 
 import numpy as np

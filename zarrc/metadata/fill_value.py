@@ -22,7 +22,7 @@ import binascii
 import math
 import re
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +37,7 @@ CANONICAL_NAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
 HEX = re.compile(r"0x[0-9a-fA-F]+")
 # the fill value of an array: a numpy scalar of the data type's dtype, or for the
 # variable-length types a str ("string") or bytes
-FillValue = Union[np.generic, str, bytes]
+FillValue = np.generic | str | bytes
 
 
 def _bad(value: Any, data_type: DataType, why: str = "") -> MetadataError:
