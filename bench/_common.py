@@ -139,13 +139,16 @@ def machine_facts() -> dict[str, object]:
             "numpy": np.__version__}
 
 
-def print_table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> None:
-    """Print rows as a plain fixed-width table (numbers right-aligned)."""
+def print_table(rows: Sequence[Sequence[object]], header: Sequence[str],
+                right: Sequence[bool] | None = None) -> None:
+    """Print rows as a plain fixed-width table (numbers right-aligned; ``right``:
+    which columns to right-align, overriding that)."""
     cells = [[_fmt(v) for v in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
               for i, h in enumerate(header)]
-    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows)
-               for i in range(len(header))]
+    numeric = list(right) if right is not None else [
+        all(isinstance(row[i], (int, float)) or row[i] is None for row in rows)
+        for i in range(len(header))]
 
     def line(values: Sequence[str]) -> str:
         return "  ".join(v.rjust(w) if num else v.ljust(w)
