@@ -98,6 +98,27 @@ cdef extern from "zlib.h" nogil:
     unsigned long compressBound(unsigned long sourceLen)
     const char* zlibVersion()
 
+cdef extern from "libdeflate.h" nogil:
+    struct libdeflate_decompressor:
+        pass
+    enum libdeflate_result:
+        LIBDEFLATE_SUCCESS
+        LIBDEFLATE_BAD_DATA
+        LIBDEFLATE_SHORT_OUTPUT
+        LIBDEFLATE_INSUFFICIENT_SPACE
+    libdeflate_decompressor* libdeflate_alloc_decompressor()
+    void libdeflate_free_decompressor(libdeflate_decompressor* d)
+    libdeflate_result libdeflate_gzip_decompress_ex(libdeflate_decompressor* d, const void* src,
+                                                    size_t n, void* dst, size_t avail,
+                                                    size_t* in_used, size_t* out_made)
+    libdeflate_result libdeflate_zlib_decompress_ex(libdeflate_decompressor* d, const void* src,
+                                                    size_t n, void* dst, size_t avail,
+                                                    size_t* in_used, size_t* out_made)
+    libdeflate_result libdeflate_deflate_decompress_ex(libdeflate_decompressor* d, const void* src,
+                                                       size_t n, void* dst, size_t avail,
+                                                       size_t* in_used, size_t* out_made)
+
+
 cdef extern from "src/blosc_partial.h" nogil:
     int64_t zc_blosc_partial(const uint8_t* src, size_t n, size_t start, size_t length, uint8_t* dst)
 
@@ -641,8 +662,9 @@ cdef inline void put32le(uint8_t* p, uint32_t v) noexcept nogil:
 
 cdef Py_ssize_t zc_deflate(const uint8_t* src, size_t n, uint8_t* dst, size_t cap, int level,
                            int fmt, ZcError* err) noexcept nogil:
-    """Deflate src.  fmt ZC_GZIP writes the gzip member Python's gzip module writes
-    (no name, mtime 0, XFL from the level, OS 255)."""
+    """Deflate src with zlib (the same bytes as numcodecs and Python's zlib).  fmt
+    ZC_GZIP writes the gzip member Python's gzip module writes (no name, mtime 0, XFL
+    from the level, OS 255)."""
     cdef z_stream s
     cdef size_t head = 10 if fmt == ZC_GZIP else 0
     cdef size_t tail = 8 if fmt == ZC_GZIP else 0
@@ -763,10 +785,48 @@ cdef Py_ssize_t inflate_core(const uint8_t* src, size_t n, uint8_t** dstp, size_
     return <Py_ssize_t>produced
 
 
+cdef Py_ssize_t libdeflate_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
+                                int fmt) noexcept nogil:
+    """libdeflate's whole-buffer decoder (about twice zlib's speed): the decoded size,
+    or -1 for anything it does not accept (the caller then asks zlib, which also says
+    precisely what is wrong).  gzip: several members, trailing zero bytes."""
+    cdef libdeflate_decompressor* d = libdeflate_alloc_decompressor()
+    cdef libdeflate_result r
+    cdef size_t produced = 0, in_used = 0, made = 0
+    if d == NULL:
+        return -1
+    while True:
+        if fmt == ZC_GZIP:
+            r = libdeflate_gzip_decompress_ex(d, src, n, dst + produced, expected - produced,
+                                              &in_used, &made)
+        elif fmt == ZC_ZLIB:
+            r = libdeflate_zlib_decompress_ex(d, src, n, dst, expected, &in_used, &made)
+        else:
+            r = libdeflate_deflate_decompress_ex(d, src, n, dst, expected, &in_used, &made)
+        if r != LIBDEFLATE_SUCCESS:
+            libdeflate_free_decompressor(d)
+            return -1
+        produced += made
+        src += in_used
+        n -= in_used
+        if fmt != ZC_GZIP or n == 0 or all_zero(src, n):
+            break
+        if n < 2 or src[0] != GZIP_MAGIC_0 or src[1] != GZIP_MAGIC_1:
+            libdeflate_free_decompressor(d)
+            return -1
+    libdeflate_free_decompressor(d)
+    return <Py_ssize_t>produced
+
+
 cdef Py_ssize_t zc_inflate_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
                                 int fmt, ZcError* err) noexcept nogil:
     cdef size_t cap = expected
-    cdef Py_ssize_t r = inflate_core(src, n, &dst, &cap, False, fmt, err)
+    cdef Py_ssize_t r = libdeflate_into(src, n, dst, expected, fmt) if n > 0 else -1
+    if r >= 0:
+        if <size_t>r != expected:
+            return fail(err, ZC_SIZE, expected, r, NULL)
+        return r
+    r = inflate_core(src, n, &dst, &cap, False, fmt, err)
     if r >= 0 and <size_t>r != expected:
         return fail(err, ZC_SIZE, expected, r, NULL)
     return r
