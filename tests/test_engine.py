@@ -496,3 +496,29 @@ def test_zip_rewrites_warn_but_read_the_latest(zh, scratch_root):
         warnings.simplefilter("always")
         arr[1:3] = 2
     np.testing.assert_array_equal(arr[...], [1, 2, 2, 1])
+
+
+def test_whole_uncompressed_chunks_read_straight_from_files(tmp_path):
+    """A whole uncompressed chunk is read from its file straight into the output;
+    a file of the wrong size is an error naming the chunk, a missing one the fill."""
+    x = np.arange(8 * 6, dtype="<i4").reshape(8, 6)
+    a = zarrc.create_array(str(tmp_path), shape=(8, 6), chunks=(4, 3), dtype="<i4", compressors=None,
+                           fill_value=-1)
+    a[:] = x
+    np.testing.assert_array_equal(a[4:8, 0:3], x[4:8, 0:3])
+    np.testing.assert_array_equal(a[:], x)
+    (tmp_path / "c" / "1" / "0").unlink()
+    expected = x.copy()
+    expected[4:8, 0:3] = -1
+    np.testing.assert_array_equal(a[:], expected)
+    chunk = tmp_path / "c" / "0" / "1"
+    chunk.write_bytes(chunk.read_bytes()[:-4])
+    with pytest.raises(zarrc.errors.CodecError, match="c/0/1"):
+        a[0:4, 3:6]
+    chunk.write_bytes(bytes(4 * 3 * 4 + 4))
+    with pytest.raises(zarrc.errors.CodecError, match="c/0/1"):
+        a[:]
+    big = zarrc.create_array(str(tmp_path / "big"), shape=(4, 3), chunks=(4, 3), dtype=">u2",
+                             compressors=None, serializer={"name": "bytes", "configuration": {"endian": "big"}})
+    big[:] = np.arange(12).reshape(4, 3)
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "big"))[:], np.arange(12).reshape(4, 3))

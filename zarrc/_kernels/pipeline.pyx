@@ -236,6 +236,40 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
     return <Py_ssize_t>done
 
 
+cdef Py_ssize_t read_file_into(const char* path, uint8_t* dst, size_t size,
+                               ZcError* err) noexcept nogil:
+    """Read a whole file that must hold exactly ``size`` bytes straight into ``dst``
+    (an uncompressed chunk into the output).  MISSING if there is no such file."""
+    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
+    cdef stat st
+    cdef size_t done = 0
+    cdef ssize_t r
+    if fd < 0:
+        if errno == ENOENT or errno == ENOTDIR:
+            return MISSING
+        return fail(err, ZC_IO, 0, errno, "open")
+    if fstat(fd, &st) != 0:
+        c_close(fd)
+        return fail(err, ZC_IO, 0, errno, "fstat")
+    if <size_t>st.st_size != size:
+        c_close(fd)
+        return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
+    while done < size:
+        r = pread(fd, dst + done, size - done, <long>done)
+        if r < 0:
+            if errno == EINTR:
+                continue
+            c_close(fd)
+            return fail(err, ZC_IO, 0, errno, "read")
+        if r == 0:
+            break
+        done += <size_t>r
+    c_close(fd)
+    if done != size:
+        return fail(err, ZC_SIZE, size, done, "chunk holds")
+    return <Py_ssize_t>done
+
+
 cdef int make_parents(char* path) noexcept nogil:
     """mkdir -p the directory part of path (path is modified and restored)."""
     cdef char* p = path + 1
@@ -818,13 +852,6 @@ cdef class ReadBatch(_Batch):
             fail(err, ZC_NOMEM, 0, 0, NULL)
             self.status[t] = -1
             return
-        n = self.fetch(t, &data, s, err)
-        if n == MISSING:
-            fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
-            return
-        if n < 0:
-            self.status[t] = -1
-            return
         # whole chunk selected, chunk layout = output layout: decode straight into out
         direct = self.chain.c_layout
         for d in range(self.ndim):
@@ -835,6 +862,24 @@ cdef class ReadBatch(_Batch):
                       and self.table[row, C_COUNT] == self.chain.shape[d]
                       and (self.chain.shape[d] == 1 or self.arr_strides[d] == self.chain.strides[d]))
             base += self.table[row, C_OUT] * self.arr_strides[d]
+        if direct and self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
+            # an uncompressed chunk file: read it straight into out (one copy, not two)
+            n = read_file_into(self.src_path[t], <uint8_t*>(out + base), self.chain.chunk_nbytes, err)
+            if n == MISSING:
+                fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            elif n < 0:
+                self.status[t] = -1
+            elif self.chain.swap_unit:
+                byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
+                         self.chain.swap_unit)
+            return
+        n = self.fetch(t, &data, s, err)
+        if n == MISSING:
+            fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            return
+        if n < 0:
+            self.status[t] = -1
+            return
         if direct:
             p = self.chain.decode(data, <size_t>n, <uint8_t*>(out + base), s, err)
             if p == NULL:
