@@ -15,13 +15,14 @@ from __future__ import annotations
 import math
 import mmap
 import os
+import stat
 from typing import Any
 
 import numpy as np
 
 from zarrc._kernels import codecs as k
 from zarrc.codecs._base import raise_codec_error
-from zarrc.errors import CodecError, SelectionError, ZarrcError
+from zarrc.errors import CodecError, SelectionError, StoreError, ZarrcError
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
@@ -97,7 +98,10 @@ class PointReader:
         except _MISSING:
             return None
         try:
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise StoreError(f"chunk {key} of {self.arr.name}: cannot read it: not a regular file")
+            size = st.st_size
             if self.kind == "raw":
                 if size != self.nbytes:
                     raise CodecError(f"uncompressed chunk holds {size} bytes, expected {self.nbytes}")

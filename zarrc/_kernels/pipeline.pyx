@@ -12,7 +12,7 @@ file + rename); other stores hand over bytes fetched beforehand.
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.errno cimport EEXIST, EINTR, ENOENT, ENOTDIR, errno
+from libc.errno cimport EEXIST, EINTR, EISDIR, ENOENT, ENOTDIR, errno
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -47,6 +47,7 @@ cdef extern from "<unistd.h>" nogil:
 cdef extern from "<sys/stat.h>" nogil:
     struct stat:
         long st_size
+        unsigned int st_mode
     int fstat(int fd, stat* buf)
     int mkdir(const char* path, unsigned int mode)
 
@@ -251,6 +252,9 @@ cdef Py_ssize_t read_file_into(const char* path, uint8_t* dst, size_t size,
     if fstat(fd, &st) != 0:
         c_close(fd)
         return fail(err, ZC_IO, 0, errno, "fstat")
+    if (st.st_mode & 0o170000) != 0o100000:      # not a regular file (a directory ...)
+        c_close(fd)
+        return fail(err, ZC_IO, 0, EISDIR, "read")
     if <size_t>st.st_size != size:
         c_close(fd)
         return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
@@ -267,6 +271,46 @@ cdef Py_ssize_t read_file_into(const char* path, uint8_t* dst, size_t size,
     c_close(fd)
     if done != size:
         return fail(err, ZC_SIZE, size, done, "chunk holds")
+    return <Py_ssize_t>done
+
+
+cdef Py_ssize_t read_file_span(const char* path, size_t size, size_t lo, size_t hi, Scratch* s,
+                               ZcError* err) noexcept nogil:
+    """Bytes [lo, hi) of a file that must hold exactly ``size`` bytes (an uncompressed
+    chunk) into scratch slot 0.  MISSING if there is no such file."""
+    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
+    cdef stat st
+    cdef size_t done = 0, n = hi - lo
+    cdef ssize_t r
+    if fd < 0:
+        if errno == ENOENT or errno == ENOTDIR:
+            return MISSING
+        return fail(err, ZC_IO, 0, errno, "open")
+    if fstat(fd, &st) != 0:
+        c_close(fd)
+        return fail(err, ZC_IO, 0, errno, "fstat")
+    if (st.st_mode & 0o170000) != 0o100000:      # not a regular file (a directory ...)
+        c_close(fd)
+        return fail(err, ZC_IO, 0, EISDIR, "read")
+    if <size_t>st.st_size != size:
+        c_close(fd)
+        return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
+    if ensure(s, 0, n) != 0:
+        c_close(fd)
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    while done < n:
+        r = pread(fd, s.buf[0] + done, n - done, <long>(lo + done))
+        if r < 0:
+            if errno == EINTR:
+                continue
+            c_close(fd)
+            return fail(err, ZC_IO, 0, errno, "read")
+        if r == 0:
+            break
+        done += <size_t>r
+    c_close(fd)
+    if done != n:
+        return fail(err, ZC_SIZE, size, lo + done, "chunk holds")
     return <Py_ssize_t>done
 
 
@@ -873,6 +917,9 @@ cdef class ReadBatch(_Batch):
                 byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
                          self.chain.swap_unit)
             return
+        if self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
+            self.read_uncompressed(t, dims, out, s, err)
+            return
         n = self.fetch(t, &data, s, err)
         if n == MISSING:
             fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
@@ -906,6 +953,36 @@ cdef class ReadBatch(_Batch):
                      self.chain.swap_unit)
             p = s.buf[3]
         copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize)
+
+    cdef void read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
+                                ZcError* err) noexcept nogil:
+        """Part of an uncompressed chunk file: read only the byte span from the first
+        to the last selected element, and copy the selection out of it."""
+        cdef Py_ssize_t lo = 0, hi = 0, lo_d, hi_d, k, n
+        cdef int d
+        for d in range(self.ndim):
+            lo_d = dims[d].src_off[0]
+            hi_d = lo_d
+            for k in range(1, dims[d].count):
+                if dims[d].src_off[k] < lo_d:
+                    lo_d = dims[d].src_off[k]
+                elif dims[d].src_off[k] > hi_d:
+                    hi_d = dims[d].src_off[k]
+            for k in range(dims[d].count):      # offsets into the span read below
+                dims[d].src_off[k] -= lo_d
+            lo += lo_d
+            hi += hi_d
+        hi += self.chain.itemsize
+        n = read_file_span(self.src_path[t], self.chain.chunk_nbytes, lo, hi, s, err)
+        if n == MISSING:
+            fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            return
+        if n < 0:
+            self.status[t] = -1
+            return
+        if self.chain.swap_unit:
+            byteswap(<char*>s.buf[0], n // self.chain.swap_unit, self.chain.swap_unit)
+        copy_nd(<const char*>s.buf[0], out, self.ndim, dims, self.chain.itemsize)
 
 
 cdef class WriteBatch(_Batch):
