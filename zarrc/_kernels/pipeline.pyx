@@ -237,47 +237,10 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
     return <Py_ssize_t>done
 
 
-cdef Py_ssize_t read_file_into(const char* path, uint8_t* dst, size_t size,
-                               ZcError* err) noexcept nogil:
-    """Read a whole file that must hold exactly ``size`` bytes straight into ``dst``
-    (an uncompressed chunk into the output).  MISSING if there is no such file."""
-    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
-    cdef stat st
-    cdef size_t done = 0
-    cdef ssize_t r
-    if fd < 0:
-        if errno == ENOENT or errno == ENOTDIR:
-            return MISSING
-        return fail(err, ZC_IO, 0, errno, "open")
-    if fstat(fd, &st) != 0:
-        c_close(fd)
-        return fail(err, ZC_IO, 0, errno, "fstat")
-    if (st.st_mode & 0o170000) != 0o100000:      # not a regular file (a directory ...)
-        c_close(fd)
-        return fail(err, ZC_IO, 0, EISDIR, "read")
-    if <size_t>st.st_size != size:
-        c_close(fd)
-        return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
-    while done < size:
-        r = pread(fd, dst + done, size - done, <long>done)
-        if r < 0:
-            if errno == EINTR:
-                continue
-            c_close(fd)
-            return fail(err, ZC_IO, 0, errno, "read")
-        if r == 0:
-            break
-        done += <size_t>r
-    c_close(fd)
-    if done != size:
-        return fail(err, ZC_SIZE, size, done, "chunk holds")
-    return <Py_ssize_t>done
-
-
-cdef Py_ssize_t read_file_span(const char* path, size_t size, size_t lo, size_t hi, Scratch* s,
-                               ZcError* err) noexcept nogil:
-    """Bytes [lo, hi) of a file that must hold exactly ``size`` bytes (an uncompressed
-    chunk) into scratch slot 0.  MISSING if there is no such file."""
+cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_t hi,
+                                 uint8_t* dst, ZcError* err) noexcept nogil:
+    """Bytes [lo, hi) of an uncompressed chunk's file, which must hold exactly ``size``
+    bytes, into ``dst``.  MISSING if there is no such file."""
     cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
     cdef stat st
     cdef size_t done = 0, n = hi - lo
@@ -295,11 +258,8 @@ cdef Py_ssize_t read_file_span(const char* path, size_t size, size_t lo, size_t 
     if <size_t>st.st_size != size:
         c_close(fd)
         return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
-    if ensure(s, 0, n) != 0:
-        c_close(fd)
-        return fail(err, ZC_NOMEM, 0, 0, NULL)
     while done < n:
-        r = pread(fd, s.buf[0] + done, n - done, <long>(lo + done))
+        r = pread(fd, dst + done, n - done, <long>(lo + done))
         if r < 0:
             if errno == EINTR:
                 continue
@@ -908,7 +868,8 @@ cdef class ReadBatch(_Batch):
             base += self.table[row, C_OUT] * self.arr_strides[d]
         if direct and self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
             # an uncompressed chunk file: read it straight into out (one copy, not two)
-            n = read_file_into(self.src_path[t], <uint8_t*>(out + base), self.chain.chunk_nbytes, err)
+            n = read_chunk_range(self.src_path[t], self.chain.chunk_nbytes, 0, self.chain.chunk_nbytes,
+                                 <uint8_t*>(out + base), err)
             if n == MISSING:
                 fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
             elif n < 0:
@@ -973,7 +934,11 @@ cdef class ReadBatch(_Batch):
             lo += lo_d
             hi += hi_d
         hi += self.chain.itemsize
-        n = read_file_span(self.src_path[t], self.chain.chunk_nbytes, lo, hi, s, err)
+        if ensure(s, 0, <size_t>(hi - lo)) != 0:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        n = read_chunk_range(self.src_path[t], self.chain.chunk_nbytes, lo, hi, s.buf[0], err)
         if n == MISSING:
             fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
             return
