@@ -99,8 +99,8 @@ class PointReader:
             return None
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise StoreError(f"chunk {key} of {self.arr.name}: cannot read it: not a regular file")
+            if stat.S_ISDIR(st.st_mode):
+                raise StoreError(f"chunk {key} of {self.arr.name}: read failed: Is a directory")
             size = st.st_size
             if self.kind == "raw":
                 if size != self.nbytes:

@@ -252,10 +252,10 @@ cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_
     if fstat(fd, &st) != 0:
         c_close(fd)
         return fail(err, ZC_IO, 0, errno, "fstat")
-    if (st.st_mode & 0o170000) != 0o100000:      # not a regular file (a directory ...)
+    if (st.st_mode & 0o170000) == 0o040000:
         c_close(fd)
         return fail(err, ZC_IO, 0, EISDIR, "read")
-    if <size_t>st.st_size != size:
+    if <size_t>st.st_size != size:         # (a FIFO or device: st_size 0, as read_file sees it)
         c_close(fd)
         return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
     while done < n:
@@ -866,20 +866,21 @@ cdef class ReadBatch(_Batch):
                       and self.table[row, C_COUNT] == self.chain.shape[d]
                       and (self.chain.shape[d] == 1 or self.arr_strides[d] == self.chain.strides[d]))
             base += self.table[row, C_OUT] * self.arr_strides[d]
-        if direct and self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
-            # an uncompressed chunk file: read it straight into out (one copy, not two)
-            n = read_chunk_range(self.src_path[t], self.chain.chunk_nbytes, 0, self.chain.chunk_nbytes,
-                                 <uint8_t*>(out + base), err)
+        if self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
+            # an uncompressed chunk file: a whole chunk is read straight into out (one
+            # copy, not two), a part of one reads only the byte span that holds it
+            if direct:
+                n = read_chunk_range(self.src_path[t], self.chain.chunk_nbytes, 0,
+                                     self.chain.chunk_nbytes, <uint8_t*>(out + base), err)
+                if n >= 0 and self.chain.swap_unit:
+                    byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
+                             self.chain.swap_unit)
+            else:
+                n = self.read_uncompressed(t, dims, out, s, err)
             if n == MISSING:
                 fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
             elif n < 0:
                 self.status[t] = -1
-            elif self.chain.swap_unit:
-                byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
-                         self.chain.swap_unit)
-            return
-        if self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
-            self.read_uncompressed(t, dims, out, s, err)
             return
         n = self.fetch(t, &data, s, err)
         if n == MISSING:
@@ -915,39 +916,38 @@ cdef class ReadBatch(_Batch):
             p = s.buf[3]
         copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize)
 
-    cdef void read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
-                                ZcError* err) noexcept nogil:
+    cdef Py_ssize_t read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
+                                      ZcError* err) noexcept nogil:
         """Part of an uncompressed chunk file: read only the byte span from the first
-        to the last selected element, and copy the selection out of it."""
-        cdef Py_ssize_t lo = 0, hi = 0, lo_d, hi_d, k, n
+        to the last selected element and copy the selection out of it.  Returns what
+        read_chunk_range returns (dims untouched unless the read succeeded)."""
+        cdef Py_ssize_t lo = 0, hi = 0, k, n
+        cdef Py_ssize_t lo_d[MAX_DIMS]
+        cdef Py_ssize_t hi_d
         cdef int d
         for d in range(self.ndim):
-            lo_d = dims[d].src_off[0]
-            hi_d = lo_d
+            lo_d[d] = dims[d].src_off[0]
+            hi_d = lo_d[d]
             for k in range(1, dims[d].count):
-                if dims[d].src_off[k] < lo_d:
-                    lo_d = dims[d].src_off[k]
+                if dims[d].src_off[k] < lo_d[d]:
+                    lo_d[d] = dims[d].src_off[k]
                 elif dims[d].src_off[k] > hi_d:
                     hi_d = dims[d].src_off[k]
-            for k in range(dims[d].count):      # offsets into the span read below
-                dims[d].src_off[k] -= lo_d
-            lo += lo_d
+            lo += lo_d[d]
             hi += hi_d
         hi += self.chain.itemsize
         if ensure(s, 0, <size_t>(hi - lo)) != 0:
-            fail(err, ZC_NOMEM, 0, 0, NULL)
-            self.status[t] = -1
-            return
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
         n = read_chunk_range(self.src_path[t], self.chain.chunk_nbytes, lo, hi, s.buf[0], err)
-        if n == MISSING:
-            fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
-            return
         if n < 0:
-            self.status[t] = -1
-            return
+            return n
+        for d in range(self.ndim):      # offsets into the span just read
+            for k in range(dims[d].count):
+                dims[d].src_off[k] -= lo_d[d]
         if self.chain.swap_unit:
             byteswap(<char*>s.buf[0], n // self.chain.swap_unit, self.chain.swap_unit)
         copy_nd(<const char*>s.buf[0], out, self.ndim, dims, self.chain.itemsize)
+        return n
 
 
 cdef class WriteBatch(_Batch):
