@@ -197,6 +197,23 @@ cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
 
 # ---------------------------------------------------------------- files
 
+cdef Py_ssize_t pread_all(int fd, uint8_t* dst, size_t n, int64_t offset, ZcError* err) noexcept nogil:
+    """Read up to n bytes at ``offset`` into dst, retrying short reads; the number read
+    (less than n only at the end of the file)."""
+    cdef size_t done = 0
+    cdef ssize_t r
+    while done < n:
+        r = pread(fd, dst + done, n - done, <long>(offset + done))
+        if r < 0:
+            if errno == EINTR:
+                continue
+            return fail(err, ZC_IO, 0, errno, "read")
+        if r == 0:
+            break
+        done += <size_t>r
+    return <Py_ssize_t>done
+
+
 cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scratch* s,
                           ZcError* err) noexcept nogil:
     """Read a file (offset < 0: all of it; else ``length`` bytes from ``offset``) into
@@ -221,17 +238,11 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
     if ensure(s, 0, size) != 0:
         c_close(fd)
         return fail(err, ZC_NOMEM, 0, 0, NULL)
-    while done < size:
-        r = pread(fd, s.buf[0] + done, size - done, <long>(offset + done))
-        if r < 0:
-            if errno == EINTR:
-                continue
-            c_close(fd)
-            return fail(err, ZC_IO, 0, errno, "read")
-        if r == 0:
-            break
-        done += <size_t>r
+    r = pread_all(fd, s.buf[0], size, offset, err)
     c_close(fd)
+    if r < 0:
+        return r
+    done = <size_t>r
     if length >= 0 and done != size:
         return fail(err, ZC_TRUNCATED, offset + length, offset + done, "byte range past the end of the file")
     return <Py_ssize_t>done
@@ -258,17 +269,11 @@ cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_
     if <size_t>st.st_size != size:         # (a FIFO or device: st_size 0, as read_file sees it)
         c_close(fd)
         return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
-    while done < n:
-        r = pread(fd, dst + done, n - done, <long>(lo + done))
-        if r < 0:
-            if errno == EINTR:
-                continue
-            c_close(fd)
-            return fail(err, ZC_IO, 0, errno, "read")
-        if r == 0:
-            break
-        done += <size_t>r
+    r = pread_all(fd, dst, n, <int64_t>lo, err)
     c_close(fd)
+    if r < 0:
+        return r
+    done = <size_t>r
     if done != n:
         return fail(err, ZC_SIZE, size, lo + done, "chunk holds")
     return <Py_ssize_t>done
