@@ -103,6 +103,12 @@ def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
 _NO_INDEX = np.zeros(0, np.int64)
 
 
+def task_coords(table: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """(ntasks, ndim) chunk grid coordinates of the tasks of :func:`assemble` (one
+    empty row for a 0-d array)."""
+    return table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+
+
 def _product(sizes: list[int]) -> np.ndarray:
     """(n, ndim) rows into the concatenated table: the cartesian product of each
     dimension's rows (dimension d's rows start after those of dimensions < d)."""
@@ -189,7 +195,7 @@ def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nda
         sharded.read_into(arr, dims, out)
         return
     table, local, outidx, tasks = assemble(dims)
-    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    coords = task_coords(table, tasks)
     keys = arr.chunk_keys(coords)
     sources = _paths(arr.store, keys)
     if sources is None:
@@ -247,7 +253,7 @@ def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.
         sharded.write_from(arr, dims, value)
         return
     table, local, outidx, tasks = assemble(dims)
-    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    coords = task_coords(table, tasks)
     per_batch = max(1, WRITE_BATCH_BYTES // max(1, arr.chain.chunk_nbytes))
     strides = array_strides(dims, value.strides)
     for lo in range(0, len(tasks), per_batch):

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc.config import config
 from zarrc.errors import ZarrcError
 from zarrc.threads import run_each
@@ -64,10 +63,10 @@ def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
 
 
 def _tasks(arr: Any, dims: list) -> tuple:
-    from zarrc.engine import assemble
+    from zarrc.engine import assemble, task_coords
 
     table, local, outidx, tasks = assemble(dims)
-    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    coords = task_coords(table, tasks)
     return table, local, outidx, tasks, arr.chunk_keys(coords)
 
 

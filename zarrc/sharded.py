@@ -266,7 +266,7 @@ def _sources(arr: engine.ChunkedArray, keys: list[str], which: np.ndarray, offse
 def read_into(arr: engine.ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
     """engine.read_into for a sharded array."""
     table, local, outidx, tasks = engine.assemble(dims)
-    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    coords = engine.task_coords(table, tasks)
     keys, which, offset, length = locate(arr, coords)
     sources = _sources(arr, keys, which, offset, length)
     batch = ReadBatch(arr.chain, table, local, outidx, tasks, out,
@@ -363,7 +363,7 @@ def write_from(arr: engine.ChunkedArray, dims: list[indexing.DimProjection], val
     top = arr.levels[0]
     shard_shape = np.asarray(top.shard_shape, np.int64)
     table, local, outidx, tasks = engine.assemble(dims)
-    coords = table[tasks, indexing.CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+    coords = engine.task_coords(table, tasks)
     pos = coords * np.asarray(arr.chunks, np.int64)
     shards, which = np.unique(pos // shard_shape, axis=0, return_inverse=True)
     which = which.reshape(-1)
