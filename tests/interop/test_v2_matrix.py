@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,8 @@ import pytest
 
 import zarrc
 from zarrc.errors import MetadataError
+
+support = sys.modules["_zarrc_interop_support"]   # tests/interop/support.py, loaded by conftest.py
 
 zarr = pytest.importorskip("zarr")
 numcodecs = pytest.importorskip("numcodecs")
@@ -211,10 +214,6 @@ def pick(arr: np.ndarray, sel) -> np.ndarray:
     return out if isinstance(out, np.ndarray) else np.array(out, dtype=arr.dtype)
 
 
-def native(a: np.ndarray) -> np.ndarray:
-    return a if a.dtype.kind == "O" else a.astype(a.dtype.newbyteorder("="))
-
-
 def _plain(x):
     return bytes(x) if isinstance(x, bytes) else str(x) if isinstance(x, str) else x
 
@@ -239,19 +238,9 @@ def assert_same(actual, expected, what: str, *, exact_dtype: bool = True) -> Non
         assert not bad, f"{what}: {len(bad)} of {len(want)} items differ: " + ", ".join(
             f"#{i} {got[i]!r} != {want[i]!r}" for i in bad[:5])
         return
-    if not exact_dtype:
-        actual, expected = native(actual), native(expected)
-    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    size = expected.dtype.itemsize
-    a = np.ascontiguousarray(actual).reshape(-1).view(np.uint8).reshape(-1, size)
-    e = np.ascontiguousarray(expected).reshape(-1).view(np.uint8).reshape(-1, size)
-    bad = np.flatnonzero((a != e).any(axis=1))
-    if bad.size:
-        shown = [(tuple(int(j) for j in np.unravel_index(i, expected.shape)), a[i].tobytes().hex(),
-                  e[i].tobytes().hex()) for i in bad[:5]]
-        raise AssertionError(f"{what}: {bad.size} of {e.shape[0]} elements differ "
-                             f"(index, actual bits, expected bits): {shown}")
+    if exact_dtype:   # byte order included; assert_bit_equal compares up to byte order
+        assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    support.assert_bit_equal(actual, expected, what)
 
 
 # ---------------------------------------------------------------- layout
@@ -540,7 +529,7 @@ def test_tensorstore_writes_zarrc_reads(tmp_path, dtype, compressor, order, sepa
     t = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": path}, "metadata": metadata},
                 create=True).result()
     data = values(dt, SHAPE, seed=sum(map(ord, dtype)))
-    t[REGION].write(native(data[REGION])).result()
+    t[REGION].write(support.native(data[REGION])).result()
     fill = np.zeros((), dt) if fill_json is None else np.asarray(
         _from_json(fill_json), dt) if not isinstance(fill_json, list) else np.asarray(
         complex(*map(_from_json, fill_json)), dt)
