@@ -57,12 +57,11 @@ def write(store: Any, path: str, metadata: Any) -> Any:
     prefix = key_prefix(path)
     docs = documents(metadata)
     store.set_many({prefix + name: raw for name, raw in docs.items()})
-    return reparse(metadata, path, docs)
+    return _reparse(metadata, path, docs)
 
 
-def reparse(metadata: Any, path: str, docs: dict[str, bytes] | None = None) -> Any:
-    """``metadata`` after a trip through its JSON documents."""
-    docs = docs if docs is not None else documents(metadata)
+def _reparse(metadata: Any, path: str, docs: dict[str, bytes]) -> Any:
+    """``metadata`` after a trip through its JSON documents ``docs``."""
     if metadata.zarr_format == 3:
         return type(metadata).from_json(docs["zarr.json"], path)
     main = docs.get(".zarray", docs.get(".zgroup"))
