@@ -271,11 +271,17 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
         sources = [old.get(k) for k in keys]
     # a store that cannot delete keeps chunks that became all fill value
     write_empty = arr.write_empty_chunks or not getattr(arr.store, "supports_deletes", True)
+    paths = isinstance(sources[0], tuple)
+    # chunks wholly overwritten need no old data, so nothing can fail half way:
+    # each file is written as soon as its chunk is encoded
+    commit_now = paths and bool(table[tasks, 6].all())
     batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
-                       arr.fill, sources, tmp_suffix(), write_empty)
+                       arr.fill, sources, tmp_suffix(), write_empty, commit_now)
     run_batch(batch, len(keys))
     raise_task_error(batch, arr, keys)
-    if isinstance(sources[0], tuple):
+    if commit_now:
+        return
+    if paths:
         batch.start_commit()
         run_batch(batch, len(keys))
         raise_task_error(batch, arr, keys)

@@ -76,8 +76,15 @@ cdef Py_ssize_t zc_zstd_decoded_size(const uint8_t* src, size_t n, ZcError* err)
 cdef Py_ssize_t zc_zstd_decode_into(ZSTD_DCtx* dctx, const uint8_t* src, size_t n, uint8_t* dst,
                                     size_t expected, ZcError* err) noexcept nogil
 
-cdef Py_ssize_t zc_deflate(const uint8_t* src, size_t n, uint8_t* dst, size_t cap, int level,
-                           int fmt, ZcError* err) noexcept nogil
+# A deflate compressor kept between calls (one per thread; {NULL, 0} to start).
+cdef struct Deflater:
+    void* comp
+    int level
+
+cdef size_t zc_deflate_bound(size_t n, int fmt) noexcept nogil
+cdef Py_ssize_t zc_deflate(Deflater* keep, const uint8_t* src, size_t n, uint8_t* dst, size_t cap,
+                           int level, int fmt, ZcError* err) noexcept nogil
+cdef void zc_deflater_free(Deflater* keep) noexcept nogil
 cdef Py_ssize_t zc_inflate_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
                                 int fmt, ZcError* err) noexcept nogil
 

@@ -20,7 +20,8 @@ from libc.string cimport memcpy, memset, strlen, strrchr
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
-                                    ZSTD_DCtx, ZcError, describe, fail, zc_blosc_compress, zc_blosc_decode_into,
+                                    ZSTD_DCtx, Deflater, ZcError, describe, fail, zc_blosc_compress,
+                                    zc_blosc_decode_into, zc_deflate_bound, zc_deflater_free,
                                     zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
                                     zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into,
                                     zc_zstd_decoded_size)
@@ -112,6 +113,7 @@ cdef struct Scratch:
     size_t cap[4]
     ZSTD_DCtx* dctx
     ZSTD_CCtx* cctx
+    Deflater deflater
     Py_ssize_t* offs
     size_t offs_cap
 
@@ -189,6 +191,7 @@ cdef void scratch_free(Scratch* s) noexcept nogil:
     if s.cctx != NULL:
         ZSTD_freeCCtx(s.cctx)
         s.cctx = NULL
+    zc_deflater_free(&s.deflater)
 
 
 cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
@@ -534,7 +537,7 @@ cdef class Chain:
             elif st.kind == CRC32C:
                 cap = length + 4
             else:
-                cap = length + (length >> 12) + (length >> 14) + (length >> 25) + 64
+                cap = zc_deflate_bound(length, ZC_GZIP if st.kind == GZIP else ZC_ZLIB)
             if ensure(s, slot, cap) != 0:
                 return fail(err, ZC_NOMEM, 0, 0, NULL)
             out = s.buf[slot]
@@ -546,9 +549,9 @@ cdef class Chain:
                     s.cctx = ZSTD_createCCtx()
                 r = zc_zstd_compress(s.cctx, ptr, length, out, cap, st.level, st.checksum, err)
             elif st.kind == GZIP:
-                r = zc_deflate(ptr, length, out, cap, st.level, ZC_GZIP, err)
+                r = zc_deflate(&s.deflater, ptr, length, out, cap, st.level, ZC_GZIP, err)
             elif st.kind == ZLIB:
-                r = zc_deflate(ptr, length, out, cap, st.level, ZC_ZLIB, err)
+                r = zc_deflate(&s.deflater, ptr, length, out, cap, st.level, ZC_ZLIB, err)
             else:
                 memcpy(out, ptr, length)
                 crc = zc_crc32c_update(0, ptr, length)
@@ -970,12 +973,16 @@ cdef class WriteBatch(_Batch):
     run() encodes every chunk into memory; if no task failed, start_commit() and
     run() again write the files of path tasks.  ``outcome(t)`` is STORED or
     DELETED and, for tasks without a path, ``encoded(t)`` the bytes to store.
+    ``commit_now``: when every task overwrites its whole chunk (no old chunk is
+    read, so no input can fail), path tasks write their file as soon as they are
+    encoded, straight from the encoder's buffer: one phase, no copy kept.
     """
 
     cdef bytes tmp_suffix
     cdef const char* tmp_suffix_ptr
     cdef bint write_empty
     cdef bint committing
+    cdef bint commit_now
     cdef int* outcomes
     cdef uint8_t** results
     cdef size_t* result_len
@@ -995,13 +1002,15 @@ cdef class WriteBatch(_Batch):
         free(self.outcomes)
 
     def __init__(self, Chain chain, table, local, outidx, tasks, value, tuple value_strides,
-                 bytes fill, list sources, bytes tmp_suffix=b".tmp", bint write_empty=False):
+                 bytes fill, list sources, bytes tmp_suffix=b".tmp", bint write_empty=False,
+                 bint commit_now=False):
         cdef Py_ssize_t t
         self.setup(chain, table, local, outidx, tasks, value, value_strides, fill, sources, False)
         self.tmp_suffix = tmp_suffix
         self.tmp_suffix_ptr = <const char*>self.tmp_suffix
         self.write_empty = write_empty
         self.committing = False
+        self.commit_now = commit_now
         self.outcomes = <int*>malloc(max(1, self.ntasks) * sizeof(int))
         self.results = <uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
         self.result_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
@@ -1082,6 +1091,9 @@ cdef class WriteBatch(_Batch):
         if not self.write_empty and all_equal_pattern(<const char*>chunk, self.chain.chunk_nbytes,
                                                       fill, self.chain.itemsize):
             self.outcomes[t] = OUT_DELETED
+            if self.commit_now and self.src_path[t] != NULL:
+                if delete_file(self.src_path[t], err) < 0:
+                    self.status[t] = -1
             return
         if self.chain.swap_unit:
             byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
@@ -1091,6 +1103,10 @@ cdef class WriteBatch(_Batch):
             self.status[t] = -1
             return
         self.outcomes[t] = OUT_STORED
+        if self.commit_now and self.src_path[t] != NULL:
+            if write_file(self.src_path[t], self.tmp_suffix_ptr, encoded, <size_t>r, err) < 0:
+                self.status[t] = -1
+            return
         self.results[t] = <uint8_t*>malloc(r if r > 0 else 1)
         if self.results[t] == NULL:
             fail(err, ZC_NOMEM, 0, 0, NULL)

@@ -16,8 +16,9 @@ def check_level(codec: str, level: Any) -> int:
 
 
 class Gzip(Codec):
-    """gzip (RFC 1952), one member per encode, as Python's gzip module writes it
-    (header without file name, modification time 0).  ``decode`` reads any number
+    """gzip (RFC 1952), one member per encode (header without file name,
+    modification time 0; the deflate stream from libdeflate, so the bytes differ
+    from zlib's but any gzip reader decodes them).  ``decode`` reads any number
     of members, verifies each member's CRC-32 and length, and accepts trailing
     zero padding.
     """

@@ -11,7 +11,8 @@ from zarrc.codecs.gzip import check_level
 
 class Zlib(Codec):
     """zlib streams (deflate with a 2-byte header and an Adler-32 trailer, verified
-    on decode), byte-identical to ``zlib.compress(data, level)``."""
+    on decode), compressed with libdeflate: ``zlib.decompress`` reads them, though
+    the bytes differ from ``zlib.compress(data, level)``'s."""
 
     name = "zlib"
     codec_id = "zlib"
