@@ -182,3 +182,55 @@ def test_thread_pool_grows_safely_under_concurrent_calls(zh, monkeypatch):
             monkeypatch.setattr(zarrc.threads, "_pool", None)
             monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
             run_threads(8, reader)
+
+
+def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
+    """A batch hands work to pool threads only when there is PARALLEL_MIN_BYTES of
+    it per extra thread, and only as many as the calls already in progress leave."""
+    from zarrc import engine
+    used = []
+    real = engine.run_parallel
+    monkeypatch.setattr(engine, "run_parallel", lambda fn, n: (used.append(n), real(fn, n)))
+    data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
+    raw = zh.make_array({}, (512, 512), (64, 64), "float64", "bytes")       # 32 KiB chunks
+    packed = zh.make_array({}, (512, 512), (64, 64), "float64", "blosc")
+    with zarrc.config.set(threads=4):
+        raw[...] = data                      # 64 chunks x 32 KiB = 2 MiB: 4 threads
+        packed[...] = data
+        assert used == [4, 4]
+        used.clear()
+        np.testing.assert_array_equal(raw[:100, :3], data[:100, :3])     # 2 chunks, 2.4 KiB
+        np.testing.assert_array_equal(packed[:100, :3], data[:100, :3])  # 2 chunks, 64 KiB
+        np.testing.assert_array_equal(packed[:, :64], data[:, :64])      # 8 chunks, 256 KiB
+        np.testing.assert_array_equal(packed[:, :128], data[:, :128])    # 16 chunks, 512 KiB
+        np.testing.assert_array_equal(raw[...], data)
+        assert used == [1, 1, 1, 1, 4]
+        used.clear()
+        monkeypatch.setattr(zarrc.threads, "_calls", [2])                # two other calls
+        np.testing.assert_array_equal(raw[...], data)
+        monkeypatch.setattr(zarrc.threads, "_calls", [5])
+        np.testing.assert_array_equal(packed[...], data)
+        assert used == [2, 1]
+    monkeypatch.undo()
+    assert zarrc.threads._calls == [0]
+
+
+def test_calls_in_progress_are_counted_and_released_on_errors(zh):
+    arr = zh.make_array({}, (8,), (4,), "int32", "bytes")
+    seen = []
+    with pytest.raises(ValueError):
+        arr[:] = np.zeros(3)                  # fails before the engine starts
+    assert zarrc.threads._calls == [0]
+    arr.store.set("c/0", b"short")           # a chunk of the wrong size
+    with pytest.raises(zarrc.errors.CodecError):
+        arr[:]
+    assert zarrc.threads._calls == [0]
+
+    def look(i):
+        seen.append(zarrc.threads._calls[0])
+    zarrc.threads.enter_call()
+    try:
+        run_threads(1, look)
+    finally:
+        zarrc.threads.leave_call()
+    assert seen == [1] and zarrc.threads._calls == [0]

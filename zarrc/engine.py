@@ -26,11 +26,12 @@ from zarrc import indexing
 from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, Chain, ReadBatch, WriteBatch
 from zarrc.config import config
 from zarrc.errors import ChecksumError, CodecError, StoreError
-from zarrc.threads import run_parallel
+from zarrc.threads import enter_call, leave_call, run_parallel, spare_threads
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
 # each encoded in memory before it is stored.
 WRITE_BATCH_BYTES = 512 << 20
+PARALLEL_MIN_BYTES = 512 << 10    # per thread beyond the caller (see run_batch)
 
 
 @dataclass
@@ -62,10 +63,17 @@ class ChunkedArray:
 
 # ---------------------------------------------------------------- batches
 
-def run_batch(batch: Any, ntasks: int) -> None:
+def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
     """Run a native batch on up to ``config.threads`` threads: the caller and pool
-    workers, each taking chunk tasks until none are left."""
-    run_parallel(batch.run, min(config.threads, ntasks))
+    workers, each taking chunk tasks until none are left.  ``work_bytes``: the bytes
+    the batch decodes or encodes (default: ``ntasks`` whole chunks); each thread
+    beyond the caller needs PARALLEL_MIN_BYTES of it, as waking a pool worker costs
+    more than it saves on less; and calls made at once from several Python threads
+    share the cores (threads.spare_threads)."""
+    if work_bytes is None:
+        work_bytes = ntasks * batch.chain.chunk_nbytes
+    run_parallel(batch.run, min(spare_threads(config.threads), ntasks,
+                                max(1, work_bytes // PARALLEL_MIN_BYTES)))
 
 
 # ---------------------------------------------------------------- plans
@@ -186,6 +194,14 @@ def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nda
     ValueError for a mismatched ``out``, CodecError / ChecksumError / StoreError for
     chunks that cannot be read."""
     _check_operand(arr, dims, out, "out")
+    enter_call()
+    try:
+        _read_into(arr, dims, out)
+    finally:
+        leave_call()
+
+
+def _read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
     if arr.codec is not None:
         from zarrc import engine_python
         engine_python.read_into(arr, dims, out)
@@ -202,7 +218,8 @@ def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nda
         sources = arr.store.get_many(keys)
     batch = ReadBatch(arr.chain, table, local, outidx, tasks, out,
                       array_strides(dims, out.strides), arr.fill, sources)
-    run_batch(batch, len(keys))
+    # uncompressed chunks: only the selected bytes are read and copied
+    run_batch(batch, len(keys), None if arr.chain.ncodecs else out.nbytes)
     raise_task_error(batch, arr, keys)
 
 
@@ -244,6 +261,14 @@ def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.
     _check_operand(arr, dims, value, "value")
     if value.size == 0:
         return
+    enter_call()
+    try:
+        _write_from(arr, dims, value)
+    finally:
+        leave_call()
+
+
+def _write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
     if arr.codec is not None:
         from zarrc import engine_python
         engine_python.write_from(arr, dims, value)

@@ -16,6 +16,26 @@ from concurrent.futures import ThreadPoolExecutor
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
+_calls = [0]                    # array reads and writes in progress, over all threads
+_calls_lock = threading.Lock()
+
+
+def enter_call() -> None:
+    """Count an array read or write in progress (pair with ``leave_call``)."""
+    with _calls_lock:
+        _calls[0] += 1
+
+
+def leave_call() -> None:
+    with _calls_lock:
+        _calls[0] -= 1
+
+
+def spare_threads(threads: int) -> int:
+    """Of ``threads``, how many one call may use: the cores the other calls in
+    progress are not already keeping busy (at least 1).  Many Python threads each
+    reading a little then each work alone, without handing work to the pool."""
+    return max(1, threads - _calls[0] + 1)
 
 
 def executor(workers: int) -> ThreadPoolExecutor:

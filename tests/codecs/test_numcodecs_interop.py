@@ -6,7 +6,6 @@ Identical bytes: blosc with numcodecs single-threaded, zstd, crc32c.  gzip and z
 are deflated by libdeflate here and by zlib in numcodecs: each reads the other's.
 """
 
-import zlib
 
 import numpy as np
 import pytest

@@ -21,6 +21,7 @@ class Chain:
     nitems: int
     swap_unit: int
     c_layout: bool
+    ncodecs: int
     def __init__(self, steps: list[tuple[Any, ...]], chunk_shape: tuple[int, ...], itemsize: int,
                  swap_unit: int = 0, order: Any = None) -> None: ...
     def decode_chunk(self, data: Any) -> bytes: ...

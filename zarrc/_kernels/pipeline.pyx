@@ -568,6 +568,11 @@ cdef class Chain:
         result[0] = ptr
         return <Py_ssize_t>length
 
+    @property
+    def ncodecs(self):
+        """The number of bytes -> bytes codecs (0: chunks are stored uncompressed)."""
+        return self.n
+
     def decode_chunk(self, data):
         """Decode one encoded chunk (bytes-like) into new bytes, in stored layout."""
         cdef Py_buffer view
@@ -802,25 +807,28 @@ cdef class _Batch:
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         pass
 
-    def run(self):
-        """Work through the batch's tasks until none are left (call from each worker)."""
+    cdef void run_all(self) noexcept nogil:
         cdef Scratch local
-        cdef Scratch* s
+        cdef Scratch* s = thread_scratch()
         cdef Py_ssize_t t
-        memset(&local, 0, sizeof(Scratch))
+        if s == NULL:
+            memset(&local, 0, sizeof(Scratch))
+            s = &local
+        while True:
+            t = zc_next_task(&self.next_task)
+            if t >= self.ntasks:
+                break
+            self.run_task(t, s)
+        if s == &local:
+            scratch_free(s)
+        else:
+            scratch_trim(s)
+
+    def run(self):
+        """Work through the batch's tasks until none are left (call from each worker).
+        The GIL is released throughout, file reads included."""
         with nogil:
-            s = thread_scratch()
-            if s == NULL:
-                s = &local
-            while True:
-                t = zc_next_task(&self.next_task)
-                if t >= self.ntasks:
-                    break
-                self.run_task(t, s)
-            if s == &local:
-                scratch_free(s)
-            else:
-                scratch_trim(s)
+            self.run_all()
 
     def first_error(self):
         """(task index, TaskError) of the first failed task, or None."""
