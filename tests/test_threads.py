@@ -228,9 +228,5 @@ def test_calls_in_progress_are_counted_and_released_on_errors(zh):
 
     def look(i):
         seen.append(zarrc.threads._calls[0])
-    zarrc.threads.enter_call()
-    try:
-        run_threads(1, look)
-    finally:
-        zarrc.threads.leave_call()
+    zarrc.threads.counted_call(run_threads)(1, look)
     assert seen == [1] and zarrc.threads._calls == [0]

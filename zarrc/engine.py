@@ -26,7 +26,7 @@ from zarrc import indexing
 from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, Chain, ReadBatch, WriteBatch
 from zarrc.config import config
 from zarrc.errors import ChecksumError, CodecError, StoreError
-from zarrc.threads import enter_call, leave_call, run_parallel, spare_threads
+from zarrc.threads import counted_call, run_parallel, spare_threads
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
 # each encoded in memory before it is stored.
@@ -194,13 +194,10 @@ def read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nda
     ValueError for a mismatched ``out``, CodecError / ChecksumError / StoreError for
     chunks that cannot be read."""
     _check_operand(arr, dims, out, "out")
-    enter_call()
-    try:
-        _read_into(arr, dims, out)
-    finally:
-        leave_call()
+    _read_into(arr, dims, out)
 
 
+@counted_call
 def _read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
     if arr.codec is not None:
         from zarrc import engine_python
@@ -261,13 +258,10 @@ def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.
     _check_operand(arr, dims, value, "value")
     if value.size == 0:
         return
-    enter_call()
-    try:
-        _write_from(arr, dims, value)
-    finally:
-        leave_call()
+    _write_from(arr, dims, value)
 
 
+@counted_call
 def _write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
     if arr.codec is not None:
         from zarrc import engine_python

@@ -9,6 +9,7 @@ busy pool never delays a call that could finish alone.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,15 +21,18 @@ _calls = [0]                    # array reads and writes in progress, over all t
 _calls_lock = threading.Lock()
 
 
-def enter_call() -> None:
-    """Count an array read or write in progress (pair with ``leave_call``)."""
-    with _calls_lock:
-        _calls[0] += 1
-
-
-def leave_call() -> None:
-    with _calls_lock:
-        _calls[0] -= 1
+def counted_call(fn: Callable) -> Callable:
+    """Decorate an array read or write: its calls in progress are counted."""
+    @functools.wraps(fn)
+    def call(*args: object) -> object:
+        with _calls_lock:
+            _calls[0] += 1
+        try:
+            return fn(*args)
+        finally:
+            with _calls_lock:
+                _calls[0] -= 1
+    return call
 
 
 def spare_threads(threads: int) -> int:
