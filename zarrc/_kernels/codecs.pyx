@@ -85,17 +85,11 @@ cdef extern from "zlib.h" nogil:
         unsigned int avail_out
         const char* msg
     int Z_OK, Z_STREAM_END, Z_NEED_DICT, Z_DATA_ERROR, Z_MEM_ERROR, Z_BUF_ERROR
-    int Z_NO_FLUSH, Z_FINISH, Z_DEFLATED, Z_DEFAULT_STRATEGY
-    int deflateInit2(z_stream* strm, int level, int method, int windowBits, int memLevel,
-                     int strategy)
-    int z_deflate "deflate"(z_stream* strm, int flush)
-    int deflateEnd(z_stream* strm)
+    int Z_NO_FLUSH
     int inflateInit2(z_stream* strm, int windowBits)
     int z_inflate "inflate"(z_stream* strm, int flush)
     int inflateReset(z_stream* strm)
     int inflateEnd(z_stream* strm)
-    unsigned long crc32_z(unsigned long crc, const uint8_t* buf, size_t len)
-    unsigned long compressBound(unsigned long sourceLen)
     const char* zlibVersion()
 
 cdef extern from "libdeflate.h" nogil:
@@ -688,13 +682,13 @@ cdef Py_ssize_t zc_deflate(Deflater* keep, const uint8_t* src, size_t n, uint8_t
     is zlib's default, 6.  ``keep`` (NULL: none) holds the compressor between calls;
     cap must be at least zc_deflate_bound(n, fmt)."""
     cdef libdeflate_compressor* c
-    cdef size_t r
+    cdef size_t r, bound = zc_deflate_bound(n, fmt)
     if level < -1 or level > 9:
         return fail(err, ZC_PARAM, 9, level, "level must be in -1..9")
     if level == -1:
         level = 6
-    if cap < zc_deflate_bound(n, fmt):
-        return fail(err, ZC_PARAM, zc_deflate_bound(n, fmt), cap, "output buffer too small")
+    if cap < bound:
+        return fail(err, ZC_PARAM, bound, cap, "output buffer too small")
     if keep != NULL and keep.comp != NULL and keep.level == level:
         c = <libdeflate_compressor*>keep.comp
     else:
@@ -714,7 +708,7 @@ cdef Py_ssize_t zc_deflate(Deflater* keep, const uint8_t* src, size_t n, uint8_t
     if keep == NULL:
         libdeflate_free_compressor(c)
     if r == 0:
-        return fail(err, ZC_PARAM, zc_deflate_bound(n, fmt), cap, "output buffer too small")
+        return fail(err, ZC_PARAM, bound, cap, "output buffer too small")
     return <Py_ssize_t>r
 
 

@@ -807,28 +807,25 @@ cdef class _Batch:
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         pass
 
-    cdef void run_all(self) noexcept nogil:
-        cdef Scratch local
-        cdef Scratch* s = thread_scratch()
-        cdef Py_ssize_t t
-        if s == NULL:
-            memset(&local, 0, sizeof(Scratch))
-            s = &local
-        while True:
-            t = zc_next_task(&self.next_task)
-            if t >= self.ntasks:
-                break
-            self.run_task(t, s)
-        if s == &local:
-            scratch_free(s)
-        else:
-            scratch_trim(s)
-
     def run(self):
-        """Work through the batch's tasks until none are left (call from each worker).
-        The GIL is released throughout, file reads included."""
+        """Work through the batch's tasks until none are left (call from each worker)."""
+        cdef Scratch local
+        cdef Scratch* s
+        cdef Py_ssize_t t
+        memset(&local, 0, sizeof(Scratch))
         with nogil:
-            self.run_all()
+            s = thread_scratch()
+            if s == NULL:
+                s = &local
+            while True:
+                t = zc_next_task(&self.next_task)
+                if t >= self.ntasks:
+                    break
+                self.run_task(t, s)
+            if s == &local:
+                scratch_free(s)
+            else:
+                scratch_trim(s)
 
     def first_error(self):
         """(task index, TaskError) of the first failed task, or None."""
