@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrc._kernels.plan import format_keys
 from zarrc.errors import SelectionError, StoreError
 
 DEFAULT_SEPARATORS = {"default": "/", "v2": "."}
@@ -73,11 +74,11 @@ class ChunkKeyEncoding:
         n, ndim = coords.shape
         if ndim == 0:
             return [prefix + self._empty] * n
-        if coords.size and coords.min() < 0:
-            raise SelectionError("chunk coordinates must not be negative")
-        head = (prefix + self._lead).replace("{", "{{").replace("}", "}}")
-        template = head + self.separator.join(["{}"] * ndim)
-        return list(map(template.format, *coords.astype(np.int64).T.tolist()))
+        try:
+            return format_keys(np.ascontiguousarray(coords, np.int64), prefix + self._lead,
+                               self.separator)
+        except ValueError as exc:
+            raise SelectionError(str(exc)) from None
 
     def decode(self, key: str, ndim: int | None = None) -> tuple[int, ...]:
         """The grid coordinates of chunk ``key`` (without the array's prefix).

@@ -24,6 +24,7 @@ import numpy as np
 
 from zarrc import indexing
 from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, Chain, ReadBatch, WriteBatch
+from zarrc._kernels.plan import plan_basic
 from zarrc.config import config
 from zarrc.errors import ChecksumError, CodecError, StoreError
 from zarrc.threads import counted_call, run_parallel, spare_threads
@@ -171,6 +172,16 @@ def read(arr: ChunkedArray, selection: Any) -> Any:
     """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed by
     an integer, as zarr-python returns).  Raises SelectionError, CodecError,
     ChecksumError."""
+    if arr.codec is None and not arr.levels:
+        # ints and slices: planned natively, straight to the batch's arrays
+        planned = plan_basic(selection, arr.shape, arr.chunks)
+        if planned is not None:
+            table, tasks, coords, out_shape, dropped = planned
+            out = np.empty(out_shape, arr.dtype)
+            if out.size:
+                _read_planned(arr, table, _NO_INDEX, _NO_INDEX, tasks, coords, out,
+                              _strides(dropped, out.strides))
+            return out
     dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
     out = np.empty(out_shape, arr.dtype)
     if out.size:
@@ -208,16 +219,31 @@ def _read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nd
         sharded.read_into(arr, dims, out)
         return
     table, local, outidx, tasks = assemble(dims)
-    coords = task_coords(table, tasks)
+    _read_native(arr, table, local, outidx, tasks, task_coords(table, tasks), out,
+                 array_strides(dims, out.strides))
+
+
+def _read_native(arr: ChunkedArray, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
+                 tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                 strides: tuple[int, ...]) -> None:
+    """Read a planned selection (see assemble) with the native chain."""
     keys = arr.chunk_keys(coords)
     sources = _paths(arr.store, keys)
     if sources is None:
         sources = arr.store.get_many(keys)
-    batch = ReadBatch(arr.chain, table, local, outidx, tasks, out,
-                      array_strides(dims, out.strides), arr.fill, sources)
+    batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
     # uncompressed chunks: only the selected bytes are read and copied
     run_batch(batch, len(keys), None if arr.chain.ncodecs else out.nbytes)
     raise_task_error(batch, arr, keys)
+
+
+_read_planned = counted_call(_read_native)
+
+
+def _strides(dropped: tuple[bool, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """array_strides for plan_basic's ``dropped``."""
+    it = iter(strides)
+    return tuple(0 if d else next(it) for d in dropped)
 
 
 _tmp_token = os.urandom(4).hex()

@@ -21,7 +21,7 @@ from libc.string cimport memcpy, memset, strlen, strrchr
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
                                     ZSTD_DCtx, Deflater, ZcError, describe, fail, zc_blosc_compress,
-                                    zc_blosc_decode_into, zc_deflate_bound, zc_deflater_free,
+                                    zc_blosc_decode_into, zc_blosc_decode_range, zc_deflate_bound, zc_deflater_free,
                                     zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
                                     zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into,
                                     zc_zstd_decoded_size)
@@ -86,6 +86,17 @@ cdef enum:
 
 cdef enum:
     MISSING = -2        # chunk absent: read as the fill value
+    NOT_TAKEN = -3      # a partial decode declined: decode the whole chunk
+
+# an uncompressed chunk's file is read in slabs when that skips more than this many
+# bytes per slab (about what a pread call costs beyond its copying)
+cdef enum:
+    SLAB_READ_COST = 16384
+
+# a blosc chunk is decoded whole when the selection spans more than 3/4 of its blocks
+cdef enum:
+    SPAN_MAX_NUM = 3
+    SPAN_MAX_DEN = 4
 
 # write outcomes
 cdef enum:
@@ -255,10 +266,20 @@ cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_
                                  uint8_t* dst, ZcError* err) noexcept nogil:
     """Bytes [lo, hi) of an uncompressed chunk's file, which must hold exactly ``size``
     bytes, into ``dst``.  MISSING if there is no such file."""
+    cdef Py_ssize_t start = <Py_ssize_t>lo
+    return read_chunk_slabs(path, size, &start, 1, hi - lo, dst, err)
+
+
+cdef Py_ssize_t read_chunk_slabs(const char* path, size_t size, const Py_ssize_t* starts,
+                                 Py_ssize_t nslabs, size_t n, uint8_t* dst,
+                                 ZcError* err) noexcept nogil:
+    """``nslabs`` byte ranges [starts[k], starts[k] + n) of an uncompressed chunk's
+    file, which must hold exactly ``size`` bytes, one after another into ``dst``.
+    The bytes read, or MISSING if there is no such file."""
     cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
     cdef stat st
-    cdef size_t done = 0, n = hi - lo
-    cdef ssize_t r
+    cdef Py_ssize_t k
+    cdef ssize_t r = 0
     if fd < 0:
         if errno == ENOENT or errno == ENOTDIR:
             return MISSING
@@ -272,14 +293,17 @@ cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_
     if <size_t>st.st_size != size:         # (a FIFO or device: st_size 0, as read_file sees it)
         c_close(fd)
         return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
-    r = pread_all(fd, dst, n, <int64_t>lo, err)
+    for k in range(nslabs):
+        r = pread_all(fd, dst + k * n, n, <int64_t>starts[k], err)
+        if r < 0:
+            break
+        if <size_t>r != n:
+            r = fail(err, ZC_SIZE, size, starts[k] + r, "chunk holds")
+            break
     c_close(fd)
     if r < 0:
         return r
-    done = <size_t>r
-    if done != n:
-        return fail(err, ZC_SIZE, size, lo + done, "chunk holds")
-    return <Py_ssize_t>done
+    return nslabs * <Py_ssize_t>n
 
 
 cdef int make_parents(char* path) noexcept nogil:
@@ -686,7 +710,7 @@ cdef class _Batch:
 
     cdef setup(self, Chain chain, table, local, outidx, tasks, arr, tuple arr_strides,
                bytes fill, list sources, bint writable):
-        cdef Py_ssize_t t, d, flags
+        cdef Py_ssize_t t, d, flags, max_count
         self.chain = chain
         self.ndim = chain.ndim
         self.table = table
@@ -744,7 +768,9 @@ cdef class _Batch:
                 self.src_len[t] = <size_t>src[3]
             else:
                 raise TypeError(f"task {t}: unknown source {src!r}")
-        max_count = int(table[:, C_COUNT].max()) if table.shape[0] else 0
+        max_count = 0
+        for t in range(self.table.shape[0]):
+            max_count = max(max_count, self.table[t, C_COUNT])
         self.offs_needed = 2 * <size_t>self.ndim * <size_t>max_count
         self.next_task = 0
 
@@ -861,7 +887,7 @@ cdef class ReadBatch(_Batch):
         cdef ZcError* err = &self.errs[t]
         cdef const uint8_t* data = NULL
         cdef const uint8_t* p
-        cdef Py_ssize_t n, row, base = 0
+        cdef Py_ssize_t n, r, row, base = 0
         cdef int d
         cdef bint direct
         cdef char* out = <char*>self.arr.buf
@@ -913,6 +939,12 @@ cdef class ReadBatch(_Batch):
                 byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
                          self.chain.swap_unit)
             return
+        if self.chain.n == 1 and self.chain.steps[0].kind == BLOSC:
+            r = self.read_blosc_span(dims, data, n, out, s, err)
+            if r != NOT_TAKEN:
+                if r < 0:
+                    self.status[t] = -1
+                return
         if ensure(s, 3, self.chain.chunk_nbytes) != 0:
             fail(err, ZC_NOMEM, 0, 0, NULL)
             self.status[t] = -1
@@ -932,35 +964,100 @@ cdef class ReadBatch(_Batch):
     cdef Py_ssize_t read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
                                       ZcError* err) noexcept nogil:
         """Part of an uncompressed chunk file: read only the byte span from the first
-        to the last selected element and copy the selection out of it.  Returns what
-        read_chunk_range returns (dims untouched unless the read succeeded)."""
-        cdef Py_ssize_t lo = 0, hi = 0, k, n
+        to the last selected element, or, when the first dimension's positions are
+        far apart (a small box in a large chunk), the span of the other dimensions at
+        each of them; copy the selection out.  Returns what read_chunk_slabs returns.
+        Changes the dims' source offsets (their destination offsets stay)."""
+        cdef Py_ssize_t lo, hi, n, inner_lo, inner_hi, k, nslabs = 1
         cdef Py_ssize_t lo_d[MAX_DIMS]
-        cdef Py_ssize_t hi_d
-        cdef int d
-        for d in range(self.ndim):
-            lo_d[d] = dims[d].src_off[0]
-            hi_d = lo_d[d]
-            for k in range(1, dims[d].count):
-                if dims[d].src_off[k] < lo_d[d]:
-                    lo_d[d] = dims[d].src_off[k]
-                elif dims[d].src_off[k] > hi_d:
-                    hi_d = dims[d].src_off[k]
-            lo += lo_d[d]
-            hi += hi_d
-        hi += self.chain.itemsize
-        if ensure(s, 0, <size_t>(hi - lo)) != 0:
+        cdef Py_ssize_t* starts = &lo
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        if self.ndim > 1 and dims[0].count > 1:
+            selected_span(dims + 1, self.ndim - 1, self.chain.itemsize, lo_d + 1,
+                          &inner_lo, &inner_hi)
+            if dims[0].count * (inner_hi - inner_lo + SLAB_READ_COST) < hi - lo:
+                nslabs = dims[0].count
+                starts = dims[0].src_off       # becomes each slab's file offset, then
+                for k in range(nslabs):        # its offset in the slabs read
+                    starts[k] += inner_lo
+                lo, hi = 0, inner_hi - inner_lo
+                lo_d[0] = 0
+        if ensure(s, 0, <size_t>(nslabs * (hi - lo))) != 0:
             return fail(err, ZC_NOMEM, 0, 0, NULL)
-        n = read_chunk_range(self.src_path[t], self.chain.chunk_nbytes, lo, hi, s.buf[0], err)
+        n = read_chunk_slabs(self.src_path[t], self.chain.chunk_nbytes, starts, nslabs, hi - lo,
+                             s.buf[0], err)
         if n < 0:
             return n
-        for d in range(self.ndim):      # offsets into the span just read
+        if nslabs > 1:
+            for k in range(nslabs):
+                starts[k] = k * (hi - lo)
+        self.copy_span(dims, lo_d, <char*>s.buf[0], n, out)
+        return n
+
+    cdef Py_ssize_t read_blosc_span(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n,
+                                    char* out, Scratch* s, ZcError* err) noexcept nogil:
+        """Part of a blosc chunk: decode only the blocks that hold the byte span from
+        the first to the last selected element (a small read of a chunk of many
+        blocks).  Returns the span's length, NOT_TAKEN when the span needs most of
+        the blocks (the caller decodes the chunk whole), or -1 with ``err`` set."""
+        cdef Py_ssize_t lo, hi, nbytes, typesize, blocksize, nblocks, r
+        cdef Py_ssize_t lo_d[MAX_DIMS]
+        nbytes = zc_blosc_decoded_size(data, <size_t>n, err)
+        if nbytes < 0:
+            return -1
+        if nbytes != self.chain.chunk_nbytes:
+            return fail(err, ZC_SIZE, self.chain.chunk_nbytes, nbytes, "chunk holds")
+        typesize = data[3]                 # >= 1 if nbytes > 0 (checked with the header)
+        if nbytes == 0 or nbytes % typesize:   # (blosc reads ranges of whole items)
+            return NOT_TAKEN
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        lo_d[0] -= lo % typesize           # the span, widened to whole blosc items
+        lo -= lo % typesize
+        hi = min(nbytes, hi + (typesize - hi % typesize) % typesize)
+        blocksize = load_le32(data + 8)    # 1 .. nbytes (checked with the header)
+        nblocks = (nbytes - 1) // blocksize + 1
+        if ((hi - 1) // blocksize - lo // blocksize + 1) * SPAN_MAX_DEN > nblocks * SPAN_MAX_NUM:
+            return NOT_TAKEN
+        if ensure(s, 3, <size_t>(hi - lo)) != 0:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+        r = zc_blosc_decode_range(data, <size_t>n, <size_t>lo, <size_t>(hi - lo), s.buf[3], err)
+        if r < 0:
+            return -1
+        self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
+        return r
+
+    cdef void copy_span(self, DimPlan* dims, const Py_ssize_t* lo_d, char* span, Py_ssize_t n,
+                        char* out) noexcept nogil:
+        """Copy the selection out of the decoded bytes starting at the chunk's byte
+        sum(lo_d) (see selected_span)."""
+        cdef int d
+        cdef Py_ssize_t k
+        for d in range(self.ndim):      # offsets into the span
             for k in range(dims[d].count):
                 dims[d].src_off[k] -= lo_d[d]
         if self.chain.swap_unit:
-            byteswap(<char*>s.buf[0], n // self.chain.swap_unit, self.chain.swap_unit)
-        copy_nd(<const char*>s.buf[0], out, self.ndim, dims, self.chain.itemsize)
-        return n
+            byteswap(span, n // self.chain.swap_unit, self.chain.swap_unit)
+        copy_nd(<const char*>span, out, self.ndim, dims, self.chain.itemsize)
+
+
+cdef void selected_span(DimPlan* dims, int ndim, Py_ssize_t itemsize, Py_ssize_t* lo_d,
+                        Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    """The chunk's bytes [lo, hi) from the first to the last selected element (dims'
+    source offsets); lo_d: each dimension's smallest offset (they add up to lo)."""
+    cdef Py_ssize_t k, hi_d
+    cdef int d
+    lo[0] = 0
+    hi[0] = itemsize
+    for d in range(ndim):
+        lo_d[d] = dims[d].src_off[0]
+        hi_d = lo_d[d]
+        for k in range(1, dims[d].count):
+            if dims[d].src_off[k] < lo_d[d]:
+                lo_d[d] = dims[d].src_off[k]
+            elif dims[d].src_off[k] > hi_d:
+                hi_d = dims[d].src_off[k]
+        lo[0] += lo_d[d]
+        hi[0] += hi_d
 
 
 cdef class WriteBatch(_Batch):

@@ -32,6 +32,7 @@
 #define LZ4_CODE 1
 #define MAX_SPLITS 16
 #define MIN_BUFFERSIZE 128
+#define PARTIAL_MAX_RATIO 32
 
 static int32_t rd32(const uint8_t* p) {
   return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
@@ -50,6 +51,11 @@ static int stream_prefix(const uint8_t* src, int32_t cbytes, int32_t neblock, in
   (void)buf;
   return -1;
 #else
+  /* LZ4's partial mode copies long matches slowly: a stream that compresses more
+   * than 32:1 (runs, like the exponent bytes of smooth floats) decodes faster in
+   * full (10 us instead of 230 us for 128 KiB of f32 exponents). */
+  if ((int64_t)cbytes * PARTIAL_MAX_RATIO < neblock)
+    return LZ4_decompress_safe((const char*)src, (char*)buf, cbytes, neblock) == neblock ? 0 : -1;
   int r = LZ4_decompress_safe_partial((const char*)src, (char*)buf, cbytes, want, neblock);
   return r < want ? -1 : 0;
 #endif

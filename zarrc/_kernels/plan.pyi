@@ -1,0 +1,11 @@
+"""Per-call planning of basic selections, and chunk keys (see plan.pyx)."""
+
+from typing import Any
+
+import numpy as np
+
+MAX_TASKS: int
+
+def plan_basic(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], tuple[bool, ...]] | None: ...
+def format_keys(coords: np.ndarray, head: str, separator: str) -> list[str]: ...
