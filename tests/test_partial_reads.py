@@ -1,7 +1,8 @@
 """Small reads of large chunks: the native planner of int/slice selections
 (zarrc._kernels.plan) gives exactly the general planner's tasks; a blosc chunk of
-many blocks decodes only the blocks a selection spans; an uncompressed chunk file
-is read in slabs along its first dimension when the selection is a small box."""
+many blocks decodes only the blocks a selection spans; a zstd chunk is decoded
+only up to the selection's last element; an uncompressed chunk file is read in
+slabs along its first dimension when the selection is a small box."""
 
 from __future__ import annotations
 
@@ -161,3 +162,33 @@ def test_raw_small_boxes_read_in_slabs(tmp_path):
         a[10:20, 10:20, 10:20]
     path.unlink()
     assert not a[10:20, 10:20, 10:20].any()
+
+
+# ------------------------------------------------------------------ zstd prefixes
+
+@pytest.mark.parametrize("checksum", [False, True])
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_zstd_small_reads_stop_early(tmp_path, kind, checksum):
+    data = _data((64, 64, 32))
+    comp = [{"name": "zstd", "configuration": {"level": 3, "checksum": checksum}}]
+    a = zarrc.create_array(str(tmp_path / "a") if kind == "local" else {}, shape=data.shape,
+                           chunks=(64, 64, 32), dtype=data.dtype, compressors=comp)
+    a[...] = data
+    rng = random.Random(4)
+    for _ in range(100):
+        corner = [rng.randrange(n) for n in data.shape]
+        box = tuple(slice(c, c + rng.randrange(1, 12)) for c in corner)
+        np.testing.assert_array_equal(a[box], data[box])
+    np.testing.assert_array_equal(a[3, 2, 1], data[3, 2, 1])
+
+
+def test_zstd_truncated_frame_fails_even_for_reads_near_its_start(tmp_path):
+    data = _data((64, 64, 32))
+    a = zarrc.create_array(str(tmp_path / "a"), shape=data.shape, chunks=(64, 64, 32),
+                           dtype=data.dtype,
+                           compressors=[{"name": "zstd", "configuration": {"level": 3}}])
+    a[...] = data
+    path = tmp_path / "a" / "c" / "0" / "0" / "0"
+    path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(CodecError, match="c/0/0/0"):
+        a[0:2, 0:2, 0:2]

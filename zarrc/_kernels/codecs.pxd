@@ -73,6 +73,8 @@ cdef Py_ssize_t zc_zstd_compress(ZSTD_CCtx* cctx, const uint8_t* src, size_t n, 
                                  size_t cap, int level, bint checksum,
                                  ZcError* err) noexcept nogil
 cdef Py_ssize_t zc_zstd_decoded_size(const uint8_t* src, size_t n, ZcError* err) noexcept nogil
+cdef Py_ssize_t zc_zstd_decode_prefix(ZSTD_DCtx* dctx, const uint8_t* src, size_t n,
+                                      uint8_t* dst, size_t want, ZcError* err) noexcept nogil
 cdef Py_ssize_t zc_zstd_decode_into(ZSTD_DCtx* dctx, const uint8_t* src, size_t n, uint8_t* dst,
                                     size_t expected, ZcError* err) noexcept nogil
 

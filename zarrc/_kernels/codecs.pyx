@@ -40,7 +40,10 @@ cdef extern from "zstd.h" nogil:
         ZSTD_c_compressionLevel
         ZSTD_c_checksumFlag
     ctypedef enum ZSTD_ResetDirective:
+        ZSTD_reset_session_only
         ZSTD_reset_session_and_parameters
+    size_t ZSTD_DCtx_reset(ZSTD_DCtx* dctx, ZSTD_ResetDirective reset)
+    size_t ZSTD_findFrameCompressedSize(const void* src, size_t srcSize)
     unsigned long long ZSTD_CONTENTSIZE_UNKNOWN
     unsigned long long ZSTD_CONTENTSIZE_ERROR
     ZSTD_CCtx* ZSTD_createCCtx()
@@ -165,6 +168,13 @@ CHECKSUM = ZC_CHECKSUM
 cdef enum:
     GZIP_MAGIC_0 = 0x1f
     GZIP_MAGIC_1 = 0x8b
+    ZSTD_CHECKSUM_FLAG = 0x04      # in a zstd frame header's descriptor byte
+
+cdef uint32_t ZSTD_MAGIC = 0xFD2FB528
+
+
+cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
+    return <uint32_t>p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
 
 
 cdef str describe(ZcError* err, Py_ssize_t nin):
@@ -545,6 +555,32 @@ cdef Py_ssize_t zc_zstd_decode_into(ZSTD_DCtx* dctx, const uint8_t* src, size_t 
     if r != expected:
         return fail(err, ZC_SIZE, expected, r, NULL)
     return <Py_ssize_t>r
+
+
+cdef Py_ssize_t zc_zstd_decode_prefix(ZSTD_DCtx* dctx, const uint8_t* src, size_t n,
+                                      uint8_t* dst, size_t want, ZcError* err) noexcept nogil:
+    """Decode only the first ``want`` bytes of the single zstd frame src[0..n) into
+    dst (a small read of a large chunk stops there).  Returns want; -2 if src is not
+    one frame without a content checksum (only a whole decode can verify one), or
+    -1 with ``err``.  The caller checks the frame's content size first."""
+    cdef ZSTD_inBuffer inb
+    cdef ZSTD_outBuffer outb
+    cdef size_t r, last_in, last_out
+    if n < 5 or load_le32(src) != ZSTD_MAGIC or (src[4] & ZSTD_CHECKSUM_FLAG):
+        return -2
+    if ZSTD_findFrameCompressedSize(src, n) != n:
+        return -2
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only)
+    inb.src, inb.size, inb.pos = src, n, 0
+    outb.dst, outb.size, outb.pos = dst, want, 0
+    while outb.pos < want:
+        last_in, last_out = inb.pos, outb.pos
+        r = ZSTD_decompressStream(dctx, &outb, &inb)
+        if ZSTD_isError(r):
+            return zstd_fail(err, r, want, n)
+        if inb.pos == last_in and outb.pos == last_out:      # no input left to go on
+            return fail(err, ZC_TRUNCATED, n + 1, n, "zstd frame")
+    return <Py_ssize_t>want
 
 
 cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,

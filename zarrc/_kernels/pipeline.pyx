@@ -23,7 +23,7 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     ZSTD_DCtx, Deflater, ZcError, describe, fail, zc_blosc_compress,
                                     zc_blosc_decode_into, zc_blosc_decode_range, zc_deflate_bound, zc_deflater_free,
                                     zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
-                                    zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into,
+                                    zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd, fill_pattern
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
@@ -93,7 +93,8 @@ cdef enum:
 cdef enum:
     SLAB_READ_COST = 16384
 
-# a blosc chunk is decoded whole when the selection spans more than 3/4 of its blocks
+# a blosc chunk is decoded whole when the selection spans more than 3/4 of its
+# blocks, a zstd chunk when it reaches past 3/4 of the chunk
 cdef enum:
     SPAN_MAX_NUM = 3
     SPAN_MAX_DEN = 4
@@ -945,6 +946,12 @@ cdef class ReadBatch(_Batch):
                 if r < 0:
                     self.status[t] = -1
                 return
+        if self.chain.n == 1 and self.chain.steps[0].kind == ZSTD:
+            r = self.read_zstd_prefix(dims, data, n, out, s, err)
+            if r != NOT_TAKEN:
+                if r < 0:
+                    self.status[t] = -1
+                return
         if ensure(s, 3, self.chain.chunk_nbytes) != 0:
             fail(err, ZC_NOMEM, 0, 0, NULL)
             self.status[t] = -1
@@ -1023,6 +1030,37 @@ cdef class ReadBatch(_Batch):
         r = zc_blosc_decode_range(data, <size_t>n, <size_t>lo, <size_t>(hi - lo), s.buf[3], err)
         if r < 0:
             return -1
+        self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
+        return r
+
+    cdef Py_ssize_t read_zstd_prefix(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n,
+                                     char* out, Scratch* s, ZcError* err) noexcept nogil:
+        """Part of a zstd chunk: decode only up to the last selected element (a
+        small read near the start of a large chunk stops early).  Returns the bytes
+        decoded, NOT_TAKEN when the selection reaches far into the chunk or the
+        frame is not one that can stop early, or -1 with ``err`` set."""
+        cdef Py_ssize_t lo, hi, r
+        cdef Py_ssize_t lo_d[MAX_DIMS]
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        if hi * SPAN_MAX_DEN > self.chain.chunk_nbytes * SPAN_MAX_NUM:
+            return NOT_TAKEN
+        r = zc_zstd_decoded_size(data, <size_t>n, err)
+        if r == -1:
+            return -1
+        if r != self.chain.chunk_nbytes:
+            return NOT_TAKEN             # (the whole decode names a wrong size)
+        if ensure(s, 3, <size_t>hi) != 0:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+        if s.dctx == NULL:
+            s.dctx = ZSTD_createDCtx()
+            if s.dctx == NULL:
+                return fail(err, ZC_NOMEM, 0, 0, NULL)
+        r = zc_zstd_decode_prefix(s.dctx, data, <size_t>n, s.buf[3], <size_t>hi, err)
+        if r == -2:
+            return NOT_TAKEN
+        if r < 0:
+            return -1
+        memset(lo_d, 0, sizeof(lo_d))    # the decoded bytes start at the chunk's start
         self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
         return r
 
