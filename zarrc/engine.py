@@ -172,7 +172,7 @@ def read(arr: ChunkedArray, selection: Any) -> Any:
     """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed by
     an integer, as zarr-python returns).  Raises SelectionError, CodecError,
     ChecksumError."""
-    if arr.codec is None and not arr.levels:
+    if arr.codec is None:
         # ints and slices: planned natively, straight to the batch's arrays
         planned = plan_basic(selection, arr.shape, arr.chunks)
         if planned is not None:
@@ -214,10 +214,6 @@ def _read_into(arr: ChunkedArray, dims: list[indexing.DimProjection], out: np.nd
         from zarrc import engine_python
         engine_python.read_into(arr, dims, out)
         return
-    if arr.levels:
-        from zarrc import sharded
-        sharded.read_into(arr, dims, out)
-        return
     table, local, outidx, tasks = assemble(dims)
     _read_native(arr, table, local, outidx, tasks, task_coords(table, tasks), out,
                  array_strides(dims, out.strides))
@@ -227,6 +223,10 @@ def _read_native(arr: ChunkedArray, table: np.ndarray, local: np.ndarray, outidx
                  tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
                  strides: tuple[int, ...]) -> None:
     """Read a planned selection (see assemble) with the native chain."""
+    if arr.levels:
+        from zarrc import sharded
+        sharded.read_planned(arr, table, local, outidx, tasks, coords, out, strides)
+        return
     keys = arr.chunk_keys(coords)
     sources = _paths(arr.store, keys)
     if sources is None:

@@ -17,6 +17,7 @@ contents, untouched sub-shards and inner chunks copied from the old shard.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -42,11 +43,11 @@ class ShardLevel:
     shard_shape: tuple[int, ...]
     inner_shape: tuple[int, ...]
 
-    @property
+    @functools.cached_property
     def cps(self) -> tuple[int, ...]:
         return tuple(s // i for s, i in zip(self.shard_shape, self.inner_shape))
 
-    @property
+    @functools.cached_property
     def nchunks(self) -> int:
         return math.prod(self.cps)
 
@@ -61,6 +62,7 @@ class ShardIndexCache:
 
     tables: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    paths: dict = field(default_factory=dict)    # shard key -> its file (bytes) or None
 
     def get(self, key: tuple) -> Any:
         with self.lock:
@@ -107,6 +109,16 @@ def _local_path(store: Any, key: str) -> str | None:
         return local_path(key)
     except NotImplementedError:
         return None
+
+
+def _shard_path(arr: engine.ChunkedArray, key: str) -> bytes | None:
+    """_local_path of a shard, encoded, remembered for the open array."""
+    known = arr.shard_cache.paths
+    path = known.get(key, _MISSING)
+    if path is _MISSING:
+        path = _local_path(arr.store, key)
+        path = known[key] = None if path is None else os.fsencode(path)
+    return path
 
 
 def _size_of(store: Any, key: str) -> int | None:
@@ -230,11 +242,11 @@ def _sources(arr: engine.ChunkedArray, keys: list[str], which: np.ndarray, offse
     """Native batch sources for located chunks: byte ranges of local files, or
     slices of merged range reads."""
     sources: list = [None] * len(which)
-    paths = [_local_path(arr.store, k) for k in keys]
+    paths = [_shard_path(arr, k) for k in keys]
     if keys and all(p is not None for p in paths):
-        paths = [os.fsencode(p) for p in paths]
-        for t in np.flatnonzero(offset >= 0):
-            sources[t] = ("path", paths[which[t]], int(offset[t]), int(length[t]))
+        for t, k, start, n in zip(range(len(which)), which.tolist(), offset.tolist(), length.tolist()):
+            if start >= 0:
+                sources[t] = ("path", paths[k], start, n)
         return sources
     for k, key in enumerate(keys):
         members = np.flatnonzero((which == k) & (offset >= 0))
@@ -263,14 +275,13 @@ def _sources(arr: engine.ChunkedArray, keys: list[str], which: np.ndarray, offse
     return sources
 
 
-def read_into(arr: engine.ChunkedArray, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
-    """engine.read_into for a sharded array."""
-    table, local, outidx, tasks = engine.assemble(dims)
-    coords = engine.task_coords(table, tasks)
+def read_planned(arr: engine.ChunkedArray, table: np.ndarray, local: np.ndarray,
+                 outidx: np.ndarray, tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                 strides: tuple[int, ...]) -> None:
+    """engine's native read of a planned selection, for a sharded array."""
     keys, which, offset, length = locate(arr, coords)
     sources = _sources(arr, keys, which, offset, length)
-    batch = ReadBatch(arr.chain, table, local, outidx, tasks, out,
-                      engine.array_strides(dims, out.strides), arr.fill, sources)
+    batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
     engine.run_batch(batch, len(tasks))
     engine.raise_task_error(batch, arr, _LazyLabels(keys, which, coords))
 
