@@ -225,7 +225,7 @@ class Array(Node):
             if type(selection) is int and len(point.dims) == 1:
                 selection = (selection,)
             if (type(selection) is tuple and len(selection) == len(point.dims)
-                    and all(type(i) is int for i in selection)):
+                    and type(selection[0]) is int and all(type(i) is int for i in selection)):
                 item = point.read(selection)
                 if item is not None:
                     return item
