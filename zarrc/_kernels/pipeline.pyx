@@ -12,7 +12,7 @@ file + rename); other stores hand over bytes fetched beforehand.
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.errno cimport EEXIST, EINTR, EISDIR, ENOENT, ENOTDIR, errno
+from libc.errno cimport EEXIST, EINTR, EIO, EISDIR, ENOENT, ENOTDIR, errno
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -44,6 +44,12 @@ cdef extern from "<unistd.h>" nogil:
     ssize_t c_write "write"(int fd, const void* buf, size_t count)
     int c_close "close"(int fd)
     int unlink(const char* path)
+
+cdef extern from "<sys/uio.h>" nogil:
+    struct iovec:
+        void* iov_base
+        size_t iov_len
+    ssize_t writev(int fd, const iovec* iov, int iovcnt)
 
 cdef extern from "<sys/stat.h>" nogil:
     struct stat:
@@ -87,6 +93,12 @@ cdef enum:
 cdef enum:
     MISSING = -2        # chunk absent: read as the fill value
     NOT_TAKEN = -3      # a partial decode declined: decode the whole chunk
+
+# parts written by one writev call (IOV_MAX is 1024 on Linux), and the shortest
+# rows of a value worth writing straight from it (each costs the kernel a segment)
+cdef enum:
+    ROWS_PER_CALL = 256
+    ROW_MIN_BYTES = 512
 
 # an uncompressed chunk's file is read in slabs when that skips more than this many
 # bytes per slab (about what a pread call costs beyond its copying)
@@ -271,16 +283,11 @@ cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_
     return read_chunk_slabs(path, size, &start, 1, hi - lo, dst, err)
 
 
-cdef Py_ssize_t read_chunk_slabs(const char* path, size_t size, const Py_ssize_t* starts,
-                                 Py_ssize_t nslabs, size_t n, uint8_t* dst,
-                                 ZcError* err) noexcept nogil:
-    """``nslabs`` byte ranges [starts[k], starts[k] + n) of an uncompressed chunk's
-    file, which must hold exactly ``size`` bytes, one after another into ``dst``.
-    The bytes read, or MISSING if there is no such file."""
+cdef int open_chunk_file(const char* path, size_t size, ZcError* err) noexcept nogil:
+    """Open an uncompressed chunk's file, which must hold exactly ``size`` bytes: its
+    descriptor, MISSING if there is no such file, or -1 with ``err`` set."""
     cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
     cdef stat st
-    cdef Py_ssize_t k
-    cdef ssize_t r = 0
     if fd < 0:
         if errno == ENOENT or errno == ENOTDIR:
             return MISSING
@@ -294,6 +301,20 @@ cdef Py_ssize_t read_chunk_slabs(const char* path, size_t size, const Py_ssize_t
     if <size_t>st.st_size != size:         # (a FIFO or device: st_size 0, as read_file sees it)
         c_close(fd)
         return fail(err, ZC_SIZE, size, st.st_size, "chunk holds")
+    return fd
+
+
+cdef Py_ssize_t read_chunk_slabs(const char* path, size_t size, const Py_ssize_t* starts,
+                                 Py_ssize_t nslabs, size_t n, uint8_t* dst,
+                                 ZcError* err) noexcept nogil:
+    """``nslabs`` byte ranges [starts[k], starts[k] + n) of an uncompressed chunk's
+    file, which must hold exactly ``size`` bytes, one after another into ``dst``.
+    The bytes read, or MISSING if there is no such file."""
+    cdef int fd = open_chunk_file(path, size, err)
+    cdef Py_ssize_t k
+    cdef ssize_t r = 0
+    if fd < 0:
+        return fd
     for k in range(nslabs):
         r = pread_all(fd, dst + k * n, n, <int64_t>starts[k], err)
         if r < 0:
@@ -330,10 +351,11 @@ cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint
     cdef size_t plen = strlen(path), slen = strlen(tmp_suffix)
     cdef char* tmp = <char*>malloc(plen + slen + 2)
     cdef const char* slash
-    cdef size_t dirlen, done, total = 0
-    cdef int fd, saved
+    cdef size_t dirlen, total = 0
+    cdef int fd, saved, n, k
     cdef ssize_t r
     cdef Py_ssize_t i
+    cdef iovec iov[ROWS_PER_CALL]
     if tmp == NULL:
         return fail(err, ZC_NOMEM, 0, 0, NULL)
     slash = strrchr(path, b'/')
@@ -353,22 +375,33 @@ cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint
         saved = errno
         free(tmp)
         return fail(err, ZC_IO, 0, saved, "open")
-    for i in range(nparts):
-        if parts[i] == NULL:
-            continue
-        done = 0
-        while done < lens[i]:
-            r = c_write(fd, parts[i] + done, lens[i] - done)
-            if r < 0:
-                if errno == EINTR:
+    i = 0
+    while i < nparts:                  # up to ROWS_PER_CALL parts per writev call
+        n = 0
+        while i < nparts and n < ROWS_PER_CALL:
+            if parts[i] != NULL and lens[i] > 0:
+                iov[n].iov_base = <void*>parts[i]
+                iov[n].iov_len = lens[i]
+                total += lens[i]
+                n += 1
+            i += 1
+        k = 0
+        while k < n:
+            r = writev(fd, iov + k, n - k)
+            if r <= 0:
+                if r < 0 and errno == EINTR:
                     continue
-                saved = errno
+                saved = errno if r < 0 else EIO
                 c_close(fd)
                 unlink(tmp)
                 free(tmp)
                 return fail(err, ZC_IO, 0, saved, "write")
-            done += <size_t>r
-        total += lens[i]
+            while k < n and <size_t>r >= iov[k].iov_len:      # skip the parts written
+                r -= iov[k].iov_len
+                k += 1
+            if k < n:
+                iov[k].iov_base = <char*>iov[k].iov_base + r
+                iov[k].iov_len -= <size_t>r
     if c_close(fd) != 0:
         saved = errno
         unlink(tmp)
@@ -1181,6 +1214,61 @@ cdef class WriteBatch(_Batch):
             if delete_file(self.src_path[t], err) < 0:
                 self.status[t] = -1
 
+    cdef bint rows_in_value_order(self, DimPlan* dims) noexcept nogil:
+        """Whether a whole (C-order, native byte order) chunk's rows lie in the value as
+        contiguous runs of at least ROW_MIN_BYTES (see write_rows)."""
+        return (self.chain.c_layout and not self.chain.swap_unit and self.ndim >= 2
+                and dims[self.ndim - 1].contiguous
+                and self.chain.shape[self.ndim - 1] * self.chain.itemsize >= ROW_MIN_BYTES)
+
+    cdef void write_rows(self, Py_ssize_t t, DimPlan* dims, ZcError* err) noexcept nogil:
+        """Store task t's whole uncompressed chunk straight from the value's rows (one
+        writev per ROWS_PER_CALL rows: no gathered copy), or delete it if every row
+        is the fill value (unless write_empty)."""
+        cdef Py_ssize_t nrows = 1, k, row_bytes = self.chain.shape[self.ndim - 1] * self.chain.itemsize
+        cdef Py_ssize_t idx[MAX_DIMS]
+        cdef const char* value = <const char*>self.arr.buf + dims[self.ndim - 1].src_off[0]
+        cdef const uint8_t** rows
+        cdef size_t* lens
+        cdef bint empty = not self.write_empty
+        cdef int d
+        for d in range(self.ndim - 1):
+            nrows *= dims[d].count
+            idx[d] = 0
+        rows = <const uint8_t**>malloc(nrows * sizeof(void*))
+        lens = <size_t*>malloc(nrows * sizeof(size_t))
+        if rows == NULL or lens == NULL:
+            free(rows)
+            free(lens)
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        for k in range(nrows):           # C order over all but the last dimension
+            rows[k] = <const uint8_t*>value
+            for d in range(self.ndim - 1):
+                rows[k] += dims[d].src_off[idx[d]]
+            lens[k] = <size_t>row_bytes
+            if empty:
+                empty = all_equal_pattern(<const char*>rows[k], row_bytes, self.fill_ptr,
+                                          self.chain.itemsize)
+            d = self.ndim - 2
+            while d >= 0:
+                idx[d] += 1
+                if idx[d] < dims[d].count:
+                    break
+                idx[d] = 0
+                d -= 1
+        if empty:
+            self.outcomes[t] = OUT_DELETED
+            if delete_file(self.src_path[t], err) < 0:
+                self.status[t] = -1
+        else:
+            self.outcomes[t] = OUT_STORED
+            if write_parts(self.src_path[t], self.tmp_suffix_ptr, rows, lens, nrows, err) < 0:
+                self.status[t] = -1
+        free(rows)
+        free(lens)
+
     def start_commit(self):
         """Second phase: write (or delete) the encoded chunks of tasks that have a path.
         Call once every task has been encoded without error, then run() again."""
@@ -1207,6 +1295,10 @@ cdef class WriteBatch(_Batch):
             row = self.tasks[t, d]
             full = full and self.table[row, C_FULL] != 0
             edge = edge or self.table[row, C_COUNT] < self.chain.shape[d]
+        if (full and not edge and self.commit_now and self.src_path[t] != NULL
+                and self.chain.n == 0 and self.rows_in_value_order(dims)):
+            self.write_rows(t, dims, err)     # uncompressed: from the value's rows to the file
+            return
         if full:
             if edge:   # the part of an edge chunk outside the array holds the fill value
                 fill_pattern(<char*>chunk, self.chain.nitems, fill, self.chain.itemsize)
