@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -186,11 +187,19 @@ def test_thread_pool_grows_safely_under_concurrent_calls(zh, monkeypatch):
 
 def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
     """A batch hands work to pool threads only when there is PARALLEL_MIN_BYTES of
-    it per extra thread, and only as many as the calls already in progress leave."""
+    it per extra thread, and only as many as the calls already in progress leave;
+    a call squeezed by others is open to pool threads they free (shared)."""
     from zarrc import engine
     used = []
+    shared = []
     real = engine.run_parallel
-    monkeypatch.setattr(engine, "run_parallel", lambda fn, n: (used.append(n), real(fn, n)))
+
+    def spy(fn, n, share=False):
+        used.append(n)
+        shared.append(share)
+        real(fn, n, share)
+
+    monkeypatch.setattr(engine, "run_parallel", spy)
     data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
     raw = zh.make_array({}, (512, 512), (64, 64), "float64", "bytes")       # 32 KiB chunks
     packed = zh.make_array({}, (512, 512), (64, 64), "float64", "blosc")
@@ -211,6 +220,7 @@ def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
         monkeypatch.setattr(zarrc.threads, "_calls", [5])
         np.testing.assert_array_equal(packed[...], data)
         assert used == [2, 1]
+        assert shared == [True] * 2 + [False] * 4 + [True] * 3
     monkeypatch.undo()
     assert zarrc.threads._calls == [0]
 
@@ -230,3 +240,30 @@ def test_calls_in_progress_are_counted_and_released_on_errors(zh):
         seen.append(zarrc.threads._calls[0])
     zarrc.threads.counted_call(run_threads)(1, look)
     assert seen == [1] and zarrc.threads._calls == [0]
+
+
+def test_pool_thread_freed_by_one_call_helps_another():
+    # call B started alone (1 worker, shareable); call A's pool thread, once A has
+    # nothing left, takes B's items: B ends up worked on by two threads
+    items = list(range(20))
+    lock = threading.Lock()
+    seen = set()
+    b_started = threading.Event()
+
+    def work_b():
+        while True:
+            with lock:
+                if not items:
+                    return
+                items.pop()
+            seen.add(threading.get_ident())
+            b_started.set()
+            time.sleep(0.01)
+
+    b = threading.Thread(target=zarrc.threads.run_parallel, args=(work_b, 1, True))
+    b.start()
+    b_started.wait()
+    zarrc.threads.run_parallel(lambda: None, 2)
+    b.join()
+    assert len(seen) == 2
+    assert not zarrc.threads._active

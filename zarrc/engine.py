@@ -70,11 +70,14 @@ def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
     the batch decodes or encodes (default: ``ntasks`` whole chunks); each thread
     beyond the caller needs PARALLEL_MIN_BYTES of it, as waking a pool worker costs
     more than it saves on less; and calls made at once from several Python threads
-    share the cores (threads.spare_threads)."""
+    share the cores (threads.spare_threads), a pool thread going on to another call
+    when its own has no chunks left."""
     if work_bytes is None:
         work_bytes = ntasks * batch.chain.chunk_nbytes
-    run_parallel(batch.run, min(spare_threads(config.threads), ntasks,
-                                max(1, work_bytes // PARALLEL_MIN_BYTES)))
+    useful = min(config.threads, ntasks, max(1, work_bytes // PARALLEL_MIN_BYTES))
+    # a call that could use more threads than the other calls leave it takes those
+    # freed when they end
+    run_parallel(batch.run, min(spare_threads(config.threads), useful), share=useful > 1)
 
 
 # ---------------------------------------------------------------- plans

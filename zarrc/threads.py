@@ -3,8 +3,9 @@
 ``run_parallel(fn, n)`` calls ``fn()`` on the calling thread and on up to n - 1
 pool threads at once.  Each ``fn`` is expected to take work from a shared source
 until none is left (a native batch's atomic counter, a queue of block ranges), so
-workers that have not started once the caller is done are simply cancelled: a
-busy pool never delays a call that could finish alone.
+a pool thread that starts once the caller is done finds nothing to do (a busy
+pool never delays a call that could finish alone), and one whose call has run
+out of work helps another call in progress.
 """
 
 from __future__ import annotations
@@ -55,18 +56,76 @@ def executor(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_parallel(fn: Callable[[], object], workers: int) -> None:
-    """Run ``fn`` on the caller and ``workers - 1`` pool threads; re-raise the first error."""
-    if workers <= 1:
+class _Work:
+    """One call's shareable work: ``fn`` takes items until none are left."""
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        self.fn = fn
+        self.running = 1              # threads inside fn (the caller first)
+        self.drained = False          # fn has returned somewhere: no items left to take
+        self.error: BaseException | None = None
+        self.idle = threading.Condition(_active_lock)
+
+
+_active: list[_Work] = []           # calls whose items pool threads may take
+_active_lock = threading.Lock()
+
+
+def _leave(work: _Work, exc: BaseException | None) -> None:
+    """A thread is out of ``work.fn`` (under _active_lock)."""
+    work.running -= 1
+    work.drained = True
+    if exc is not None and work.error is None:
+        work.error = exc
+    if work.running == 0:
+        work.idle.notify_all()
+
+
+def _help() -> None:
+    """A pool thread: take items of the calls in progress until none has any left.
+    Once the call it came for runs out, it helps another: two calls started at
+    once, one with a pool thread and one without, finish together."""
+    while True:
+        with _active_lock:
+            work = next((w for w in _active if not w.drained), None)
+            if work is None:
+                return
+            work.running += 1
+        exc = None
+        try:
+            work.fn()
+        except BaseException as e:          # noqa: BLE001 - re-raised by the caller
+            exc = e
+        with _active_lock:
+            _leave(work, exc)
+
+
+def run_parallel(fn: Callable[[], object], workers: int, share: bool = False) -> None:
+    """Run ``fn`` on the caller and up to ``workers - 1`` pool threads (which go on
+    to other calls' items when this one has none left); re-raise the first error.
+    ``share``: pool threads freed by other calls may join even if ``workers`` is 1
+    (for calls with work enough to pay for one)."""
+    if workers <= 1 and not share:
         fn()
         return
-    futures = [executor(workers - 1).submit(fn) for _ in range(workers - 1)]
+    work = _Work(fn)
+    with _active_lock:
+        _active.append(work)
+    pool = executor(workers - 1)
+    for _ in range(workers - 1):
+        pool.submit(_help)
+    exc = None
     try:
         fn()
-    finally:
-        for f in futures:
-            if not f.cancel():
-                f.result()
+    except BaseException as e:              # noqa: BLE001 - re-raised below
+        exc = e
+    with _active_lock:
+        _leave(work, exc)
+        _active.remove(work)
+        while work.running:                 # pool threads finishing their last items
+            work.idle.wait()
+    if work.error is not None:
+        raise work.error
 
 
 def run_each(items: Iterable, fn: Callable[[object], object], workers: int) -> None:
