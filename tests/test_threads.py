@@ -242,9 +242,11 @@ def test_calls_in_progress_are_counted_and_released_on_errors(zh):
     assert seen == [1] and zarrc.threads._calls == [0]
 
 
-def test_pool_thread_freed_by_one_call_helps_another():
-    # call B started alone (1 worker, shareable); call A's pool thread, once A has
-    # nothing left, takes B's items: B ends up worked on by two threads
+def test_pool_thread_freed_by_one_call_helps_another(monkeypatch):
+    # call B started alone (1 worker, shareable; before any pool exists); call A's
+    # pool thread, once A has nothing left, takes B's items: B is worked on by two
+    monkeypatch.setattr(zarrc.threads, "_pool", None)
+    monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
     items = list(range(20))
     lock = threading.Lock()
     seen = set()
@@ -262,7 +264,7 @@ def test_pool_thread_freed_by_one_call_helps_another():
 
     b = threading.Thread(target=zarrc.threads.run_parallel, args=(work_b, 1, True))
     b.start()
-    b_started.wait()
+    assert b_started.wait(timeout=30), "call B did not start"
     zarrc.threads.run_parallel(lambda: None, 2)
     b.join()
     assert len(seen) == 2

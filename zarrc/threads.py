@@ -111,9 +111,10 @@ def run_parallel(fn: Callable[[], object], workers: int, share: bool = False) ->
     work = _Work(fn)
     with _active_lock:
         _active.append(work)
-    pool = executor(workers - 1)
-    for _ in range(workers - 1):
-        pool.submit(_help)
+    if workers > 1:
+        pool = executor(workers - 1)
+        for _ in range(workers - 1):
+            pool.submit(_help)
     exc = None
     try:
         fn()
