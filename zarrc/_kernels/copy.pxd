@@ -21,3 +21,16 @@ cdef void fill_pattern(char* dst, Py_ssize_t n_items, const char* pattern,
 cdef void byteswap(char* buf, Py_ssize_t n_items, Py_ssize_t itemsize) noexcept nogil
 cdef bint all_equal_pattern(const char* buf, Py_ssize_t nbytes, const char* pattern,
                             Py_ssize_t itemsize) noexcept nogil
+
+
+cdef inline bint next_position(Py_ssize_t* idx, DimPlan* dims, int n) noexcept nogil:
+    """Step idx (positions in dims[0 .. n-1]) to the next one in C order; False once
+    every position has been visited (idx is then back at all zeros)."""
+    cdef int d = n - 1
+    while d >= 0:
+        idx[d] += 1
+        if idx[d] < dims[d].count:
+            return True
+        idx[d] = 0
+        d -= 1
+    return False

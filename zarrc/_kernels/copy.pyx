@@ -94,14 +94,7 @@ cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
             so += dims[d].src_off[idx[d]]
             do += dims[d].dst_off[idx[d]]
         copy_items(src + so, dst + do, &dims[ndim - 1], itemsize)
-        d = ndim - 2
-        while d >= 0:
-            idx[d] += 1
-            if idx[d] < dims[d].count:
-                break
-            idx[d] = 0
-            d -= 1
-        if d < 0:
+        if not next_position(idx, dims, ndim - 1):
             return
 
 
@@ -142,14 +135,7 @@ cdef void fill_nd(char* dst, int ndim, DimPlan* dims, const char* pattern,
         else:
             for k in range(last.count):
                 memcpy(dst + do + last.dst_off[k], pattern, itemsize)
-        d = ndim - 2
-        while d >= 0:
-            idx[d] += 1
-            if idx[d] < dims[d].count:
-                break
-            idx[d] = 0
-            d -= 1
-        if d < 0:
+        if not next_position(idx, dims, ndim - 1):
             return
 
 

@@ -25,7 +25,8 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
                                     zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
                                     zc_zstd_decoded_size)
-from zarrc._kernels.copy cimport DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd, fill_pattern
+from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
+                                  fill_pattern, next_position)
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 
 cdef extern from "zstd.h" nogil:
@@ -973,18 +974,15 @@ cdef class ReadBatch(_Batch):
                 byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
                          self.chain.swap_unit)
             return
+        r = NOT_TAKEN                   # a part of a large chunk: decode only what it needs
         if self.chain.n == 1 and self.chain.steps[0].kind == BLOSC:
             r = self.read_blosc_span(dims, data, n, out, s, err)
-            if r != NOT_TAKEN:
-                if r < 0:
-                    self.status[t] = -1
-                return
-        if self.chain.n == 1 and self.chain.steps[0].kind == ZSTD:
+        elif self.chain.n == 1 and self.chain.steps[0].kind == ZSTD:
             r = self.read_zstd_prefix(dims, data, n, out, s, err)
-            if r != NOT_TAKEN:
-                if r < 0:
-                    self.status[t] = -1
-                return
+        if r != NOT_TAKEN:
+            if r < 0:
+                self.status[t] = -1
+            return
         if ensure(s, 3, self.chain.chunk_nbytes) != 0:
             fail(err, ZC_NOMEM, 0, 0, NULL)
             self.status[t] = -1
@@ -1251,13 +1249,7 @@ cdef class WriteBatch(_Batch):
             if empty:
                 empty = all_equal_pattern(<const char*>rows[k], row_bytes, self.fill_ptr,
                                           self.chain.itemsize)
-            d = self.ndim - 2
-            while d >= 0:
-                idx[d] += 1
-                if idx[d] < dims[d].count:
-                    break
-                idx[d] = 0
-                d -= 1
+            next_position(idx, dims, self.ndim - 1)
         if empty:
             self.outcomes[t] = OUT_DELETED
             if delete_file(self.src_path[t], err) < 0:
