@@ -1,13 +1,15 @@
 """Runs selections: plan -> batch of chunk tasks -> native workers on a thread pool.
 
-Read: the selection becomes per-dimension projections (zarrc.indexing); their
-cartesian product is one task per touched chunk; the chunk keys are resolved in
-one go (file paths for a local store, bytes fetched with ``get_many`` for other
-stores); then ``config.threads`` workers (the calling thread and pool threads)
+Read: the selection becomes per-dimension projections (zarrc.indexing; ints and
+slices are planned natively by zarrc._kernels.plan); their cartesian product is
+one task per touched chunk; the chunk keys are resolved in one go (file paths for
+a local store, bytes fetched with ``get_many`` for other stores); then up to
+``config.threads`` workers (the calling thread and pool threads, see run_batch)
 each call ``ReadBatch.run()``, which decodes and scatters chunks without the GIL
-until none are left.  Write: the same in reverse, in two phases (encode all,
-then store) so that an error stores nothing.  Python work is per call and per
-chunk key, never per element.
+until none are left (a small part of a large chunk decodes only what it needs).
+Write: the same in reverse, in two phases (encode all, then store) so that an
+error stores nothing, or in one when every chunk is wholly overwritten.  Python
+work is per call and per chunk key, never per element.
 """
 
 from __future__ import annotations
