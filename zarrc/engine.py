@@ -139,14 +139,13 @@ def _product(sizes: list[int]) -> np.ndarray:
 
 def array_strides(dims: list[indexing.DimProjection], strides: tuple[int, ...]) -> tuple[int, ...]:
     """Byte strides per array dimension: the user array's, 0 where the selection drops it."""
-    result, j = [], 0
-    for d in dims:
-        if d.dropped:
-            result.append(0)
-        else:
-            result.append(strides[j])
-            j += 1
-    return tuple(result)
+    return dropped_strides(tuple(d.dropped for d in dims), strides)
+
+
+def dropped_strides(dropped: tuple[bool, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """array_strides given, per array dimension, whether the selection drops it."""
+    it = iter(strides)
+    return tuple(0 if d else next(it) for d in dropped)
 
 
 def _paths(store: Any, keys: list[str]) -> list | None:
@@ -185,7 +184,7 @@ def read(arr: ChunkedArray, selection: Any) -> Any:
             out = np.empty(out_shape, arr.dtype)
             if out.size:
                 _read_planned(arr, table, _NO_INDEX, _NO_INDEX, tasks, coords, out,
-                              _strides(dropped, out.strides))
+                              dropped_strides(dropped, out.strides))
             return out
     dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
     out = np.empty(out_shape, arr.dtype)
@@ -243,12 +242,6 @@ def _read_native(arr: ChunkedArray, table: np.ndarray, local: np.ndarray, outidx
 
 
 _read_planned = counted_call(_read_native)
-
-
-def _strides(dropped: tuple[bool, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
-    """array_strides for plan_basic's ``dropped``."""
-    it = iter(strides)
-    return tuple(0 if d else next(it) for d in dropped)
 
 
 _tmp_token = os.urandom(4).hex()

@@ -244,7 +244,7 @@ def _sources(arr: engine.ChunkedArray, keys: list[str], which: np.ndarray, offse
     sources: list = [None] * len(which)
     paths = [_shard_path(arr, k) for k in keys]
     if keys and all(p is not None for p in paths):
-        for t, k, start, n in zip(range(len(which)), which.tolist(), offset.tolist(), length.tolist()):
+        for t, (k, start, n) in enumerate(zip(which.tolist(), offset.tolist(), length.tolist())):
             if start >= 0:
                 sources[t] = ("path", paths[k], start, n)
         return sources

@@ -52,6 +52,11 @@ cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t ac
     return -1
 
 
+cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
+    """The little-endian uint32 at p."""
+    return <uint32_t>p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
 # deflate container formats
 cdef enum ZcDeflateFormat:
     ZC_ZLIB = 0

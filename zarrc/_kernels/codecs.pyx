@@ -173,10 +173,6 @@ cdef enum:
 cdef uint32_t ZSTD_MAGIC = 0xFD2FB528
 
 
-cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
-    return <uint32_t>p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
-
-
 cdef str describe(ZcError* err, Py_ssize_t nin):
     detail = err.detail.decode("utf-8", "replace") if err.detail != NULL else ""
     code, exp, act = err.code, err.expected, err.actual

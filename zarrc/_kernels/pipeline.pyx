@@ -20,10 +20,11 @@ from libc.string cimport memcpy, memset, strlen, strrchr
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
-                                    ZSTD_DCtx, Deflater, ZcError, describe, fail, zc_blosc_compress,
-                                    zc_blosc_decode_into, zc_blosc_decode_range, zc_deflate_bound, zc_deflater_free,
+                                    ZSTD_DCtx, Deflater, ZcError, describe, fail, load_le32,
+                                    zc_blosc_compress, zc_blosc_decode_into, zc_blosc_decode_range,
                                     zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
-                                    zc_inflate_into, zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
+                                    zc_deflate_bound, zc_deflater_free, zc_inflate_into,
+                                    zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
                                   fill_pattern, next_position)
@@ -217,10 +218,6 @@ cdef void scratch_free(Scratch* s) noexcept nogil:
         ZSTD_freeCCtx(s.cctx)
         s.cctx = NULL
     zc_deflater_free(&s.deflater)
-
-
-cdef inline uint32_t load_le32(const uint8_t* p) noexcept nogil:
-    return p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
 
 
 # ---------------------------------------------------------------- files
@@ -851,6 +848,14 @@ cdef class _Batch:
                                   and ars == self.chain.itemsize)
         return 0
 
+    cdef bint covers_chunk(self, Py_ssize_t t) noexcept nogil:
+        """Whether task t selects every in-bounds element of its chunk (FULL everywhere)."""
+        cdef int d
+        for d in range(self.ndim):
+            if self.table[self.tasks[t, d], C_FULL] == 0:
+                return False
+        return True
+
     cdef Py_ssize_t fetch(self, Py_ssize_t t, const uint8_t** data, Scratch* s,
                           ZcError* err) noexcept nogil:
         """The encoded bytes of task t's chunk: MISSING, or their length (data[0] set)."""
@@ -975,10 +980,11 @@ cdef class ReadBatch(_Batch):
                          self.chain.swap_unit)
             return
         r = NOT_TAKEN                   # a part of a large chunk: decode only what it needs
-        if self.chain.n == 1 and self.chain.steps[0].kind == BLOSC:
-            r = self.read_blosc_span(dims, data, n, out, s, err)
-        elif self.chain.n == 1 and self.chain.steps[0].kind == ZSTD:
-            r = self.read_zstd_prefix(dims, data, n, out, s, err)
+        if self.chain.n == 1 and not self.covers_chunk(t):
+            if self.chain.steps[0].kind == BLOSC:
+                r = self.read_blosc_span(dims, data, n, out, s, err)
+            elif self.chain.steps[0].kind == ZSTD:
+                r = self.read_zstd_prefix(dims, data, n, out, s, err)
         if r != NOT_TAKEN:
             if r < 0:
                 self.status[t] = -1
@@ -1273,9 +1279,9 @@ cdef class WriteBatch(_Batch):
         cdef const uint8_t* data = NULL
         cdef const uint8_t* p
         cdef const uint8_t* encoded
-        cdef Py_ssize_t n, row, r
+        cdef Py_ssize_t n, r
         cdef int d
-        cdef bint full = True, edge = False
+        cdef bint full = self.covers_chunk(t), edge = False
         cdef uint8_t* chunk
         cdef const char* fill = self.fill_ptr
         if self.build_dims(t, dims, s, True) != 0 or ensure(s, 3, self.chain.chunk_nbytes) != 0:
@@ -1284,9 +1290,7 @@ cdef class WriteBatch(_Batch):
             return
         chunk = s.buf[3]
         for d in range(self.ndim):
-            row = self.tasks[t, d]
-            full = full and self.table[row, C_FULL] != 0
-            edge = edge or self.table[row, C_COUNT] < self.chain.shape[d]
+            edge = edge or self.table[self.tasks[t, d], C_COUNT] < self.chain.shape[d]
         if (full and not edge and self.commit_now and self.src_path[t] != NULL
                 and self.chain.n == 0 and self.rows_in_value_order(dims)):
             self.write_rows(t, dims, err)     # uncompressed: from the value's rows to the file
