@@ -56,12 +56,27 @@ def test_plan_basic_matches_general_plan():
 
 
 @pytest.mark.parametrize("sel", [
-    (Ellipsis,), (np.int64(1),), (True,), (slice(None, None, -1),), (slice(0, 2, 0),),
+    (Ellipsis, 1, Ellipsis), (np.int64(1),), (True,), (slice(None, None, -1),), (slice(0, 2, 0),),
     (5,), (-6,), (2 ** 70,), (slice("a", None),), (0, 0, 0), ([1, 2],),
 ])
 def test_plan_basic_declines_what_the_general_path_handles(sel):
     assert plan_basic(sel, (5, 4), (2, 2)) is None
     assert plan_basic((), (), ()) is None          # 0-d arrays
+
+
+@pytest.mark.parametrize("sel", [
+    Ellipsis, (Ellipsis,), (1, Ellipsis), (Ellipsis, slice(1, 3)), (0, Ellipsis, 2),
+    (slice(None, None, 2), Ellipsis, 1, 3), (1, 2, 3, Ellipsis),
+])
+def test_plan_basic_expands_one_ellipsis(sel):
+    shape, chunks = (5, 4, 7), (2, 3, 4)
+    if sel == (slice(None, None, 2), Ellipsis, 1, 3):
+        shape, chunks = (5, 6, 4, 7), (2, 3, 3, 4)
+    table, tasks, coords, pshape, dropped = plan_basic(sel, shape, chunks)
+    dims, out_shape = indexing.plan(sel, shape, chunks)
+    t2, _, _, k2 = engine.assemble(dims)
+    assert pshape == out_shape and dropped == tuple(d.dropped for d in dims)
+    assert np.array_equal(table, t2) and np.array_equal(tasks, k2)
 
 
 def test_format_keys():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,9 +55,32 @@ class Array(Node):
             encoding = ChunkKeyEncoding.from_metadata(md)
             chunked = self._prepare_v3(md)
         chunked.chunk_keys = lambda coords: encoding.encode_many(coords, prefix)
+        chunked.path_head = self._path_head(encoding, len(md.shape))
+        chunked.path_separator = encoding.separator.encode()
+        chunked.basic = engine.basic_reader(chunked)
         self._chunked = chunked
         self._encoding = encoding
         self._point = self._point_reader(md, chunked, encoding)
+
+    def _path_head(self, encoding: ChunkKeyEncoding, ndim: int) -> bytes | None:
+        """For a store of plain files: the bytes that, followed by a chunk's
+        coordinates joined by the separator, make its file's path (the engine then
+        builds paths natively); None if chunk paths are not of that form."""
+        local_path = getattr(self._store, "local_path", None)
+        if local_path is None or ndim == 0:
+            return None
+        sep = encoding.separator
+        try:
+            probes = [(local_path(encoding.encode(c, self._prefix)), sep.join(map(str, c)))
+                      for c in ((0,) * ndim, tuple(range(10, 10 + ndim)))]
+        except (ZarrcError, OSError, TypeError, ValueError, NotImplementedError):
+            return None
+        heads = set()
+        for path, tail in probes:
+            if not isinstance(path, str) or not path.endswith(tail):
+                return None
+            heads.add(path[:-len(tail)])
+        return os.fsencode(heads.pop()) if len(heads) == 1 else None
 
     def _point_reader(self, md: Any, chunked: engine.ChunkedArray, encoding: ChunkKeyEncoding) -> Any:
         """A PointReader for single-element reads, if the chunks allow one."""

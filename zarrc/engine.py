@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
-from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, Chain, ReadBatch, WriteBatch
+from zarrc._kernels.pipeline import (CHECKSUM, DELETED, IO, STORED, BasicReader, Chain, ReadBatch,
+                                     WriteBatch)
 from zarrc._kernels.plan import plan_basic
 from zarrc.config import config
 from zarrc.errors import ChecksumError, CodecError, StoreError
@@ -62,6 +63,10 @@ class ChunkedArray:
     shard_cache: Any = None     # decoded shard indexes (zarrc.sharded.ShardIndexCache)
     codec: Any = None           # whole-chunk decode/encode in Python (zarrc.engine_python)
     fill_object: Any = None     # the fill value of object (variable-length) items
+    # a store of plain files: chunk (i, j, ...) is the file path_head + b"i" + sep + b"j" ...
+    path_head: bytes | None = None
+    path_separator: bytes = b"/"
+    basic: Any = None           # a pipeline.BasicReader (see basic_reader)
 
 
 # ---------------------------------------------------------------- batches
@@ -158,10 +163,25 @@ def _paths(store: Any, keys: list[str]) -> list | None:
         return None
 
 
-def raise_task_error(batch: Any, arr: ChunkedArray, keys: list[str]) -> None:
+def chunk_sources(arr: ChunkedArray, coords: np.ndarray) -> tuple[Any, Any]:
+    """(sources for a native batch, the chunk keys or a function returning them):
+    file paths built natively from ``coords`` for a store of plain files (no key
+    strings unless an error needs one), else the keys' paths or stored bytes."""
+    if arr.path_head is not None:
+        return ("paths", arr.path_head, arr.path_separator, coords), lambda: arr.chunk_keys(coords)
+    keys = arr.chunk_keys(coords)
+    sources = _paths(arr.store, keys)
+    return (arr.store.get_many(keys) if sources is None else sources), keys
+
+
+def raise_task_error(batch: Any, arr: ChunkedArray, keys: Any) -> None:
+    """Raise the error of the batch's first failed task, naming its chunk key
+    (``keys``: the keys, or a function returning them)."""
     failed = batch.first_error()
     if failed is None:
         return
+    if callable(keys):
+        keys = keys()
     t, exc = failed
     if isinstance(exc, MemoryError):
         raise exc
@@ -172,10 +192,27 @@ def raise_task_error(batch: Any, arr: ChunkedArray, keys: list[str]) -> None:
 
 # ---------------------------------------------------------------- read / write
 
+def basic_reader(arr: ChunkedArray) -> BasicReader | None:
+    """The native reader of int/slice selections for an array of plain chunk files
+    with a native chain (no sharding), else None."""
+    if arr.path_head is None or arr.chain is None or arr.codec is not None or arr.levels:
+        return None
+
+    def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
+        raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
+
+    return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
+                       arr.path_separator, PARALLEL_MIN_BYTES, run_batch, raise_error)
+
+
 def read(arr: ChunkedArray, selection: Any) -> Any:
     """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed by
     an integer, as zarr-python returns).  Raises SelectionError, CodecError,
     ChecksumError."""
+    if arr.basic is not None:
+        out = arr.basic.read(selection)
+        if out is not None:
+            return out
     if arr.codec is None:
         # ints and slices: planned natively, straight to the batch's arrays
         planned = plan_basic(selection, arr.shape, arr.chunks)
@@ -231,13 +268,10 @@ def _read_native(arr: ChunkedArray, table: np.ndarray, local: np.ndarray, outidx
         from zarrc import sharded
         sharded.read_planned(arr, table, local, outidx, tasks, coords, out, strides)
         return
-    keys = arr.chunk_keys(coords)
-    sources = _paths(arr.store, keys)
-    if sources is None:
-        sources = arr.store.get_many(keys)
+    sources, keys = chunk_sources(arr, coords)
     batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
     # uncompressed chunks: only the selected bytes are read and copied
-    run_batch(batch, len(keys), None if arr.chain.ncodecs else out.nbytes)
+    run_batch(batch, len(tasks), None if arr.chain.ncodecs else out.nbytes)
     raise_task_error(batch, arr, keys)
 
 
@@ -305,8 +339,11 @@ def _write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np
 
 
 def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
-    keys = arr.chunk_keys(coords)
-    sources = _paths(arr.store, keys)
+    if arr.path_head is not None:
+        sources, keys = chunk_sources(arr, coords)
+    else:
+        keys = arr.chunk_keys(coords)
+        sources = _paths(arr.store, keys)
     if sources is None:
         full = table[tasks, 6].all(axis=1) if tasks.shape[1] else np.ones(len(keys), bool)
         partial = [k for k, f in zip(keys, full) if not f]
@@ -314,19 +351,19 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
         sources = [old.get(k) for k in keys]
     # a store that cannot delete keeps chunks that became all fill value
     write_empty = arr.write_empty_chunks or not getattr(arr.store, "supports_deletes", True)
-    paths = isinstance(sources[0], tuple)
+    paths = isinstance(sources, tuple) or isinstance(sources[0], tuple)
     # chunks wholly overwritten need no old data, so nothing can fail half way:
     # each file is written as soon as its chunk is encoded
     commit_now = paths and bool(table[tasks, 6].all())
     batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
                        arr.fill, sources, tmp_suffix(), write_empty, commit_now)
-    run_batch(batch, len(keys))
+    run_batch(batch, len(tasks))
     raise_task_error(batch, arr, keys)
     if commit_now:
         return
     if paths:
         batch.start_commit()
-        run_batch(batch, len(keys))
+        run_batch(batch, len(tasks))
         raise_task_error(batch, arr, keys)
         return
     for t, key in enumerate(keys):

@@ -15,24 +15,23 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
+from zarrc._kernels.pipeline import count_calls, mark_pool_thread
+
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
-_calls = [0]                    # array reads and writes in progress, over all threads
-_calls_lock = threading.Lock()
 
 
 def counted_call(fn: Callable) -> Callable:
-    """Decorate an array read or write: its calls in progress are counted."""
+    """Decorate an array read or write: its calls in progress are counted (in the
+    native module, atomically: no lock to contend for)."""
     @functools.wraps(fn)
     def call(*args: object) -> object:
-        with _calls_lock:
-            _calls[0] += 1
+        count_calls(1)
         try:
             return fn(*args)
         finally:
-            with _calls_lock:
-                _calls[0] -= 1
+            count_calls(-1)
     return call
 
 
@@ -40,7 +39,7 @@ def spare_threads(threads: int) -> int:
     """Of ``threads``, how many one call may use: the cores the other calls in
     progress are not already keeping busy (at least 1).  Many Python threads each
     reading a little then each work alone, without handing work to the pool."""
-    return max(1, threads - _calls[0] + 1)
+    return max(1, threads - count_calls(0) + 1)
 
 
 def executor(workers: int) -> ThreadPoolExecutor:
@@ -51,7 +50,8 @@ def executor(workers: int) -> ThreadPoolExecutor:
             # The old pool is dropped, not shut down: another thread may be about to
             # submit to it (submit after shutdown raises RuntimeError).  Its idle
             # workers exit once the last caller holding it lets it go.
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc")
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc",
+                                       initializer=mark_pool_thread)
             _pool_size = workers
         return _pool
 

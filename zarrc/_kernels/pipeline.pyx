@@ -28,7 +28,10 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
                                   fill_pattern, next_position)
+from zarrc._kernels.plan cimport PLAN_NCOLS, Plan, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
+
+import numpy as np
 
 cdef extern from "zstd.h" nogil:
     ZSTD_CCtx* ZSTD_createCCtx()
@@ -65,8 +68,18 @@ cdef extern from *:
     static inline Py_ssize_t zc_next_task(Py_ssize_t* counter) {
         return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
     }
+    static inline Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) {
+        return __atomic_add_fetch(counter, delta, __ATOMIC_RELAXED);
+    }
     """
     Py_ssize_t zc_next_task(Py_ssize_t* counter) noexcept nogil
+    Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) noexcept nogil
+
+cdef extern from "src/gil_handoff.h" nogil:
+    void zc_gil_pool_thread() noexcept
+    void zc_gil_taken() noexcept
+    void zc_gil_released() noexcept
+    void zc_gil_wait() noexcept
 
 
 # ---------------------------------------------------------------- constants
@@ -688,6 +701,22 @@ CHECKSUM = ZC_CHECKSUM
 IO = ZC_IO
 
 
+def mark_pool_thread():
+    """Call on each pool thread once: its returns from run() neither record that it
+    holds the GIL nor spin for it (src/gil_handoff.h)."""
+    zc_gil_pool_thread()
+
+
+cdef Py_ssize_t calls_in_progress = 0
+cdef object _empty = np.empty
+
+
+def count_calls(Py_ssize_t delta):
+    """Add ``delta`` to the count of array reads and writes in progress (over all
+    threads, atomically, without a lock) and return the new count."""
+    return zc_add_count(&calls_in_progress, delta)
+
+
 cdef object raise_task_error(ZcError* err, str context):
     if err.code == ZC_NOMEM:
         raise MemoryError(f"{context}out of memory")
@@ -701,21 +730,25 @@ cdef class _Batch:
 
     cdef readonly Chain chain
     cdef int ndim
-    cdef const int64_t[:, ::1] table
-    cdef const int64_t[::1] local
-    cdef const int64_t[::1] outidx
-    cdef const int64_t[:, ::1] tasks
+    cdef const int64_t* table    # nrows x PLAN_NCOLS projection rows
+    cdef const int64_t* local    # flat index arrays of indexed rows
+    cdef const int64_t* outidx
+    cdef const int64_t* tasks    # ntasks x ndim: each task's row of each dimension
+    cdef Py_ssize_t nrows
     cdef readonly Py_ssize_t ntasks
+    cdef object plan_arrays      # the arrays behind those pointers, or
+    cdef Plan plan               # the native plan that owns them
     cdef Py_buffer arr
     cdef bint have_arr
     cdef Py_ssize_t arr_strides[MAX_DIMS]
     cdef bytes fill              # the fill value, native byte order
     cdef const char* fill_ptr
-    cdef list keep               # Python objects behind the pointers below
+    cdef object keep             # Python objects behind the pointers below
     cdef const uint8_t** src_data
     cdef size_t* src_len
     cdef const char** src_path
     cdef int64_t* src_offset     # byte range of a path source (-1: the whole file)
+    cdef char* path_buf          # the paths of set_paths
     cdef Py_ssize_t next_task
     cdef ZcError* errs
     cdef int* status
@@ -727,8 +760,10 @@ cdef class _Batch:
         self.src_len = NULL
         self.src_path = NULL
         self.src_offset = NULL
+        self.path_buf = NULL
         self.errs = NULL
         self.status = NULL
+        self.plan.table = self.plan.tasks = self.plan.coords = NULL
 
     def __dealloc__(self):
         if self.have_arr:
@@ -737,21 +772,49 @@ cdef class _Batch:
         free(self.src_len)
         free(self.src_path)
         free(self.src_offset)
+        free(self.path_buf)
         free(self.errs)
         free(self.status)
+        plan_free(&self.plan)
 
     cdef setup(self, Chain chain, table, local, outidx, tasks, arr, tuple arr_strides,
-               bytes fill, list sources, bint writable):
+               bytes fill, sources, bint writable):
+        cdef const int64_t[:, ::1] tv = table
+        cdef const int64_t[:, ::1] kv = tasks
+        cdef const int64_t[::1] lv = local
+        cdef const int64_t[::1] ov = outidx
+        if kv.shape[1] != chain.ndim or tv.shape[1] != PLAN_NCOLS:
+            raise ValueError("plan does not match the chain's dimensions")
+        self.plan_arrays = (table, local, outidx, tasks)
+        self.table = &tv[0, 0] if tv.shape[0] else NULL
+        self.nrows = tv.shape[0]
+        self.tasks = &kv[0, 0] if kv.shape[0] * kv.shape[1] else NULL
+        self.ntasks = kv.shape[0]
+        self.local = &lv[0] if lv.shape[0] else NULL
+        self.outidx = &ov[0] if ov.shape[0] else NULL
+        self.setup_common(chain, arr, arr_strides, fill, sources, writable)
+
+    cdef setup_plan(self, Chain chain, Plan* plan, arr, tuple arr_strides, bytes fill,
+                    bytes head, bytes separator):
+        """Set up from a native plan (its buffers now belong to the batch) with
+        chunk files head + coordinates (see set_paths)."""
+        self.plan = plan[0]
+        plan.table = plan.tasks = plan.coords = NULL
+        if self.plan.ndim != chain.ndim:
+            raise ValueError("plan does not match the chain's dimensions")
+        self.table = self.plan.table
+        self.nrows = self.plan.nrows
+        self.tasks = self.plan.tasks
+        self.ntasks = self.plan.ntasks
+        self.local = self.outidx = NULL
+        self.setup_common(chain, arr, arr_strides, fill, None, True)
+        self.set_paths(head, separator, self.plan.coords)
+
+    cdef setup_common(self, Chain chain, arr, tuple arr_strides, bytes fill, sources,
+                      bint writable):
         cdef Py_ssize_t t, d, flags, max_count
         self.chain = chain
         self.ndim = chain.ndim
-        self.table = table
-        self.local = local
-        self.outidx = outidx
-        self.tasks = tasks
-        self.ntasks = tasks.shape[0]
-        if tasks.shape[1] != self.ndim or table.shape[1] != 7:
-            raise ValueError("plan does not match the chain's dimensions")
         if len(fill) != chain.itemsize:
             raise ValueError(f"fill value has {len(fill)} bytes, itemsize is {chain.itemsize}")
         flags = PyBUF_STRIDES | (PyBUF_WRITABLE if writable else 0)
@@ -761,7 +824,14 @@ cdef class _Batch:
             self.arr_strides[d] = arr_strides[d]
         self.fill = fill
         self.fill_ptr = <const char*>self.fill
-        if len(sources) != self.ntasks:
+        if sources is None:             # setup_plan: set_paths follows
+            pass
+        elif type(sources) is tuple:
+            if len(sources) != 4 or sources[0] != "paths":
+                raise TypeError(f"unknown sources {sources!r}")
+        elif type(sources) is not list:
+            raise TypeError(f"sources must be a list or a tuple, not {type(sources).__name__}")
+        elif len(sources) != self.ntasks:
             raise ValueError(f"{len(sources)} sources for {self.ntasks} tasks")
         self.keep = sources
         self.src_data = <const uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
@@ -773,7 +843,9 @@ cdef class _Batch:
         if not (self.src_data and self.src_len and self.src_path and self.src_offset
                 and self.errs and self.status):
             raise MemoryError()
-        for t in range(self.ntasks):
+        if type(sources) is tuple:
+            self.set_coords_paths(sources[1], sources[2], sources[3])
+        for t in range(self.ntasks if type(sources) is list else 0):
             src = sources[t]
             self.src_data[t] = NULL
             self.src_path[t] = NULL
@@ -801,10 +873,57 @@ cdef class _Batch:
             else:
                 raise TypeError(f"task {t}: unknown source {src!r}")
         max_count = 0
-        for t in range(self.table.shape[0]):
-            max_count = max(max_count, self.table[t, C_COUNT])
+        for t in range(self.nrows):
+            max_count = max(max_count, self.table[t * PLAN_NCOLS + C_COUNT])
         self.offs_needed = 2 * <size_t>self.ndim * <size_t>max_count
         self.next_task = 0
+
+    cdef set_coords_paths(self, bytes head, bytes separator, const int64_t[:, ::1] coords):
+        if coords.shape[0] != self.ntasks or coords.shape[1] != self.ndim:
+            raise ValueError("paths do not match the tasks")
+        self.set_paths(head, separator, &coords[0, 0] if coords.shape[0] * coords.shape[1] else NULL)
+
+    cdef set_paths(self, bytes head, bytes separator, const int64_t* coords):
+        """Task t reads the file ``head`` + its chunk coordinates (``coords``, ntasks x
+        ndim) joined by ``separator`` (the local store's path of its chunk key): no
+        key strings."""
+        cdef Py_ssize_t t, d, k, nhead = len(head), width = nhead + 21 * max(1, self.ndim)
+        cdef char digits[24]
+        cdef char* p
+        cdef int64_t c
+        if len(separator) != 1:
+            raise ValueError(f"chunk key separator {separator!r} is not one byte")
+        self.path_buf = <char*>malloc(max(1, self.ntasks) * width)
+        if self.path_buf == NULL:
+            raise MemoryError()
+        for t in range(self.ntasks):
+            p = self.path_buf + t * width
+            self.src_path[t] = p
+            self.src_data[t] = NULL
+            self.src_offset[t] = -1
+            self.src_len[t] = 0
+            self.status[t] = 0
+            memcpy(p, <const char*>head, nhead)
+            p += nhead
+            for d in range(self.ndim):
+                c = coords[t * self.ndim + d]
+                if c < 0:
+                    raise ValueError(f"chunk coordinates of task {t} must not be negative")
+                if d:
+                    p[0] = (<const char*>separator)[0]
+                    p += 1
+                k = 0
+                while True:
+                    digits[k] = <char>(48 + c % 10)
+                    k += 1
+                    c //= 10
+                    if c == 0:
+                        break
+                while k:
+                    k -= 1
+                    p[0] = digits[k]
+                    p += 1
+            p[0] = 0
 
     cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil:
         """Offsets of task t: chunk side from the chain's strides, array side from the
@@ -822,12 +941,12 @@ cdef class _Batch:
                 return -1
             s.offs_cap = self.offs_needed
         for d in range(self.ndim):
-            row = self.tasks[t, d]
-            cnt = self.table[row, C_COUNT]
-            start = self.table[row, C_START]
-            step = self.table[row, C_STEP]
-            out0 = self.table[row, C_OUT]
-            ix = self.table[row, C_IDX]
+            row = self.tasks[t * self.ndim + d]
+            cnt = self.table[row * PLAN_NCOLS + C_COUNT]
+            start = self.table[row * PLAN_NCOLS + C_START]
+            step = self.table[row * PLAN_NCOLS + C_STEP]
+            out0 = self.table[row * PLAN_NCOLS + C_OUT]
+            ix = self.table[row * PLAN_NCOLS + C_IDX]
             cs = self.chain.strides[d]
             ars = self.arr_strides[d]
             chunk_off = s.offs + pos
@@ -852,7 +971,7 @@ cdef class _Batch:
         """Whether task t selects every in-bounds element of its chunk (FULL everywhere)."""
         cdef int d
         for d in range(self.ndim):
-            if self.table[self.tasks[t, d], C_FULL] == 0:
+            if self.table[(self.tasks[t * self.ndim + d]) * PLAN_NCOLS + C_FULL] == 0:
                 return False
         return True
 
@@ -880,6 +999,7 @@ cdef class _Batch:
         cdef Py_ssize_t t
         memset(&local, 0, sizeof(Scratch))
         with nogil:
+            zc_gil_released()
             s = thread_scratch()
             if s == NULL:
                 s = &local
@@ -892,6 +1012,8 @@ cdef class _Batch:
                 scratch_free(s)
             else:
                 scratch_trim(s)
+            zc_gil_wait()       # see src/gil_handoff.h
+        zc_gil_taken()
 
     def first_error(self):
         """(task index, TaskError) of the first failed task, or None."""
@@ -919,7 +1041,7 @@ cdef class ReadBatch(_Batch):
     """
 
     def __init__(self, Chain chain, table, local, outidx, tasks, out, tuple out_strides,
-                 bytes fill, list sources):
+                 bytes fill, sources):
         self.setup(chain, table, local, outidx, tasks, out, out_strides, fill, sources, True)
 
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
@@ -940,11 +1062,11 @@ cdef class ReadBatch(_Batch):
         for d in range(self.ndim):
             if not direct:
                 break
-            row = self.tasks[t, d]
-            direct = (self.table[row, C_IDX] < 0 and self.table[row, C_STEP] == 1
-                      and self.table[row, C_COUNT] == self.chain.shape[d]
+            row = self.tasks[t * self.ndim + d]
+            direct = (self.table[row * PLAN_NCOLS + C_IDX] < 0 and self.table[row * PLAN_NCOLS + C_STEP] == 1
+                      and self.table[row * PLAN_NCOLS + C_COUNT] == self.chain.shape[d]
                       and (self.chain.shape[d] == 1 or self.arr_strides[d] == self.chain.strides[d]))
-            base += self.table[row, C_OUT] * self.arr_strides[d]
+            base += self.table[row * PLAN_NCOLS + C_OUT] * self.arr_strides[d]
         if self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
             # an uncompressed chunk file: a whole chunk is read straight into out (one
             # copy, not two), a part of one reads only the byte span that holds it
@@ -1135,6 +1257,86 @@ cdef void selected_span(DimPlan* dims, int ndim, Py_ssize_t itemsize, Py_ssize_t
         hi[0] += hi_d
 
 
+cdef class BasicReader:
+    """Reads basic selections (integers and slices) of an array stored as plain chunk
+    files in one native call: plan, output, chunk paths and the batch are built
+    here, and a read small enough for one thread runs here too, so a call holds
+    the GIL for a few microseconds (other Python threads read meanwhile).
+
+    ``head``/``separator``: chunk (i, j, ...) is the file head + b"i" + separator +
+    b"j" ...; ``run_batch(batch, ntasks, work_bytes)`` runs a batch worth more
+    threads (zarrc.engine.run_batch); ``raise_error(batch, coords)`` raises the
+    error of a failed batch, naming the chunk.
+    """
+
+    cdef Chain chain
+    cdef tuple shape
+    cdef tuple chunks
+    cdef object dtype
+    cdef bytes fill
+    cdef bytes head
+    cdef bytes separator
+    cdef Py_ssize_t parallel_min_bytes
+    cdef object run_batch
+    cdef object raise_error
+
+    def __init__(self, Chain chain, tuple shape, tuple chunks, dtype, bytes fill, bytes head,
+                 bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error):
+        self.chain = chain
+        self.shape = shape
+        self.chunks = chunks
+        self.dtype = dtype
+        self.fill = fill
+        self.head = head
+        self.separator = separator
+        self.parallel_min_bytes = parallel_min_bytes
+        self.run_batch = run_batch
+        self.raise_error = raise_error
+
+    def read(self, selection):
+        """``array[selection]`` as a new numpy array, or None if ``selection`` is not
+        made of integers and slices with positive steps (or an integer is out of
+        bounds: the general path words the error)."""
+        cdef Plan plan
+        cdef ReadBatch batch
+        cdef Py_ssize_t d, t, ntasks, work, nbytes = self.chain.itemsize
+        if not plan_selection(selection, self.shape, self.chunks, &plan):
+            return None
+        try:
+            out_shape = []
+            for d in range(plan.ndim):
+                if not plan.dropped[d]:
+                    out_shape.append(plan.count[d])
+                    nbytes *= plan.count[d]
+            out = _empty(tuple(out_shape), self.dtype)
+            if nbytes == 0:
+                return out
+            ntasks = plan.ntasks
+            out_strides = iter(out.strides)
+            strides = tuple([0 if plan.dropped[d] else next(out_strides) for d in range(plan.ndim)])
+            batch = ReadBatch.__new__(ReadBatch)
+            batch.setup_plan(self.chain, &plan, out, strides, self.fill, self.head, self.separator)
+        finally:
+            plan_free(&plan)           # (nothing left to free once the batch owns it)
+        # uncompressed chunks: only the selected bytes are read and copied
+        work = nbytes if self.chain.n == 0 else ntasks * self.chain.chunk_nbytes
+        zc_add_count(&calls_in_progress, 1)
+        try:
+            if ntasks == 1 or work < 2 * self.parallel_min_bytes:
+                batch.run()
+            else:
+                self.run_batch(batch, ntasks, work)
+        finally:
+            zc_add_count(&calls_in_progress, -1)
+        for t in range(ntasks):
+            if batch.status[t] < 0:
+                coords = np.empty((ntasks, batch.ndim), np.int64)
+                for d in range(ntasks * batch.ndim):
+                    coords.flat[d] = batch.plan.coords[d]
+                self.raise_error(batch, coords)
+        return out
+
+
 cdef class WriteBatch(_Batch):
     """Gather values into chunks, encode, and store them (or drop chunks that are
     all fill value).
@@ -1179,7 +1381,7 @@ cdef class WriteBatch(_Batch):
         free(self.outcomes)
 
     def __init__(self, Chain chain, table, local, outidx, tasks, value, tuple value_strides,
-                 bytes fill, list sources, bytes tmp_suffix=b".tmp", bint write_empty=False,
+                 bytes fill, sources, bytes tmp_suffix=b".tmp", bint write_empty=False,
                  bint commit_now=False):
         cdef Py_ssize_t t
         self.setup(chain, table, local, outidx, tasks, value, value_strides, fill, sources, False)
@@ -1290,7 +1492,7 @@ cdef class WriteBatch(_Batch):
             return
         chunk = s.buf[3]
         for d in range(self.ndim):
-            edge = edge or self.table[self.tasks[t, d], C_COUNT] < self.chain.shape[d]
+            edge = edge or self.table[(self.tasks[t * self.ndim + d]) * PLAN_NCOLS + C_COUNT] < self.chain.shape[d]
         if (full and not edge and self.commit_now and self.src_path[t] != NULL
                 and self.chain.n == 0 and self.rows_in_value_order(dims)):
             self.write_rows(t, dims, err)     # uncompressed: from the value's rows to the file

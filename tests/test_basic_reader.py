@@ -1,0 +1,127 @@
+"""The native reader of int/slice selections (pipeline.BasicReader): arrays of plain
+chunk files read basic selections in one native call, with chunk file paths built
+natively from the coordinates.  Results equal the general path's, errors name the
+chunk's key, and it stands aside where chunk paths are not head + coordinates."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import zarrc
+from zarrc import engine
+from zarrc.errors import CodecError
+from zarrc.stores import LocalStore, MemoryStore
+from zarrc.threads import count_calls
+
+from .test_partial_reads import _random_selection
+
+
+def _general(a: zarrc.Array, selection):
+    """``a[selection]`` by the general path (no BasicReader, no point reader)."""
+    chunked = a._chunked
+    basic, chunked.basic = chunked.basic, None
+    try:
+        return engine.read(chunked, selection)
+    finally:
+        chunked.basic = basic
+
+
+@pytest.mark.parametrize("chain", ["bytes", "blosc", "zstd+crc32c", "transpose", "big-endian"])
+def test_basic_reads_equal_the_general_path(tmp_path, zh, chain):
+    shape, chunks = (37, 29, 11), (8, 7, 4)
+    data = np.arange(np.prod(shape), dtype="int32").reshape(shape)
+    a = zh.make_array(LocalStore(str(tmp_path / "a.zarr"), mode="w"), shape, chunks, "int32", chain)
+    a[...] = data
+    a[:8, :7, :4] = 0                         # a chunk of fill values: not stored
+    data[:8, :7, :4] = 0
+    assert a._chunked.basic is not None
+    rng = random.Random(3)
+    for _ in range(300):
+        sel = _random_selection(rng, shape)
+        try:
+            expected = data[sel]
+        except IndexError:
+            with pytest.raises(IndexError):
+                a[sel]
+            continue
+        got = a._chunked.basic.read(sel)
+        if got is None:                       # not a basic selection: general path
+            got = a[sel]
+        np.testing.assert_array_equal(got, expected)
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_array_equal(_general(a, sel), expected)
+
+
+@pytest.mark.parametrize("separator", [".", "/"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_basic_reads_of_v2_arrays(tmp_path, separator, order):
+    data = np.arange(30 * 20, dtype="<u2").reshape(30, 20)
+    a = zarrc.create_array(LocalStore(str(tmp_path / "v2.zarr"), mode="w"), shape=data.shape,
+                           chunks=(7, 6), dtype=data.dtype, zarr_format=2, order=order,
+                           dimension_separator=separator, compressor=None)
+    a[...] = data
+    assert a._chunked.path_head is not None and a._chunked.path_separator == separator.encode()
+    for sel in [(slice(3, 25, 2), slice(None)), (4, slice(5, 19)), (slice(None), 13), (29, 19),
+                (slice(6, 6),)]:
+        np.testing.assert_array_equal(a[sel], data[sel])
+
+
+def test_basic_reader_stands_aside(zh, tmp_path):
+    mem = zh.make_array(MemoryStore(), (10,), (4,))
+    assert mem._chunked.basic is None and mem._chunked.path_head is None
+    sharded = zarrc.create_array(LocalStore(str(tmp_path / "s.zarr"), mode="w"), shape=(16, 16),
+                                 chunks=(4, 4), shards=(8, 8), dtype="int32")
+    assert sharded._chunked.levels and sharded._chunked.basic is None
+
+    class Renamed(LocalStore):               # chunk files are not named after their keys
+        def local_path(self, key):
+            return super().local_path(key) + ".bin"
+
+    odd = zh.make_array(Renamed(str(tmp_path / "r.zarr"), mode="w"), (10,), (4,))
+    assert odd._chunked.path_head is None and odd._chunked.basic is None
+    odd[...] = np.arange(10)
+    np.testing.assert_array_equal(odd[2:9], np.arange(2, 9))
+
+
+def test_basic_read_errors_name_the_chunk(zh, tmp_path):
+    store = LocalStore(str(tmp_path / "e.zarr"), mode="w")
+    raw = zh.make_array(store, (8, 8), (4, 4), "int32", "bytes")
+    raw[...] = np.arange(64).reshape(8, 8)
+    with open(tmp_path / "e.zarr" / "c" / "1" / "0", "wb") as f:
+        f.write(b"short")
+    np.testing.assert_array_equal(raw[:4, :], np.arange(32).reshape(4, 8))
+    with pytest.raises(CodecError, match="c/1/0"):
+        raw[3:6, 1:3]
+    assert count_calls(0) == 0
+    packed = zh.make_array(LocalStore(str(tmp_path / "p.zarr"), mode="w"), (8, 8), (4, 4),
+                           "int32", "zstd+crc32c")
+    packed[...] = np.arange(64).reshape(8, 8)
+    with open(tmp_path / "p.zarr" / "c" / "0" / "1", "r+b") as f:
+        f.truncate(9)
+    with pytest.raises(CodecError, match="c/0/1"):
+        packed[:, 2:6]
+    assert count_calls(0) == 0
+
+
+def test_large_basic_reads_use_the_pool(zh, tmp_path, monkeypatch):
+    used = []
+    real = engine.run_batch
+
+    def spy(batch, ntasks, work_bytes=None):
+        used.append((ntasks, work_bytes))
+        real(batch, ntasks, work_bytes)
+
+    monkeypatch.setattr(engine, "run_batch", spy)
+    data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
+    a = zh.make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), data.shape, (64, 64),
+                      "float64", "blosc")
+    a[...] = data
+    used.clear()
+    np.testing.assert_array_equal(a[3:5, 3:200], data[3:5, 3:200])      # 4 chunks, 128 KiB
+    assert used == []                                                    # ran on the caller
+    with zarrc.config.set(threads=2):
+        np.testing.assert_array_equal(a[...], data)                      # 64 chunks, 2 MiB
+    assert used == [(64, 64 * 64 * 64 * 8)]
