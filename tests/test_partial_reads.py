@@ -72,7 +72,7 @@ def test_plan_basic_expands_one_ellipsis(sel):
     shape, chunks = (5, 4, 7), (2, 3, 4)
     if sel == (slice(None, None, 2), Ellipsis, 1, 3):
         shape, chunks = (5, 6, 4, 7), (2, 3, 3, 4)
-    table, tasks, coords, pshape, dropped = plan_basic(sel, shape, chunks)
+    table, tasks, _, pshape, dropped = plan_basic(sel, shape, chunks)
     dims, out_shape = indexing.plan(sel, shape, chunks)
     t2, _, _, k2 = engine.assemble(dims)
     assert pshape == out_shape and dropped == tuple(d.dropped for d in dims)

@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
-from zarrc._kernels.pipeline import (CHECKSUM, DELETED, IO, STORED, BasicReader, Chain, ReadBatch,
-                                     WriteBatch)
+from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, BasicReader, Chain, ReadBatch, WriteBatch
 from zarrc._kernels.plan import plan_basic
 from zarrc.config import config
 from zarrc.errors import ChecksumError, CodecError, StoreError
