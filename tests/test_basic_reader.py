@@ -72,9 +72,6 @@ def test_basic_reads_of_v2_arrays(tmp_path, separator, order):
 def test_basic_reader_stands_aside(zh, tmp_path):
     mem = zh.make_array(MemoryStore(), (10,), (4,))
     assert mem._chunked.basic is None and mem._chunked.path_head is None
-    sharded = zarrc.create_array(LocalStore(str(tmp_path / "s.zarr"), mode="w"), shape=(16, 16),
-                                 chunks=(4, 4), shards=(8, 8), dtype="int32")
-    assert sharded._chunked.levels and sharded._chunked.basic is None
 
     class Renamed(LocalStore):               # chunk files are not named after their keys
         def local_path(self, key):
@@ -125,3 +122,61 @@ def test_large_basic_reads_use_the_pool(zh, tmp_path, monkeypatch):
     with zarrc.config.set(threads=2):
         np.testing.assert_array_equal(a[...], data)                      # 64 chunks, 2 MiB
     assert used == [(64, 64 * 64 * 64 * 8)]
+
+
+@pytest.mark.parametrize("location", ["start", "end"])
+def test_sharded_basic_reads(tmp_path, location):
+    shape = (37, 29)
+    data = np.arange(np.prod(shape), dtype="int32").reshape(shape)
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [3, 4], "index_location": location,
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                   {"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}
+    root = tmp_path / "s.zarr"
+    a = zarrc.create_array(LocalStore(str(root), mode="w"), shape=shape, chunks=(9, 8),
+                           serializer=sharding, compressors=None, dtype="int32", fill_value=-1)
+    a[...] = data
+    a[:9, 8:16] = -1                          # a shard of fill values: removed
+    a[9:12, :4] = -1                          # an inner chunk of fill values: empty in its shard
+    data[:9, 8:16] = data[9:12, :4] = -1
+    assert a._chunked.basic is not None
+    rng = random.Random(5)
+    for _ in range(300):
+        sel = _random_selection(rng, shape)
+        try:
+            expected = data[sel]
+        except IndexError:
+            continue
+        got = a._chunked.basic.read(sel)
+        if got is not None:
+            np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(_general(a, sel), expected)
+    a[20:25, 3] = 7                           # a write through the array: indexes reloaded
+    data[20:25, 3] = 7
+    np.testing.assert_array_equal(a[18:27, :], data[18:27, :])
+    # damaged inner chunks are named with their shard
+    path = root / "c" / "1" / "0"
+    raw = path.read_bytes()
+    n = 16 * 6 + 4                            # the index: 3 x 2 inner chunks, crc32c
+    lo, hi = (n, len(raw)) if location == "start" else (0, len(raw) - n)
+    path.write_bytes(raw[:lo] + bytes(b ^ 0x5A for b in raw[lo:hi]) + raw[hi:])
+    b = zarrc.open_array(str(root), mode="r")
+    assert b._chunked.basic is not None
+    with pytest.raises(CodecError, match=r"c/1/0 \(inner chunk \(4, 0\)\)"):
+        b[12:13, 0:1]
+    assert count_calls(0) == 0
+
+
+def test_nested_sharding_takes_the_general_path(tmp_path):
+    inner = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2, 2], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}
+    outer = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 4], "codecs": [inner],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}
+    a = zarrc.create_array(LocalStore(str(tmp_path / "n.zarr"), mode="w"), shape=(10, 10),
+                           chunks=(8, 8), serializer=outer, compressors=None, dtype="int32")
+    a[...] = np.arange(100).reshape(10, 10)
+    assert a._chunked.basic is None
+    np.testing.assert_array_equal(a[3:9, 2], np.arange(100).reshape(10, 10)[3:9, 2])

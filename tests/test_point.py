@@ -41,7 +41,8 @@ def test_single_elements_match_numpy(store, layout, dtype):
     expected = x.copy()
     expected[:, 12:] = 0
     a = zarrc.open_array(store, mode="r")
-    assert a._point is not None
+    # raw chunk files: the native basic reader takes single elements instead
+    assert (a._point is None) == (a._chunked.basic is not None and "raw" in layout)
     for _ in range(150):
         idx = tuple(int(rng.integers(-n, n)) for n in shape)
         got = a[idx]

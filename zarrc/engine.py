@@ -192,16 +192,25 @@ def raise_task_error(batch: Any, arr: ChunkedArray, keys: Any) -> None:
 # ---------------------------------------------------------------- read / write
 
 def basic_reader(arr: ChunkedArray) -> BasicReader | None:
-    """The native reader of int/slice selections for an array of plain chunk files
-    with a native chain (no sharding), else None."""
-    if arr.path_head is None or arr.chain is None or arr.codec is not None or arr.levels:
+    """The native reader of int/slice selections for an array of plain chunk (or
+    shard, one level of sharding) files with a native chain, else None."""
+    if arr.path_head is None or arr.chain is None or arr.codec is not None or len(arr.levels) > 1:
         return None
+    if not arr.levels:
+        def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
+            raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
 
-    def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
-        raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
+        return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
+                           arr.path_separator, PARALLEL_MIN_BYTES, run_batch, raise_error)
+    from zarrc import sharded
+
+    def raise_shard_error(batch: ReadBatch, coords: np.ndarray) -> None:
+        raise_task_error(batch, arr, lambda: sharded.chunk_labels(arr, coords))
 
     return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
-                       arr.path_separator, PARALLEL_MIN_BYTES, run_batch, raise_error)
+                       arr.path_separator, PARALLEL_MIN_BYTES, run_batch, raise_shard_error,
+                       arr.levels[0].shard_shape, arr.shard_cache.native,
+                       lambda shard: sharded.native_index(arr, shard))
 
 
 def read(arr: ChunkedArray, selection: Any) -> Any:

@@ -63,6 +63,7 @@ class ShardIndexCache:
     tables: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     paths: dict = field(default_factory=dict)    # shard key -> its file (bytes) or None
+    native: dict = field(default_factory=dict)   # the BasicReader's (see native_index)
 
     def get(self, key: tuple) -> Any:
         with self.lock:
@@ -76,6 +77,7 @@ class ShardIndexCache:
         with self.lock:
             for k in [k for k in self.tables if k[0] == shard_key]:
                 del self.tables[k]
+            self.native.clear()
 
 
 _MISSING = object()
@@ -157,6 +159,22 @@ def _index(arr: engine.ChunkedArray, depth: int, key: str, start: int, length: i
     table[used, 0] += np.uint64(start)
     cache.put((key, depth, start), table)
     return table
+
+
+def native_index(arr: engine.ChunkedArray, shard: tuple[int, ...]) -> bytes:
+    """For the native reader (pipeline.BasicReader) of a one-level sharded array:
+    the index of the shard at grid position ``shard``, as native-order uint64
+    (absolute offset, length) per inner chunk; b"" if the shard is missing."""
+    key = arr.chunk_keys(np.array([shard], np.int64))[0]
+    table = _index(arr, 0, key, 0, None)
+    return b"" if table is None else np.ascontiguousarray(table, np.uint64).tobytes()
+
+
+def chunk_labels(arr: engine.ChunkedArray, coords: np.ndarray) -> list[str]:
+    """Names of inner chunks (rows of ``coords``) for error messages."""
+    shards = coords * np.asarray(arr.chunks, np.int64) // np.asarray(arr.levels[0].shard_shape, np.int64)
+    return [f"{key} (inner chunk {tuple(int(c) for c in row)})"
+            for key, row in zip(arr.chunk_keys(shards), coords)]
 
 
 def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:

@@ -39,7 +39,8 @@ class ReadBatch:
 class BasicReader:
     def __init__(self, chain: Chain, shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype,
                  fill: bytes, head: bytes, separator: bytes, parallel_min_bytes: int,
-                 run_batch: Any, raise_error: Any) -> None: ...
+                 run_batch: Any, raise_error: Any, shard_shape: tuple[int, ...] | None = None,
+                 indexes: dict | None = None, index_of: Any = None) -> None: ...
     def read(self, selection: Any) -> np.ndarray | None: ...
 
 class WriteBatch:

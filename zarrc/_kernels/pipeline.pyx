@@ -13,7 +13,7 @@ file + rename); other stores hand over bytes fetched beforehand.
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.errno cimport EEXIST, EINTR, EIO, EISDIR, ENOENT, ENOTDIR, errno
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset, strlen, strrchr
@@ -28,7 +28,7 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
                                   fill_pattern, next_position)
-from zarrc._kernels.plan cimport PLAN_NCOLS, Plan, plan_free, plan_selection
+from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 
 import numpy as np
@@ -795,9 +795,11 @@ cdef class _Batch:
         self.setup_common(chain, arr, arr_strides, fill, sources, writable)
 
     cdef setup_plan(self, Chain chain, Plan* plan, arr, tuple arr_strides, bytes fill,
-                    bytes head, bytes separator):
+                    bytes head, bytes separator, const int64_t* shards=NULL,
+                    const int64_t* ranges=NULL):
         """Set up from a native plan (its buffers now belong to the batch) with
-        chunk files head + coordinates (see set_paths)."""
+        chunk files head + coordinates (see set_paths), or, given ``shards`` and
+        ``ranges``, byte ranges of shard files."""
         self.plan = plan[0]
         plan.table = plan.tasks = plan.coords = NULL
         if self.plan.ndim != chain.ndim:
@@ -808,7 +810,7 @@ cdef class _Batch:
         self.ntasks = self.plan.ntasks
         self.local = self.outidx = NULL
         self.setup_common(chain, arr, arr_strides, fill, None, True)
-        self.set_paths(head, separator, self.plan.coords)
+        self.set_paths(head, separator, self.plan.coords if shards == NULL else shards, ranges)
 
     cdef setup_common(self, Chain chain, arr, tuple arr_strides, bytes fill, sources,
                       bint writable):
@@ -883,10 +885,12 @@ cdef class _Batch:
             raise ValueError("paths do not match the tasks")
         self.set_paths(head, separator, &coords[0, 0] if coords.shape[0] * coords.shape[1] else NULL)
 
-    cdef set_paths(self, bytes head, bytes separator, const int64_t* coords):
+    cdef set_paths(self, bytes head, bytes separator, const int64_t* coords,
+                   const int64_t* ranges=NULL):
         """Task t reads the file ``head`` + its chunk coordinates (``coords``, ntasks x
         ndim) joined by ``separator`` (the local store's path of its chunk key): no
-        key strings."""
+        key strings.  With ``ranges`` (ntasks x 2: offset, length; offset -1: the
+        chunk is missing), only that byte range of the file (a shard's)."""
         cdef Py_ssize_t t, d, k, nhead = len(head), width = nhead + 21 * max(1, self.ndim)
         cdef char digits[24]
         cdef char* p
@@ -924,6 +928,12 @@ cdef class _Batch:
                     p[0] = digits[k]
                     p += 1
             p[0] = 0
+            if ranges != NULL:
+                if ranges[2 * t] < 0:
+                    self.src_path[t] = NULL
+                else:
+                    self.src_offset[t] = ranges[2 * t]
+                    self.src_len[t] = <size_t>ranges[2 * t + 1]
 
     cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil:
         """Offsets of task t: chunk side from the chain's strides, array side from the
@@ -1279,9 +1289,28 @@ cdef class BasicReader:
     cdef Py_ssize_t parallel_min_bytes
     cdef object run_batch
     cdef object raise_error
+    # sharded (one level): inner chunks per shard, per dimension; the shard grid's
+    # shape; decoded indexes by linear shard number (bytes: uint64 offset, length
+    # per inner chunk, b"" for a missing shard); index_of(shard coords) loads one
+    cdef bint sharded
+    cdef Py_ssize_t cps[PLAN_MAX_DIMS]
+    cdef Py_ssize_t grid[PLAN_MAX_DIMS]
+    cdef dict indexes
+    cdef object index_of
 
     def __init__(self, Chain chain, tuple shape, tuple chunks, dtype, bytes fill, bytes head,
-                 bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error):
+                 bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error,
+                 tuple shard_shape=None, dict indexes=None, index_of=None):
+        cdef Py_ssize_t d
+        self.sharded = shard_shape is not None
+        if self.sharded:
+            if len(shard_shape) != len(shape) or indexes is None or index_of is None:
+                raise ValueError("a sharded reader needs the shard shape, the indexes, index_of")
+            for d in range(len(shape)):
+                self.cps[d] = shard_shape[d] // chunks[d]
+                self.grid[d] = -(-shape[d] // shard_shape[d])
+            self.indexes = indexes
+            self.index_of = index_of
         self.chain = chain
         self.shape = shape
         self.chunks = chunks
@@ -1315,7 +1344,11 @@ cdef class BasicReader:
             out_strides = iter(out.strides)
             strides = tuple([0 if plan.dropped[d] else next(out_strides) for d in range(plan.ndim)])
             batch = ReadBatch.__new__(ReadBatch)
-            batch.setup_plan(self.chain, &plan, out, strides, self.fill, self.head, self.separator)
+            if self.sharded:
+                self.setup_sharded(batch, &plan, out, strides)
+            else:
+                batch.setup_plan(self.chain, &plan, out, strides, self.fill, self.head,
+                                 self.separator)
         finally:
             plan_free(&plan)           # (nothing left to free once the batch owns it)
         # uncompressed chunks: only the selected bytes are read and copied
@@ -1330,11 +1363,52 @@ cdef class BasicReader:
             zc_add_count(&calls_in_progress, -1)
         for t in range(ntasks):
             if batch.status[t] < 0:
-                coords = np.empty((ntasks, batch.ndim), np.int64)
+                coords = np.empty((ntasks, batch.ndim), np.int64)   # (inner chunks')
                 for d in range(ntasks * batch.ndim):
                     coords.flat[d] = batch.plan.coords[d]
                 self.raise_error(batch, coords)
         return out
+
+
+    cdef setup_sharded(self, ReadBatch batch, Plan* plan, out, tuple strides):
+        """Locate the plan's inner chunks through the shard indexes (loaded once per
+        shard) and set the batch up to read their byte ranges of the shard files."""
+        cdef Py_ssize_t t, d, ndim = plan.ndim, sid, flat, nchunks = 1
+        cdef int64_t c
+        cdef const uint64_t* entry
+        cdef bytes index
+        cdef int64_t* shards = <int64_t*>malloc(max(1, plan.ntasks * ndim) * sizeof(int64_t))
+        cdef int64_t* ranges = <int64_t*>malloc(max(1, plan.ntasks * 2) * sizeof(int64_t))
+        try:
+            if shards == NULL or ranges == NULL:
+                raise MemoryError()
+            for d in range(ndim):
+                nchunks *= self.cps[d]
+            for t in range(plan.ntasks):
+                sid = 0
+                flat = 0
+                for d in range(ndim):
+                    c = plan.coords[t * ndim + d]
+                    shards[t * ndim + d] = c // self.cps[d]
+                    sid = sid * self.grid[d] + c // self.cps[d]
+                    flat = flat * self.cps[d] + c % self.cps[d]
+                index = self.indexes.get(sid)
+                if index is None:
+                    index = self.index_of(tuple([shards[t * ndim + d] for d in range(ndim)]))
+                    if PyBytes_GET_SIZE(index) not in (0, 16 * nchunks):
+                        raise ValueError(f"shard index of {len(index)} bytes for {nchunks} chunks")
+                    self.indexes[sid] = index
+                ranges[2 * t] = -1
+                if PyBytes_GET_SIZE(index):
+                    entry = <const uint64_t*>PyBytes_AS_STRING(index) + 2 * flat
+                    if entry[0] != <uint64_t>-1:       # EMPTY: the chunk is missing
+                        ranges[2 * t] = <int64_t>entry[0]
+                        ranges[2 * t + 1] = <int64_t>entry[1]
+            batch.setup_plan(self.chain, plan, out, strides, self.fill, self.head, self.separator,
+                             shards, ranges)
+        finally:
+            free(shards)
+            free(ranges)
 
 
 cdef class WriteBatch(_Batch):
