@@ -5,6 +5,7 @@ chunk's key, and it stands aside where chunk paths are not head + coordinates.""
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -180,3 +181,20 @@ def test_nested_sharding_takes_the_general_path(tmp_path):
     a[...] = np.arange(100).reshape(10, 10)
     assert a._chunked.basic is None
     np.testing.assert_array_equal(a[3:9, 2], np.arange(100).reshape(10, 10)[3:9, 2])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_shard_files_are_opened_once_per_run_and_closed(tmp_path):
+    a = zarrc.create_array(LocalStore(str(tmp_path / "f.zarr"), mode="w"), shape=(64, 64),
+                           chunks=(4, 4), shards=(16, 16), dtype="int16", fill_value=5)
+    data = np.arange(64 * 64, dtype="int16").reshape(64, 64)
+    a[...] = data
+    a[16:32, 16:32] = 5                       # a missing shard among stored ones
+    data[16:32, 16:32] = 5
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        np.testing.assert_array_equal(a[...], data)
+        np.testing.assert_array_equal(a[3:60:5, 10:50], data[3:60:5, 10:50])
+    with zarrc.config.set(threads=2):
+        np.testing.assert_array_equal(a[...], data)
+    assert len(os.listdir("/proc/self/fd")) == before

@@ -12,11 +12,11 @@ file + rename); other stores hand over bytes fetched beforehand.
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.errno cimport EEXIST, EINTR, EIO, EISDIR, ENOENT, ENOTDIR, errno
+from libc.errno cimport EEXIST, EINTR, EIO, EISDIR, ENOENT, ENOMEM, ENOTDIR, errno
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memset, strlen, strrchr
+from libc.string cimport memcpy, memset, strcmp, strlen, strrchr
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
@@ -155,6 +155,9 @@ cdef struct Scratch:
     Deflater deflater
     Py_ssize_t* offs
     size_t offs_cap
+    int fd_plus1         # a file kept open for byte ranges of it (shards), + 1; 0: none
+    char* fd_path        # its path
+
 
 
 cdef int ensure(Scratch* s, int slot, size_t n) noexcept nogil:
@@ -252,18 +255,51 @@ cdef Py_ssize_t pread_all(int fd, uint8_t* dst, size_t n, int64_t offset, ZcErro
     return <Py_ssize_t>done
 
 
+cdef void scratch_close_file(Scratch* s) noexcept nogil:
+    """Close the file kept open by open_range_file (at the end of each run)."""
+    if s.fd_plus1:
+        c_close(s.fd_plus1 - 1)
+        s.fd_plus1 = 0
+    free(s.fd_path)
+    s.fd_path = NULL
+
+
+cdef int open_range_file(const char* path, Scratch* s) noexcept nogil:
+    """A descriptor of ``path`` for reading byte ranges, kept open in the scratch while
+    the thread's next ranges come from the same file (a shard's inner chunks): one
+    open per shard, not per inner chunk.  -1 with errno set on failure."""
+    cdef size_t n
+    if s.fd_plus1 and strcmp(s.fd_path, path) == 0:
+        return s.fd_plus1 - 1
+    scratch_close_file(s)
+    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
+    if fd < 0:
+        return -1
+    n = strlen(path) + 1
+    s.fd_path = <char*>malloc(n)
+    if s.fd_path == NULL:
+        c_close(fd)
+        errno = ENOMEM
+        return -1
+    memcpy(s.fd_path, path, n)
+    s.fd_plus1 = fd + 1
+    return fd
+
+
 cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scratch* s,
                           ZcError* err) noexcept nogil:
     """Read a file (offset < 0: all of it; else ``length`` bytes from ``offset``) into
     scratch slot 0.  MISSING if the file does not exist; a range that ends past the
     end of the file is an error (an index pointed outside its shard)."""
-    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
+    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC) if offset < 0 else open_range_file(path, s)
     cdef stat st
     cdef size_t size, done = 0
     cdef ssize_t r
     if fd < 0:
         if errno == ENOENT or errno == ENOTDIR:
             return MISSING
+        if errno == ENOMEM:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
         return fail(err, ZC_IO, 0, errno, "open")
     if offset < 0:
         if fstat(fd, &st) != 0:
@@ -274,10 +310,12 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
     else:
         size = <size_t>length
     if ensure(s, 0, size) != 0:
-        c_close(fd)
+        if fd != s.fd_plus1 - 1:
+            c_close(fd)
         return fail(err, ZC_NOMEM, 0, 0, NULL)
     r = pread_all(fd, s.buf[0], size, offset, err)
-    c_close(fd)
+    if fd != s.fd_plus1 - 1:
+        c_close(fd)
     if r < 0:
         return r
     done = <size_t>r
@@ -1018,6 +1056,7 @@ cdef class _Batch:
                 if t >= self.ntasks:
                     break
                 self.run_task(t, s)
+            scratch_close_file(s)
             if s == &local:
                 scratch_free(s)
             else:
