@@ -1,9 +1,12 @@
 """Runs selections: plan -> batch of chunk tasks -> native workers on a thread pool.
 
-Read: the selection becomes per-dimension projections (zarrc.indexing; ints and
-slices are planned natively by zarrc._kernels.plan); their cartesian product is
-one task per touched chunk; the chunk keys are resolved in one go (file paths for
-a local store, bytes fetched with ``get_many`` for other stores); then up to
+Read: an int/slice selection of an array of plain chunk (or shard) files goes
+to the native BasicReader (see basic_reader), which does all of what follows in
+one call and holds the GIL for a few microseconds.  Otherwise the selection
+becomes per-dimension projections (zarrc.indexing; ints and slices are planned
+natively by zarrc._kernels.plan); their cartesian product is one task per
+touched chunk; the chunk keys are resolved in one go (file paths built natively
+for a store of plain files, bytes fetched with ``get_many`` for others); then up to
 ``config.threads`` workers (the calling thread and pool threads, see run_batch)
 each call ``ReadBatch.run()``, which decodes and scatters chunks without the GIL
 until none are left (a small part of a large chunk decodes only what it needs).
