@@ -31,6 +31,8 @@ from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd,
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 
+import sys
+
 import numpy as np
 
 cdef extern from "zstd.h" nogil:
@@ -77,6 +79,7 @@ cdef extern from *:
 
 cdef extern from "src/gil_handoff.h" nogil:
     void zc_gil_pool_thread() noexcept
+    void zc_gil_disable() noexcept
     void zc_gil_taken() noexcept
     void zc_gil_released() noexcept
     void zc_gil_wait() noexcept
@@ -744,6 +747,9 @@ def mark_pool_thread():
     holds the GIL nor spin for it (src/gil_handoff.h)."""
     zc_gil_pool_thread()
 
+
+if not getattr(sys, "_is_gil_enabled", lambda: True)():
+    zc_gil_disable()            # free-threaded Python: nothing to hand over
 
 cdef Py_ssize_t calls_in_progress = 0
 cdef object _empty = np.empty

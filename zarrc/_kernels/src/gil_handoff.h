@@ -15,7 +15,8 @@
  * spin is bounded (ZC_GIL_SPIN_NS after the holder took the GIL), so a holder that
  * goes on with other Python work, or lets the GIL go by other means, costs at
  * most that.  Pool threads (zc_gil_pool_thread) neither record nor spin: their
- * next step is to wait for more work.
+ * next step is to wait for more work.  Without a GIL (free-threaded Python,
+ * zc_gil_disable) nothing is recorded, so nobody spins.
  */
 #ifndef ZC_GIL_HANDOFF_H
 #define ZC_GIL_HANDOFF_H
@@ -36,6 +37,7 @@
 
 static int64_t zc_gil_since = 0;          /* when a reader took the GIL (0: none) */
 static __thread int zc_pool_thread = 0;
+static int zc_gil_off = 0;                 /* no GIL (free-threaded Python): no spinning */
 
 static inline int64_t zc_now_ns(void) {
   struct timespec ts;
@@ -44,15 +46,16 @@ static inline int64_t zc_now_ns(void) {
 }
 
 static inline void zc_gil_pool_thread(void) { zc_pool_thread = 1; }
+static inline void zc_gil_disable(void) { zc_gil_off = 1; }
 
 /* Call with the GIL held, right after taking it back. */
 static inline void zc_gil_taken(void) {
-  if (!zc_pool_thread) __atomic_store_n(&zc_gil_since, zc_now_ns(), __ATOMIC_RELEASE);
+  if (!zc_pool_thread && !zc_gil_off) __atomic_store_n(&zc_gil_since, zc_now_ns(), __ATOMIC_RELEASE);
 }
 
 /* Call without the GIL, right after letting it go. */
 static inline void zc_gil_released(void) {
-  if (!zc_pool_thread) __atomic_store_n(&zc_gil_since, 0, __ATOMIC_RELEASE);
+  if (!zc_pool_thread && !zc_gil_off) __atomic_store_n(&zc_gil_since, 0, __ATOMIC_RELEASE);
 }
 
 /* Call without the GIL, just before taking it back. */
