@@ -7,7 +7,9 @@ A :class:`ReadBatch` / :class:`WriteBatch` holds every chunk task of one call;
 each worker thread calls ``run()``, which takes tasks from a shared atomic
 counter until none are left, so Python runs once per worker per call, never
 per chunk.  Local files are read and written here directly (pread; temporary
-file + rename); other stores hand over bytes fetched beforehand.
+file + rename); other stores hand over bytes fetched beforehand.  A
+:class:`BasicReader` serves int/slice reads of plain chunk (or shard) files in
+one native call, from the selection to the filled output.
 """
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
@@ -160,7 +162,6 @@ cdef struct Scratch:
     size_t offs_cap
     int fd_plus1         # a file kept open for byte ranges of it (shards), + 1; 0: none
     char* fd_path        # its path
-
 
 
 cdef int ensure(Scratch* s, int slot, size_t n) noexcept nogil:
