@@ -192,3 +192,21 @@ def test_shard_files_are_opened_once_per_run_and_closed(tmp_path):
     with zarrc.config.set(threads=2):
         np.testing.assert_array_equal(a[...], data)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.parametrize("chain", ["bytes", "blosc"])
+def test_large_outputs_written_with_streaming_stores(zh, tmp_path, chain):
+    """Outputs of 32 MiB and more are scattered with non-temporal stores (rows of
+    256 bytes and more; the rest, and rows at odd addresses, by memcpy)."""
+    from zarrc._kernels.pipeline import STREAM_MIN_BYTES
+
+    shape = (4096, 2304)                      # float32: 36 MiB
+    data = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    assert data.nbytes >= STREAM_MIN_BYTES
+    a = zh.make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), shape, (100, 300),
+                      "float32", chain)
+    a[...] = data
+    for sel in [Ellipsis, (slice(1, None), slice(3, None)), (slice(None), slice(1, 2300, 1))]:
+        np.testing.assert_array_equal(a[sel], data[sel])
+    with zarrc.config.set(threads=2):
+        np.testing.assert_array_equal(a[:, 5:], data[:, 5:])

@@ -13,7 +13,8 @@ cdef struct DimPlan:
     bint contiguous   # src_off and dst_off both step by itemsize (used on the last dimension)
 
 cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
-                  Py_ssize_t itemsize) noexcept nogil
+                  Py_ssize_t itemsize, bint stream=*) noexcept nogil
+cdef void stream_fence() noexcept nogil
 cdef void fill_nd(char* dst, int ndim, DimPlan* dims, const char* pattern,
                   Py_ssize_t itemsize) noexcept nogil
 cdef void fill_pattern(char* dst, Py_ssize_t n_items, const char* pattern,

@@ -49,13 +49,56 @@ cdef void byteswap(char* buf, Py_ssize_t n_items, Py_ssize_t itemsize) noexcept 
             buf[i * itemsize + itemsize - 1 - j] = t
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    /* Copy with non-temporal stores: the destination's cache lines are written
+       without being read first (a large fresh output is not in any cache). */
+    static inline void zc_stream_copy(char* dst, const char* src, size_t n) {
+        size_t head = (size_t)(-(uintptr_t)dst) & 15;
+        if (n < 256) { memcpy(dst, src, n); return; }  /* short rows: partial lines */
+        memcpy(dst, src, head);
+        dst += head; src += head; n -= head;
+        for (; n >= 64; n -= 64, dst += 64, src += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i*)src);
+            __m128i b = _mm_loadu_si128((const __m128i*)(src + 16));
+            __m128i c = _mm_loadu_si128((const __m128i*)(src + 32));
+            __m128i d = _mm_loadu_si128((const __m128i*)(src + 48));
+            _mm_stream_si128((__m128i*)dst, a);
+            _mm_stream_si128((__m128i*)(dst + 16), b);
+            _mm_stream_si128((__m128i*)(dst + 32), c);
+            _mm_stream_si128((__m128i*)(dst + 48), d);
+        }
+        memcpy(dst, src, n);
+    }
+    static inline void zc_stream_fence(void) { _mm_sfence(); }
+    #else
+    static inline void zc_stream_copy(char* dst, const char* src, size_t n) { memcpy(dst, src, n); }
+    static inline void zc_stream_fence(void) {}
+    #endif
+    """
+    void zc_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
+    void zc_stream_fence() noexcept nogil
+
+
+cdef void stream_fence() noexcept nogil:
+    """Order this thread's copy_nd(..., stream=True) stores before what follows."""
+    zc_stream_fence()
+
+
 cdef inline void copy_items(const char* src, char* dst, DimPlan* d,
-                            Py_ssize_t itemsize) noexcept nogil:
+                            Py_ssize_t itemsize, bint stream) noexcept nogil:
     cdef Py_ssize_t k, n = d.count
     cdef Py_ssize_t* so = d.src_off
     cdef Py_ssize_t* do = d.dst_off
     if d.contiguous:
-        memcpy(dst + do[0], src + so[0], n * itemsize)
+        if stream:
+            zc_stream_copy(dst + do[0], src + so[0], n * itemsize)
+        else:
+            memcpy(dst + do[0], src + so[0], n * itemsize)
     elif itemsize == 1:
         for k in range(n):
             dst[do[k]] = src[so[k]]
@@ -74,9 +117,11 @@ cdef inline void copy_items(const char* src, char* dst, DimPlan* d,
 
 
 cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
-                  Py_ssize_t itemsize) noexcept nogil:
+                  Py_ssize_t itemsize, bint stream=False) noexcept nogil:
     """Copy every selected element: element (k0..kn) goes from
-    src + sum(dims[d].src_off[kd]) to dst + sum(dims[d].dst_off[kd])."""
+    src + sum(dims[d].src_off[kd]) to dst + sum(dims[d].dst_off[kd]).  ``stream``:
+    contiguous runs are written with non-temporal stores (for outputs much larger
+    than the caches; call stream_fence before the output is handed over)."""
     cdef Py_ssize_t idx[32]
     cdef Py_ssize_t so, do
     cdef int d
@@ -93,7 +138,7 @@ cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
         for d in range(ndim - 1):
             so += dims[d].src_off[idx[d]]
             do += dims[d].dst_off[idx[d]]
-        copy_items(src + so, dst + do, &dims[ndim - 1], itemsize)
+        copy_items(src + so, dst + do, &dims[ndim - 1], itemsize, stream)
         if not next_position(idx, dims, ndim - 1):
             return
 

@@ -29,7 +29,7 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
-                                  fill_pattern, next_position)
+                                  fill_pattern, next_position, stream_fence)
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 
@@ -753,6 +753,7 @@ if not getattr(sys, "_is_gil_enabled", lambda: True)():
     zc_gil_disable()            # free-threaded Python: nothing to hand over
 
 cdef Py_ssize_t calls_in_progress = 0
+STREAM_MIN_BYTES = 32 << 20     # outputs this large are written with streaming stores
 cdef object _empty = np.empty
 
 
@@ -785,6 +786,7 @@ cdef class _Batch:
     cdef Plan plan               # the native plan that owns them
     cdef Py_buffer arr
     cdef bint have_arr
+    cdef bint stream             # scatter into arr with non-temporal stores (see setup_common)
     cdef Py_ssize_t arr_strides[MAX_DIMS]
     cdef bytes fill              # the fill value, native byte order
     cdef const char* fill_ptr
@@ -867,6 +869,9 @@ cdef class _Batch:
         flags = PyBUF_STRIDES | (PyBUF_WRITABLE if writable else 0)
         PyObject_GetBuffer(arr, &self.arr, flags)
         self.have_arr = True
+        # an output far larger than the caches: writing its lines without reading
+        # them first saves a third of the scatter's memory traffic
+        self.stream = writable and self.arr.len >= STREAM_MIN_BYTES
         for d in range(self.ndim):
             self.arr_strides[d] = arr_strides[d]
         self.fill = fill
@@ -1063,6 +1068,8 @@ cdef class _Batch:
                 if t >= self.ntasks:
                     break
                 self.run_task(t, s)
+            if self.stream:
+                stream_fence()
             scratch_close_file(s)
             if s == &local:
                 scratch_free(s)
@@ -1181,7 +1188,7 @@ cdef class ReadBatch(_Batch):
             byteswap(<char*>s.buf[3], self.chain.chunk_nbytes // self.chain.swap_unit,
                      self.chain.swap_unit)
             p = s.buf[3]
-        copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize)
+        copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize, self.stream)
 
     cdef Py_ssize_t read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
                                       ZcError* err) noexcept nogil:
@@ -1290,7 +1297,7 @@ cdef class ReadBatch(_Batch):
                 dims[d].src_off[k] -= lo_d[d]
         if self.chain.swap_unit:
             byteswap(span, n // self.chain.swap_unit, self.chain.swap_unit)
-        copy_nd(<const char*>span, out, self.ndim, dims, self.chain.itemsize)
+        copy_nd(<const char*>span, out, self.ndim, dims, self.chain.itemsize, self.stream)
 
 
 cdef void selected_span(DimPlan* dims, int ndim, Py_ssize_t itemsize, Py_ssize_t* lo_d,
