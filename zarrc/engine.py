@@ -199,21 +199,21 @@ def basic_reader(arr: ChunkedArray) -> BasicReader | None:
     shard, one level of sharding) files with a native chain, else None."""
     if arr.path_head is None or arr.chain is None or arr.codec is not None or len(arr.levels) > 1:
         return None
-    if not arr.levels:
-        def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
-            raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
+    labels, shards = arr.chunk_keys, ()      # names for errors; a sharded reader's extras
+    if arr.levels:
+        from zarrc import sharded
 
-        return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
-                           arr.path_separator, PARALLEL_MIN_BYTES, run_batch, raise_error)
-    from zarrc import sharded
+        def shard_labels(coords: np.ndarray) -> list[str]:
+            return sharded.chunk_labels(arr, coords)
+        labels = shard_labels
+        shards = (arr.levels[0].shard_shape, arr.shard_cache.native,
+                  lambda shard: sharded.native_index(arr, shard))
 
-    def raise_shard_error(batch: ReadBatch, coords: np.ndarray) -> None:
-        raise_task_error(batch, arr, lambda: sharded.chunk_labels(arr, coords))
+    def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
+        raise_task_error(batch, arr, lambda: labels(coords))
 
     return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
-                       arr.path_separator, PARALLEL_MIN_BYTES, run_batch, raise_shard_error,
-                       arr.levels[0].shard_shape, arr.shard_cache.native,
-                       lambda shard: sharded.native_index(arr, shard))
+                       arr.path_separator, PARALLEL_MIN_BYTES, run_batch, raise_error, *shards)
 
 
 def read(arr: ChunkedArray, selection: Any) -> Any:
@@ -224,8 +224,9 @@ def read(arr: ChunkedArray, selection: Any) -> Any:
         out = arr.basic.read(selection)
         if out is not None:
             return out
-    if arr.codec is None:
-        # ints and slices: planned natively, straight to the batch's arrays
+    elif arr.codec is None:
+        # ints and slices: planned natively, straight to the batch's arrays (the
+        # BasicReader plans the same way: what it declines, this would too)
         planned = plan_basic(selection, arr.shape, arr.chunks)
         if planned is not None:
             table, tasks, coords, out_shape, dropped = planned

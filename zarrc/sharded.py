@@ -173,8 +173,12 @@ def native_index(arr: engine.ChunkedArray, shard: tuple[int, ...]) -> bytes:
 def chunk_labels(arr: engine.ChunkedArray, coords: np.ndarray) -> list[str]:
     """Names of inner chunks (rows of ``coords``) for error messages."""
     shards = coords * np.asarray(arr.chunks, np.int64) // np.asarray(arr.levels[0].shard_shape, np.int64)
-    return [f"{key} (inner chunk {tuple(int(c) for c in row)})"
-            for key, row in zip(arr.chunk_keys(shards), coords)]
+    return [_label(key, row) for key, row in zip(arr.chunk_keys(shards), coords)]
+
+
+def _label(shard_key: str, coords: Any) -> str:
+    """An inner chunk's name: its shard's key and its chunk grid coordinates."""
+    return f"{shard_key} (inner chunk {tuple(int(c) for c in coords)})"
 
 
 def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -311,7 +315,7 @@ class _LazyLabels:
         self._keys, self._which, self._coords = keys, which, coords
 
     def __getitem__(self, t: int) -> str:
-        return f"{self._keys[self._which[t]]} (inner chunk {tuple(int(c) for c in self._coords[t])})"
+        return _label(self._keys[self._which[t]], self._coords[t])
 
 
 # ---------------------------------------------------------------- writes

@@ -58,8 +58,8 @@ cdef extern from *:
     /* Copy with non-temporal stores: the destination's cache lines are written
        without being read first (a large fresh output is not in any cache). */
     static inline void zc_stream_copy(char* dst, const char* src, size_t n) {
-        size_t head = (size_t)(-(uintptr_t)dst) & 15;
         if (n < 256) { memcpy(dst, src, n); return; }  /* short rows: partial lines */
+        size_t head = (size_t)(-(uintptr_t)dst) & 15;  /* to a 16-byte boundary */
         memcpy(dst, src, head);
         dst += head; src += head; n -= head;
         for (; n >= 64; n -= 64, dst += 64, src += 64) {

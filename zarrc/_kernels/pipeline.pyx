@@ -30,7 +30,7 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
                                   fill_pattern, next_position, stream_fence)
-from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, plan_free, plan_selection
+from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 
 import sys
@@ -295,7 +295,8 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
     """Read a file (offset < 0: all of it; else ``length`` bytes from ``offset``) into
     scratch slot 0.  MISSING if the file does not exist; a range that ends past the
     end of the file is an error (an index pointed outside its shard)."""
-    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC) if offset < 0 else open_range_file(path, s)
+    cdef bint kept = offset >= 0         # a range: the descriptor stays open (open_range_file)
+    cdef int fd = open_range_file(path, s) if kept else c_open(path, O_RDONLY | O_CLOEXEC)
     cdef stat st
     cdef size_t size, done = 0
     cdef ssize_t r
@@ -314,11 +315,11 @@ cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scra
     else:
         size = <size_t>length
     if ensure(s, 0, size) != 0:
-        if fd != s.fd_plus1 - 1:
+        if not kept:
             c_close(fd)
         return fail(err, ZC_NOMEM, 0, 0, NULL)
     r = pread_all(fd, s.buf[0], size, offset, err)
-    if fd != s.fd_plus1 - 1:
+    if not kept:
         c_close(fd)
     if r < 0:
         return r
@@ -1409,19 +1410,15 @@ cdef class BasicReader:
         zc_add_count(&calls_in_progress, 1)
         try:
             if ntasks == 1 or work < 2 * self.parallel_min_bytes:
-                batch.run()
+                batch.run()            # (run_batch would give it one thread too)
             else:
                 self.run_batch(batch, ntasks, work)
         finally:
             zc_add_count(&calls_in_progress, -1)
         for t in range(ntasks):
-            if batch.status[t] < 0:
-                coords = np.empty((ntasks, batch.ndim), np.int64)   # (inner chunks')
-                for d in range(ntasks * batch.ndim):
-                    coords.flat[d] = batch.plan.coords[d]
-                self.raise_error(batch, coords)
+            if batch.status[t] < 0:       # (coords: of the inner chunks when sharded)
+                self.raise_error(batch, int64_array(batch.plan.coords, ntasks, batch.ndim))
         return out
-
 
     cdef setup_sharded(self, ReadBatch batch, Plan* plan, out, tuple strides):
         """Locate the plan's inner chunks through the shard indexes (loaded once per

@@ -18,3 +18,4 @@ cdef struct Plan:
 
 cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) except -1
 cdef void plan_free(Plan* p) noexcept nogil
+cdef object int64_array(const int64_t* src, Py_ssize_t rows, Py_ssize_t cols)

@@ -161,6 +161,7 @@ cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) ex
 
 
 cdef object int64_array(const int64_t* src, Py_ssize_t rows, Py_ssize_t cols):
+    """A new (rows, cols) int64 array holding the C buffer ``src``."""
     a = np.empty((rows, cols), np.int64)
     cdef int64_t[:, ::1] v = a
     if rows * cols:
