@@ -94,7 +94,7 @@ class Array(Node):
             steps = [c.name for c in self._inner_chain.bytes_to_bytes]
             perm = self._inner_chain.stored_order(ndim)
         kind = {(): "raw", ("blosc",): "blosc"}.get(tuple(steps))
-        if kind is None or (kind == "raw" and chunked.basic is not None):
+        if kind is None or chunked.basic is not None:
             return None          # (the native BasicReader reads one element of a file faster)
         prefix = self._prefix
         return PointReader(chunked, kind, perm, lambda coords: encoding.encode(coords, prefix))

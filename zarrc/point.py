@@ -1,5 +1,6 @@
 """Single-element reads (``a[i, j, k]`` with integer indices) without decoding the
-element's whole chunk.
+element's whole chunk, for arrays the native BasicReader does not take (stores
+other than plain chunk files; it reads single elements of those itself).
 
 An uncompressed chunk gives exactly the element's bytes (one ``pread`` for a local
 store; other stores hand over the chunk's value, which is sliced).  A blosc chunk decodes only the block that holds

@@ -58,3 +58,43 @@ def test_corrupt_frames_raise_or_decode_never_crash():
             k.blosc_decode_range(bytes(g), 2 * int(rng.integers(0, 90_000)), out)
         except k.KernelError:
             pass
+
+
+def _traced_data(rng, n, kind):
+    """Bytes whose LZ4 streams hold what tracing must follow: long runs (matches with
+    extra length bytes, offsets shorter than their match), long literal stretches
+    (extra literal-length bytes) and smooth, row-like repeats."""
+    if kind == "smooth":
+        return (np.sin(np.arange(n) / 700.0) * 120 + 128 + rng.integers(0, 2, n)).astype(np.uint8)
+    parts, size = [], 0
+    while size < n:
+        m = int(rng.integers(1, 5000))
+        if kind == "mixed" and rng.random() < 0.4:
+            part = rng.integers(0, 256, m, dtype=np.uint8)
+        else:
+            period = rng.integers(0, 256, int(rng.integers(1, 9)), dtype=np.uint8)
+            part = np.tile(period, m // len(period) + 1)[:m]
+        parts.append(part)
+        size += m
+    return np.concatenate(parts)[:n]
+
+
+@pytest.mark.parametrize("kind", ["smooth", "runs", "mixed"])
+@pytest.mark.parametrize("typesize", [1, 2, 4, 8])
+def test_few_items_traced_through_sequences(kind, typesize):
+    """Ranges of a few items are found by walking the LZ4 sequences (no decode):
+    they must agree with a full decode anywhere in large, many-sequence streams."""
+    rng = np.random.default_rng(typesize + len(kind))
+    n = 300_000 // typesize
+    x = _traced_data(rng, n * typesize, kind)
+    for clevel, blocksize in ((5, 0), (9, 0), (1, 65536)):
+        frame = numcodecs.Blosc(cname="lz4", clevel=clevel, shuffle=1, blocksize=blocksize).encode(
+            x.view(f"V{typesize}") if typesize > 1 else x)
+        full = k.blosc_decode(frame)
+        assert full == x.tobytes()
+        for e in [0, n - 1] + [int(i) for i in rng.integers(0, n, 150)]:
+            m = int(rng.integers(1, 5))
+            m = min(m, n - e)
+            out = bytearray(m * typesize)
+            k.blosc_decode_range(frame, e * typesize, out)
+            assert bytes(out) == full[e * typesize:(e + m) * typesize], (clevel, e, m)

@@ -71,6 +71,12 @@ cdef Py_ssize_t zc_blosc_compress(const uint8_t* src, size_t n, uint8_t* dst, si
 cdef Py_ssize_t zc_blosc_decoded_size(const uint8_t* src, size_t n, ZcError* err) noexcept nogil
 cdef Py_ssize_t zc_blosc_decode_into(const uint8_t* src, size_t n, uint8_t* dst, size_t expected,
                                      int nthreads, ZcError* err) noexcept nogil
+cdef extern from "src/blosc_partial.h":
+    enum:
+        ZC_PARTIAL_MAX   # the longest byte range decoded without whole blocks
+
+cdef Py_ssize_t zc_blosc_file_range(int fd, int64_t base, int64_t size, size_t expected, size_t start,
+                                    size_t length, uint8_t* dst, ZcError* err) noexcept nogil
 cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start, size_t length,
                                       uint8_t* dst, ZcError* err) noexcept nogil
 

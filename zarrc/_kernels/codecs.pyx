@@ -130,6 +130,12 @@ cdef extern from "libdeflate.h" nogil:
 
 
 cdef extern from "src/blosc_partial.h" nogil:
+    ctypedef struct zc_frame:
+        int io_errno
+    void zc_frame_file(zc_frame* f, int fd, int64_t base, int64_t size)
+    void zc_frame_release(zc_frame* f)
+    const uint8_t* zc_frame_get(zc_frame* f, int64_t pos, size_t n)
+    int64_t zc_blosc_partial_frame(zc_frame* f, size_t start, size_t len, uint8_t* dst)
     int64_t zc_blosc_partial(const uint8_t* src, size_t n, size_t start, size_t length, uint8_t* dst)
 
 
@@ -365,6 +371,33 @@ cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start
         return fail(err, ZC_CORRUPT, 0, r, "blosc_getitem failed")
     if <size_t>r != length:
         return fail(err, ZC_SIZE, length, r, "decoded")
+    return r
+
+
+cdef Py_ssize_t zc_blosc_file_range(int fd, int64_t base, int64_t size, size_t expected, size_t start,
+                                    size_t length, uint8_t* dst, ZcError* err) noexcept nogil:
+    """Decoded bytes [start, start + length) of the blosc frame at bytes [base, base +
+    size) of the open file ``fd``, reading only the parts of the frame that hold
+    them (see src/blosc_partial.c).  ``length``, -1 with ``err`` set if the header is
+    wrong (as zc_blosc_decode_into would say), or 0: not done here (a layout that
+    needs whole blocks, a range past ZC_PARTIAL_MAX, a corrupt stream or a failed
+    read; decoding the whole frame gives the data or words the error)."""
+    cdef zc_frame f
+    cdef const uint8_t* header
+    cdef Py_ssize_t nbytes, r = 0
+    if length == 0 or length > ZC_PARTIAL_MAX:
+        return 0
+    zc_frame_file(&f, fd, base, size)
+    header = zc_frame_get(&f, 0, 16)
+    if header != NULL:
+        nbytes = zc_blosc_decoded_size(header, <size_t>size, err)
+        if nbytes < 0:
+            r = -1
+        elif <size_t>nbytes != expected:
+            r = fail(err, ZC_SIZE, expected, nbytes, "header claims")
+        elif zc_blosc_partial_frame(&f, start, length, dst) == <int64_t>length:
+            r = <Py_ssize_t>length
+    zc_frame_release(&f)
     return r
 
 

@@ -21,11 +21,11 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset, strcmp, strlen, strrchr
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
-                                    ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZSTD_CCtx,
-                                    ZSTD_DCtx, Deflater, ZcError, describe, fail, load_le32,
+                                    ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZC_PARTIAL_MAX,
+                                    ZSTD_CCtx, ZSTD_DCtx, Deflater, ZcError, describe, fail, load_le32,
                                     zc_blosc_compress, zc_blosc_decode_into, zc_blosc_decode_range,
-                                    zc_blosc_decoded_size, zc_crc32c_update, zc_deflate,
-                                    zc_deflate_bound, zc_deflater_free, zc_inflate_into,
+                                    zc_blosc_decoded_size, zc_blosc_file_range, zc_crc32c_update,
+                                    zc_deflate, zc_deflate_bound, zc_deflater_free, zc_inflate_into,
                                     zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
@@ -1147,6 +1147,15 @@ cdef class ReadBatch(_Batch):
             elif n < 0:
                 self.status[t] = -1
             return
+        if (self.chain.n == 1 and self.chain.steps[0].kind == BLOSC and self.src_path[t] != NULL
+                and not direct):
+            n = self.read_blosc_file(t, dims, out, s, err)   # a few bytes of a blosc file
+            if n == MISSING:
+                fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            if n != NOT_TAKEN:
+                if n == -1:
+                    self.status[t] = -1
+                return
         n = self.fetch(t, &data, s, err)
         if n == MISSING:
             fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
@@ -1254,6 +1263,48 @@ cdef class ReadBatch(_Batch):
         if r < 0:
             return -1
         self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
+        return r
+
+    cdef Py_ssize_t read_blosc_file(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
+                                    ZcError* err) noexcept nogil:
+        """A few bytes (at most ZC_PARTIAL_MAX from the first to the last selected
+        element) of a blosc chunk in a file, or in a byte range of one: only the
+        frame's header, the block's offset and the parts of its streams that hold
+        them are read (zc_blosc_file_range).  Returns the bytes decoded, MISSING
+        (no file), -1 (header wrong: ``err`` set) or NOT_TAKEN: the caller reads
+        and decodes the whole chunk, which also words any error in its streams."""
+        cdef Py_ssize_t lo, hi, r
+        cdef Py_ssize_t lo_d[MAX_DIMS]
+        cdef int64_t base = 0, size
+        cdef bint kept = self.src_offset[t] >= 0
+        cdef stat st
+        cdef int fd
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        if hi - lo > ZC_PARTIAL_MAX:
+            return NOT_TAKEN
+        if kept:                              # a shard's inner chunk
+            fd = open_range_file(self.src_path[t], s)
+            base = self.src_offset[t]
+            size = <int64_t>self.src_len[t]
+        else:
+            fd = c_open(self.src_path[t], O_RDONLY | O_CLOEXEC)
+        if fd < 0:
+            return MISSING if errno == ENOENT or errno == ENOTDIR else NOT_TAKEN
+        if not kept:                          # (the size: a truncated file is an error)
+            if fstat(fd, &st) != 0 or (st.st_mode & 0o170000) != 0o100000:
+                c_close(fd)
+                return NOT_TAKEN
+            size = st.st_size
+        r = NOT_TAKEN
+        if ensure(s, 3, <size_t>(hi - lo)) == 0:
+            r = zc_blosc_file_range(fd, base, size, <size_t>self.chain.chunk_nbytes, <size_t>lo,
+                                    <size_t>(hi - lo), s.buf[3], err)
+            if r == 0:
+                r = NOT_TAKEN
+        if not kept:
+            c_close(fd)
+        if r == hi - lo:
+            self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
         return r
 
     cdef Py_ssize_t read_zstd_prefix(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n,
