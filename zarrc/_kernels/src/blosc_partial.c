@@ -285,6 +285,18 @@ static int walk_one(stream_walk* w, int64_t neblock, int64_t last, int64_t* ip_,
   return 0;
 }
 
+/* Add a length's extra bytes (255 ..., then one below 255) at *p to *len: 0, or
+ * -1 if they run to `limit` (the caller takes the sequence the careful way). */
+static inline int extra_length(const uint8_t** p, const uint8_t* limit, int64_t* len) {
+  int b;
+  do {
+    if (*p >= limit) return -1;
+    b = *(*p)++;
+    *len += b;
+  } while (b == 255);
+  return 0;
+}
+
 /* Record the sequences of the stream (decoding to neblock bytes) up to the one
  * that makes output byte `last`.  0, -1 corrupt, -2 read failed, -3 no memory.
  * The inner loop takes the sequences that lie in the window with room to spare
@@ -305,27 +317,13 @@ static int walk_sequences(stream_walk* w, int64_t neblock, int64_t last) {
         const uint8_t* const start = p;
         int token = *p++;
         int64_t ll = token >> 4, ml = token & 15;
-        if (ll == 15) {
-          int b;
-          do {
-            if (p >= limit) goto bail;
-            b = *p++;
-            ll += b;
-          } while (b == 255);
-        }
+        if (ll == 15 && extra_length(&p, limit, &ll)) goto bail;
         int64_t lit = p - view, mop = op + ll;
         if (ll > limit - p || mop > last || lit + ll + 2 >= csize) goto bail;
         p += ll;
         int64_t offset = p[0] | (p[1] << 8);
         p += 2;
-        if (ml == 15) {
-          int b;
-          do {
-            if (p >= limit) goto bail;
-            b = *p++;
-            ml += b;
-          } while (b == 255);
-        }
+        if (ml == 15 && extra_length(&p, limit, &ml)) goto bail;
         ml += 4;
         if (offset == 0 || offset > mop || mop + ml > neblock) return -1;
         seq[n].out = (int32_t)op;
