@@ -240,6 +240,20 @@ static int push_sequence(stream_walk* w, sequence s) {
   return 0;
 }
 
+/* Add a length's extra bytes at stream byte *ip_ to *len (at most neblock):
+ * 0, -1 corrupt, -2 read failed. */
+static int window_length(stream_walk* w, int64_t* ip_, int64_t neblock, int64_t* len) {
+  int64_t ip = *ip_;
+  int b;
+  do {
+    NEXT_BYTE(w, ip, b);
+    *len += b;
+    if (*len > neblock) return -1;
+  } while (b == 255);
+  *ip_ = ip;
+  return 0;
+}
+
 /* Record the sequence at stream byte *ip (making output bytes from *op): 0, 1 if
  * it is the last one needed (output byte `last` is a literal) or the stream's
  * last, -1 corrupt, -2 read failed, -3 no memory.  Any lengths, any window. */
@@ -248,13 +262,7 @@ static int walk_one(stream_walk* w, int64_t neblock, int64_t last, int64_t* ip_,
   int b, token;
   NEXT_BYTE(w, ip, token);
   int64_t ll = token >> 4;
-  if (ll == 15) {
-    do {
-      NEXT_BYTE(w, ip, b);
-      ll += b;
-      if (ll > neblock) return -1;
-    } while (b == 255);
-  }
+  if (ll == 15 && (b = window_length(w, &ip, neblock, &ll)) != 0) return b;
   sequence s = {(int32_t)op, (int32_t)ll, (int32_t)ip, 0};
   if (op + ll > neblock || ip + ll > w->csize) return -1;
   ip += ll;
@@ -269,13 +277,7 @@ static int walk_one(stream_walk* w, int64_t neblock, int64_t last, int64_t* ip_,
   int64_t offset = lo | (hi << 8);
   if (offset == 0 || offset > op) return -1;
   int64_t ml = token & 15;
-  if (ml == 15) {
-    do {
-      NEXT_BYTE(w, ip, b);
-      ml += b;
-      if (ml > neblock) return -1;
-    } while (b == 255);
-  }
+  if (ml == 15 && (b = window_length(w, &ip, neblock, &ml)) != 0) return b;
   ml += 4;
   if (op + ml > neblock) return -1;
   s.offset = (int32_t)offset;
