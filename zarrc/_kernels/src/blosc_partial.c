@@ -324,8 +324,13 @@ static int walk_sequences(stream_walk* w, int64_t neblock, int64_t last) {
         if (ll > limit - p || mop > last || lit + ll + 2 >= csize) goto bail;
         p += ll;
         int64_t offset = p[0] | (p[1] << 8);
-        p += 2;
-        if (ml == 15 && extra_length(&p, limit, &ml)) goto bail;
+        /* A match length's extra byte is taken without a branch: whether there is
+         * one follows no pattern in smooth data, and a mispredicted branch costs
+         * more than the whole sequence otherwise.  The window has room for it. */
+        int64_t more = ml == 15, extra = p[2];
+        ml += extra & -more;
+        p += 2 + more;
+        if ((more & (extra == 255)) && extra_length(&p, limit, &ml)) goto bail;
         ml += 4;
         if (offset == 0 || offset > mop || mop + ml > neblock) return -1;
         seq[n].out = (int32_t)op;
