@@ -148,6 +148,7 @@ cdef struct Step:
     int level
     bint checksum
     char cname[16]
+    bint ranges          # blosc: its frames are read a few bytes at a time (LZ4, no bit shuffle)
 
 
 # ---------------------------------------------------------------- per-worker scratch
@@ -552,6 +553,7 @@ cdef class Chain:
                     raise ValueError(f"blosc cname {spec[1]!r} is too long")
                 memcpy(st.cname, <const char*>cname, len(cname) + 1)
                 st.clevel, st.shuffle, st.typesize, st.blocksize = spec[2], spec[3], spec[4], spec[5]
+                st.ranges = spec[1] == "lz4" and st.shuffle != 2
             elif name == "zstd":
                 st.kind = ZSTD
                 st.level, st.checksum = spec[1], spec[2]
@@ -1147,8 +1149,8 @@ cdef class ReadBatch(_Batch):
             elif n < 0:
                 self.status[t] = -1
             return
-        if (self.chain.n == 1 and self.chain.steps[0].kind == BLOSC and self.src_path[t] != NULL
-                and not direct):
+        if (self.chain.n == 1 and self.chain.steps[0].kind == BLOSC and self.chain.steps[0].ranges
+                and self.src_path[t] != NULL and not direct):
             n = self.read_blosc_file(t, dims, out, s, err)   # a few bytes of a blosc file
             if n == MISSING:
                 fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
