@@ -210,3 +210,23 @@ def test_large_outputs_written_with_streaming_stores(zh, tmp_path, chain):
         np.testing.assert_array_equal(a[sel], data[sel])
     with zarrc.config.set(threads=2):
         np.testing.assert_array_equal(a[:, 5:], data[:, 5:])
+
+
+@pytest.mark.parametrize("chunks", [(32, 32, 32), (16, 16, 64)])
+def test_large_outputs_take_whole_cache_lines(zh, tmp_path, chunks):
+    """Large outputs start on a 64-byte boundary, so short chunk rows (64 and 128
+    bytes of uint16 here) that cover whole cache lines are streamed too; rows that
+    do not (a selection starting one element in) are copied by memcpy."""
+    from zarrc._kernels.pipeline import STREAM_MIN_BYTES
+
+    shape = (256, 256, 288)                   # uint16: 36 MiB, rows 576 bytes apart
+    data = np.random.default_rng(1).integers(0, 60000, shape, dtype="uint16")
+    a = zh.make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), shape, chunks,
+                      "uint16", "blosc")
+    a[...] = data
+    for sel in [Ellipsis, (slice(1, None), slice(3, None), slice(32, None)),
+                (slice(None), slice(None), slice(1, None))]:
+        out = a[sel]
+        assert out.nbytes < STREAM_MIN_BYTES or out.ctypes.data % 64 == 0
+        assert out.flags.c_contiguous and out.flags.writeable
+        np.testing.assert_array_equal(out, data[sel])

@@ -56,9 +56,10 @@ cdef extern from *:
     #if defined(__SSE2__)
     #include <emmintrin.h>
     /* Copy with non-temporal stores: the destination's cache lines are written
-       without being read first (a large fresh output is not in any cache). */
+       without being read first (a large fresh output is not in any cache).  Short
+       runs only where they are whole cache lines (else lines are written in parts). */
     static inline void zc_stream_copy(char* dst, const char* src, size_t n) {
-        if (n < 256) { memcpy(dst, src, n); return; }  /* short rows: partial lines */
+        if (n < 256 && (n < 64 || (((uintptr_t)dst | n) & 63))) { memcpy(dst, src, n); return; }
         size_t head = (size_t)(-(uintptr_t)dst) & 15;  /* to a 16-byte boundary */
         memcpy(dst, src, head);
         dst += head; src += head; n -= head;

@@ -760,6 +760,19 @@ STREAM_MIN_BYTES = 32 << 20     # outputs this large are written with streaming 
 cdef object _empty = np.empty
 
 
+cdef object new_output(tuple shape, object dtype, Py_ssize_t nbytes):
+    """A new C-order array for a read.  One of STREAM_MIN_BYTES or more starts on a
+    64-byte boundary (malloc's large blocks start 16 bytes into a page), so rows of
+    64 or 128 bytes at multiples of 64 cover whole cache lines and are written with
+    streaming stores too (copy_nd); the array is then a view of a slightly larger
+    one."""
+    if nbytes < STREAM_MIN_BYTES:
+        return _empty(shape, dtype)
+    whole = _empty(nbytes + 64, np.uint8)
+    skip = (-whole.ctypes.data) & 63
+    return whole[skip:skip + nbytes].view(dtype).reshape(shape)
+
+
 def count_calls(Py_ssize_t delta):
     """Add ``delta`` to the count of array reads and writes in progress (over all
     threads, atomically, without a lock) and return the new count."""
@@ -1444,7 +1457,7 @@ cdef class BasicReader:
                 if not plan.dropped[d]:
                     out_shape.append(plan.count[d])
                     nbytes *= plan.count[d]
-            out = _empty(tuple(out_shape), self.dtype)
+            out = new_output(tuple(out_shape), self.dtype, nbytes)
             if nbytes == 0:
                 return out
             ntasks = plan.ntasks
