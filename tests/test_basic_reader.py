@@ -197,7 +197,7 @@ def test_shard_files_are_opened_once_per_run_and_closed(tmp_path):
 @pytest.mark.parametrize("chain", ["bytes", "blosc"])
 def test_large_outputs_written_with_streaming_stores(zh, tmp_path, chain):
     """Outputs of 32 MiB and more are scattered with non-temporal stores (rows of
-    256 bytes and more; the rest, and rows at odd addresses, by memcpy)."""
+    256 bytes and more, and shorter ones of whole cache lines; the rest by memcpy)."""
     from zarrc._kernels.pipeline import STREAM_MIN_BYTES
 
     shape = (4096, 2304)                      # float32: 36 MiB

@@ -766,7 +766,7 @@ cdef object new_output(tuple shape, object dtype, Py_ssize_t nbytes):
     64 or 128 bytes at multiples of 64 cover whole cache lines and are written with
     streaming stores too (copy_nd); the array is then a view of a slightly larger
     one."""
-    if nbytes < STREAM_MIN_BYTES:
+    if nbytes < STREAM_MIN_BYTES or dtype.hasobject:
         return _empty(shape, dtype)
     whole = _empty(nbytes + 64, np.uint8)
     skip = (-whole.ctypes.data) & 63
