@@ -230,3 +230,19 @@ def test_large_outputs_take_whole_cache_lines(zh, tmp_path, chunks):
         assert out.nbytes < STREAM_MIN_BYTES or out.ctypes.data % 64 == 0
         assert out.flags.c_contiguous and out.flags.writeable
         np.testing.assert_array_equal(out, data[sel])
+
+
+def test_one_chunk_reads_into_fresh_outputs(zh, tmp_path):
+    """A one-thread read of 256 KiB or more maps its new output's pages in one call
+    before decoding into it (copy.prefault); the outputs, kept alive so each is new
+    memory, hold the chunks, and so do outputs of memory used before."""
+    shape, chunks = (512, 1024), (128, 1024)          # float32: 512 KiB chunks
+    data = np.random.default_rng(2).standard_normal(shape).astype("float32")
+    a = zh.make_array(LocalStore(str(tmp_path / "c.zarr"), mode="w"), shape, chunks,
+                      "float32", "blosc")
+    a[...] = data
+    for _ in range(3):
+        kept = [a[i:i + 128] for i in range(0, 512, 128)] + [a[5:300, 7:900]]
+        for i, out in enumerate(kept[:4]):
+            np.testing.assert_array_equal(out, data[i * 128:(i + 1) * 128])
+        np.testing.assert_array_equal(kept[4], data[5:300, 7:900])

@@ -29,7 +29,7 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
-                                  fill_pattern, next_position, stream_fence)
+                                  fill_pattern, next_position, prefault, stream_fence)
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 
@@ -757,6 +757,7 @@ if not getattr(sys, "_is_gil_enabled", lambda: True)():
 
 cdef Py_ssize_t calls_in_progress = 0
 STREAM_MIN_BYTES = 32 << 20     # outputs this large are written with streaming stores
+DEF PREFAULT_MIN_BYTES = 256 << 10  # one-thread reads this large map their output in one call
 cdef object _empty = np.empty
 
 
@@ -1476,6 +1477,9 @@ cdef class BasicReader:
         zc_add_count(&calls_in_progress, 1)
         try:
             if ntasks == 1 or work < 2 * self.parallel_min_bytes:
+                if nbytes >= PREFAULT_MIN_BYTES and nbytes < STREAM_MIN_BYTES:
+                    with nogil:        # (one thread: its faults would all be in a row)
+                        prefault(<char*>batch.arr.buf, <size_t>nbytes)
                 batch.run()            # (run_batch would give it one thread too)
             else:
                 self.run_batch(batch, ntasks, work)
