@@ -97,8 +97,7 @@ cdef extern from *:
        without taking a fault for each one (~1 us a page on a VM).  Skipped when
        the first page is in memory already (a block malloc handed out before). */
     static void zc_prefault(char* p, size_t n) {
-        static long page = 0;
-        if (page <= 0) page = sysconf(_SC_PAGESIZE);
+        long page = sysconf(_SC_PAGESIZE);
         if (page <= 0) return;
         uintptr_t lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
         uintptr_t hi = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
