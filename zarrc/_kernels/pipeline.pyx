@@ -32,7 +32,7 @@ from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd,
                                   fill_pattern, next_position, prefault, stream_fence)
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
-from zarrc._kernels.slabs cimport slab_array
+from zarrc._kernels.slabs cimport output_array
 
 import sys
 
@@ -763,14 +763,17 @@ cdef object _empty = np.empty
 
 
 cdef object new_output(tuple shape, object dtype, Py_ssize_t nbytes):
-    """A new C-order array for a read.  One of STREAM_MIN_BYTES or more starts on a
-    64-byte boundary (malloc's large blocks start 16 bytes into a page), so rows of
-    64 or 128 bytes at multiples of 64 cover whole cache lines and are written with
-    streaming stores too (copy_nd); the array is then a view of a slightly larger
-    one.  Smaller ones of a chunk or a few are carved from huge-page slabs (slabs.pyx)."""
+    """A new C-order array for a read.  One of SLAB_MIN_BYTES or more comes from
+    slabs.pyx (a huge-page slab or mapping, reused from earlier outputs that died).
+    Elsewhere, one of STREAM_MIN_BYTES or more starts on a 64-byte boundary (malloc's
+    large blocks start 16 bytes into a page) so that rows of 64 or 128 bytes at
+    multiples of 64 cover whole cache lines and are written with streaming stores too
+    (copy_nd); the array is then a view of a slightly larger one."""
+    out = output_array(shape, dtype, nbytes)
+    if out is not None:
+        return out
     if nbytes < STREAM_MIN_BYTES or dtype.hasobject:
-        out = slab_array(shape, dtype, nbytes)
-        return _empty(shape, dtype) if out is None else out
+        return _empty(shape, dtype)
     whole = _empty(nbytes + 64, np.uint8)
     skip = (-whole.ctypes.data) & 63
     return whole[skip:skip + nbytes].view(dtype).reshape(shape)

@@ -1,3 +1,3 @@
-# Read outputs of a chunk or a few, carved from huge-page slabs (see slabs.pyx).
+# Memory for read outputs of 256 KiB and more, kept for the next reads (see slabs.pyx).
 
-cdef object slab_array(tuple shape, object dtype, Py_ssize_t nbytes)
+cdef object output_array(tuple shape, object dtype, Py_ssize_t nbytes)
