@@ -111,6 +111,14 @@ def test_large_outputs_reuse_the_memory_of_dead_ones():
         again[:] = 9
         assert (again == 9).all()
         del again, small
+        # a pooled mapping up to an eighth larger is taken whole, and pooled whole again
+        larger = slabs.empty((18 * MIB,), np.uint8)
+        address = larger.ctypes.data
+        del larger
+        taken = slabs.empty((16 * MIB,), np.uint8)
+        assert taken.ctypes.data == address and 18 * MIB not in slabs.pooled_mappings()
+        del taken
+        assert slabs.pooled_mappings()[-1] == 18 * MIB
 
 
 @linux_only

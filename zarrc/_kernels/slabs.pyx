@@ -105,22 +105,23 @@ cdef size_t limit = 1 << 30        # at most this many bytes in the pool
 
 # ---------------------------------------------------------------- the pool
 
-cdef char* take(size_t size, size_t most) noexcept:
-    """A free mapping of ``size`` to ``most`` bytes (the smallest; of those, the one
-    freed last), or NULL."""
+cdef char* take(size_t* size, size_t most) noexcept:
+    """A free mapping of ``size[0]`` to ``most`` bytes (the smallest; of those, the one
+    freed last), its size in ``size[0]``; or NULL."""
     global pooled
     cdef Py_ssize_t i, best = -1
     cdef size_t n, best_n = 0
     for i in range(len(pool) - 1, -1, -1):
         n = pool[i][0]
-        if size <= n <= most and (best < 0 or n < best_n):
+        if size[0] <= n <= most and (best < 0 or n < best_n):
             best, best_n = i, n
-            if n == size:
+            if n == size[0]:
                 break
     if best < 0:
         return NULL
     address = pool.pop(best)[1]
     pooled -= best_n
+    size[0] = best_n
     return <char*><uintptr_t>address
 
 
@@ -138,9 +139,11 @@ cdef void give(char* base, size_t size) noexcept:
     pooled += size
 
 
-cdef char* new_mapping(size_t size, size_t most) noexcept:
+cdef char* new_mapping(size_t* size, size_t most) noexcept:
+    """A mapping of ``size[0]`` to ``most`` bytes from the pool, else a new one of
+    ``size[0]``; its size in ``size[0]``.  NULL if none can be mapped."""
     cdef char* base = take(size, most)
-    return base if base != NULL else zc_slab_map(size)
+    return base if base != NULL else zc_slab_map(size[0])
 
 
 # ---------------------------------------------------------------- slabs
@@ -262,6 +265,7 @@ cdef Piece new_piece(Py_ssize_t nbytes):
     cdef size_t n = (<size_t>nbytes + PAGE - 1) & ~(<size_t>PAGE - 1)
     cdef Slab slab = current
     cdef Piece piece
+    cdef size_t size = SLAB_BYTES
     if slab is None or slab.top + n > SLAB_BYTES or slab.ndead == MAX_RANGES - 1:
         if slab is not None and slab.live == 0:
             slab.top = 0
@@ -270,7 +274,7 @@ cdef Piece new_piece(Py_ssize_t nbytes):
             if slab is not None:
                 slab.retire()
             slab = Slab.__new__(Slab)
-            slab.base = new_mapping(SLAB_BYTES, SLAB_BYTES)
+            slab.base = new_mapping(&size, SLAB_BYTES)
             if slab.base == NULL:
                 return None
             current = slab
@@ -307,7 +311,7 @@ cdef Block new_block(Py_ssize_t nbytes):
     A pooled one may be up to an eighth larger than needed."""
     cdef size_t size = (<size_t>nbytes + SLAB_BYTES - 1) & ~(<size_t>SLAB_BYTES - 1)
     cdef Block block = Block.__new__(Block)
-    block.base = new_mapping(size, size + (size // 8 & ~(<size_t>SLAB_BYTES - 1)))
+    block.base = new_mapping(&size, size + (size // 8 & ~(<size_t>SLAB_BYTES - 1)))
     if block.base == NULL:
         return None
     block.size = size
