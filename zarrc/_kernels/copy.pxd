@@ -14,6 +14,8 @@ cdef struct DimPlan:
 
 cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
                   Py_ssize_t itemsize, bint stream=*) noexcept nogil
+cdef void gather_nd(const char* src, char* dst, int ndim, DimPlan* dims,
+                    Py_ssize_t itemsize) noexcept nogil
 cdef void stream_fence() noexcept nogil
 cdef void prefault(char* p, size_t n) noexcept nogil
 cdef void fill_nd(char* dst, int ndim, DimPlan* dims, const char* pattern,

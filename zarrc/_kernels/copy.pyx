@@ -178,6 +178,64 @@ cdef void copy_nd(const char* src, char* dst, int ndim, DimPlan* dims,
             return
 
 
+cdef extern from *:
+    """
+    /* Ask for the cache lines of p[0:n] (at most the first 512 bytes: the hardware
+       prefetcher follows a longer run by itself). */
+    static inline void zc_prefetch(const char* p, size_t n) {
+        const char* end = p + (n < 512 ? n : 512);
+        for (p = (const char*)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64)
+            __builtin_prefetch(p, 0, 3);
+    }
+    """
+    void zc_prefetch(const char* p, size_t n) noexcept nogil
+
+
+DEF PREFETCH_ROWS = 8
+
+
+cdef void gather_nd(const char* src, char* dst, int ndim, DimPlan* dims,
+                    Py_ssize_t itemsize) noexcept nogil:
+    """copy_nd from a large array into a chunk buffer (a write's gather): the source
+    rows PREFETCH_ROWS ahead are prefetched.  A chunk's rows lie far apart in the
+    array (each in its own 4 KiB page when rows are short), so the hardware
+    prefetcher does not see them coming and each row would wait for memory."""
+    cdef Py_ssize_t idx[32]
+    cdef Py_ssize_t ahead[32]
+    cdef Py_ssize_t so, do, row, k
+    cdef int d, n = ndim - 1
+    cdef bint more = True
+    cdef DimPlan* last = &dims[ndim - 1] if ndim > 0 else NULL
+    if ndim < 2 or not last.contiguous:
+        copy_nd(src, dst, ndim, dims, itemsize)
+        return
+    for d in range(ndim):
+        if dims[d].count == 0:
+            return
+        idx[d] = 0
+        ahead[d] = 0
+    row = last.count * itemsize
+    for k in range(PREFETCH_ROWS):
+        more = next_position(ahead, dims, n)
+        if not more:
+            break
+    while True:
+        if more:
+            so = last.src_off[0]
+            for d in range(n):
+                so += dims[d].src_off[ahead[d]]
+            zc_prefetch(src + so, <size_t>row)
+            more = next_position(ahead, dims, n)
+        so = last.src_off[0]
+        do = last.dst_off[0]
+        for d in range(n):
+            so += dims[d].src_off[idx[d]]
+            do += dims[d].dst_off[idx[d]]
+        memcpy(dst + do, src + so, row)
+        if not next_position(idx, dims, n):
+            return
+
+
 cdef void fill_pattern(char* dst, Py_ssize_t n_items, const char* pattern,
                        Py_ssize_t itemsize) noexcept nogil:
     """Write the itemsize-byte pattern n_items times, contiguously."""

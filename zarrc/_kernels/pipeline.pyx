@@ -29,7 +29,7 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
                                     zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
-                                  fill_pattern, next_position, prefault, stream_fence)
+                                  fill_pattern, gather_nd, next_position, prefault, stream_fence)
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free, plan_selection
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer
 from zarrc._kernels.slabs cimport output_array
@@ -1716,7 +1716,7 @@ cdef class WriteBatch(_Batch):
                 if self.chain.swap_unit:   # to native order while values are scattered in
                     byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
                              self.chain.swap_unit)
-        copy_nd(<const char*>self.arr.buf, <char*>chunk, self.ndim, dims, self.chain.itemsize)
+        gather_nd(<const char*>self.arr.buf, <char*>chunk, self.ndim, dims, self.chain.itemsize)
         if not self.write_empty and all_equal_pattern(<const char*>chunk, self.chain.chunk_nbytes,
                                                       fill, self.chain.itemsize):
             self.outcomes[t] = OUT_DELETED
