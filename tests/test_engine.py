@@ -6,6 +6,7 @@ the fill value are not stored)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import warnings
 
@@ -522,3 +523,40 @@ def test_whole_uncompressed_chunks_read_straight_from_files(tmp_path):
                              compressors=None, serializer={"name": "bytes", "configuration": {"endian": "big"}})
     big[:] = np.arange(12).reshape(4, 3)
     np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "big"))[:], np.arange(12).reshape(4, 3))
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 8])
+def test_spread_order_is_a_permutation_that_alternates_runs(parts):
+    for n in range(40):
+        order = engine.spread_order(n, parts)
+        assert sorted(order.tolist()) == list(range(n))
+        m = -(-n // parts)
+        if parts > 1 and n >= 2 * parts:   # neighbours come from different runs
+            assert all(a // m != b // m for a, b in itertools.pairwise(order[:parts]))
+
+
+def test_files_written_in_spread_order_and_parents_made_deepest_first(tmp_path):
+    """Whole chunks written by two threads land in the right files whatever order the
+    tasks run in; missing parent directories are made however deep, some existing."""
+    (tmp_path / "a.zarr" / "c" / "1").mkdir(parents=True)     # one parent exists already
+    data = np.arange(6 * 5 * 8, dtype="<i4").reshape(6, 5, 8)
+    with zarrc.config.set(threads=2):
+        a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=data.shape, chunks=(2, 2, 8),
+                               dtype="<i4", compressors=None, fill_value=-1)
+        a[...] = data
+    for i, j in np.ndindex(3, 3):
+        stored = np.frombuffer((tmp_path / "a.zarr" / "c" / str(i) / str(j) / "0").read_bytes(), "<i4")
+        expected = np.full((2, 2, 8), -1, "<i4")
+        part = data[2 * i:2 * i + 2, 2 * j:2 * j + 2]
+        expected[:part.shape[0], :part.shape[1]] = part
+        np.testing.assert_array_equal(stored, expected.ravel())
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "a.zarr"))[...], data)
+
+
+def test_a_file_where_a_chunk_directory_should_be_is_an_error(tmp_path):
+    a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=(4, 4), chunks=(2, 2), dtype="<i4",
+                           compressors=None, fill_value=0)
+    (tmp_path / "a.zarr" / "c").write_bytes(b"in the way")
+    with pytest.raises(zarrc.errors.StoreError, match="c/0/0"):
+        a[...] = np.ones((4, 4), "<i4")
+    assert (tmp_path / "a.zarr" / "c").read_bytes() == b"in the way"

@@ -89,6 +89,17 @@ def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
     run_parallel(batch.run, min(spare_threads(config.threads), useful), share=useful > 1)
 
 
+def spread_order(n: int, parts: int) -> np.ndarray:
+    """A permutation of range(n) that takes its items from ``parts`` equal runs in turn
+    (0, m, 2m, .., 1, m + 1, ..): chunk files that the workers create at the same time
+    then lie in different directories, whose locks the kernel holds while it creates
+    a file (on ext4 for as long as it searches for a free inode, long after many files
+    were deleted)."""
+    m = -(-n // parts)
+    order = np.arange(parts * m).reshape(parts, m).T.ravel()
+    return order[order < n]
+
+
 # ---------------------------------------------------------------- plans
 
 def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
@@ -352,6 +363,9 @@ def _write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np
 
 def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
     if arr.path_head is not None:
+        if len(tasks) > 2 and config.threads > 1 and table[tasks, 6].all():
+            order = spread_order(len(tasks), config.threads)     # (files written at once)
+            tasks, coords = tasks[order], coords[order]
         sources, keys = chunk_sources(arr, coords)
     else:
         keys = arr.chunk_keys(coords)

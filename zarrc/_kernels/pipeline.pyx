@@ -385,19 +385,24 @@ cdef Py_ssize_t read_chunk_slabs(const char* path, size_t size, const Py_ssize_t
 
 
 cdef int make_parents(char* path) noexcept nogil:
-    """mkdir -p the directory part of path (path is modified and restored)."""
-    cdef char* p = path + 1
-    while True:
-        while p[0] != 0 and p[0] != b'/':
-            p += 1
-        if p[0] == 0:
-            return 0
-        p[0] = 0
-        if mkdir(path, 0o777) != 0 and errno != EEXIST:
-            p[0] = b'/'
-            return -1
-        p[0] = b'/'
-        p += 1
+    """mkdir -p the directory part of path (path is modified and restored).  The
+    deepest directory is tried first and its parents only if it cannot be made
+    (ENOENT): a mkdir of a directory that exists takes its parent's lock all the
+    same, which the other workers creating files there then wait for."""
+    cdef char* slash = strrchr(path, b'/')
+    cdef int r
+    if slash == NULL or slash == path:
+        return 0
+    slash[0] = 0
+    r = mkdir(path, 0o777)
+    if r != 0 and errno == ENOENT:
+        r = make_parents(path)
+        if r == 0:
+            r = mkdir(path, 0o777)
+    if r != 0 and errno == EEXIST:
+        r = 0
+    slash[0] = b'/'
+    return r
 
 
 cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint8_t** parts,
