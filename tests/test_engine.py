@@ -560,3 +560,32 @@ def test_a_file_where_a_chunk_directory_should_be_is_an_error(tmp_path):
     with pytest.raises(zarrc.errors.StoreError, match="c/0/0"):
         a[...] = np.ones((4, 4), "<i4")
     assert (tmp_path / "a.zarr" / "c").read_bytes() == b"in the way"
+
+
+@pytest.fixture(params=[True, False], ids=["unnamed", "named"])
+def file_kind(request):
+    """Atomic writes through files with no name (O_TMPFILE, then linked), or through
+    named temporary files renamed into place (where there are no unnamed files)."""
+    from zarrc._kernels import pipeline
+    before = pipeline.unnamed_files()
+    pipeline.unnamed_files(request.param)
+    yield request.param
+    pipeline.unnamed_files(before)
+
+
+def test_atomic_writes_either_way(file_kind, tmp_path):
+    data = np.random.default_rng(2).standard_normal((30, 20)).astype("<f8")
+    a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=data.shape, chunks=(7, 6), dtype="<f8",
+                           compressors=zarrc.codecs.Zstd(level=1), fill_value=0)
+    a[...] = data                                    # new files
+    a[...] = data * 2                                # whole chunks replaced
+    a[3:25, 4] = -1.0                                # parts of chunks replaced
+    expected = data * 2
+    expected[3:25, 4] = -1.0
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "a.zarr"))[...], expected)
+    names = [os.path.join(d, f) for d, _, files in os.walk(tmp_path) for f in files]
+    assert not [n for n in names if os.path.basename(n).startswith(".")], names
+    assert len(names) == 1 + 5 * 4                   # zarr.json and every chunk
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {os.stat(n).st_mode & 0o777 for n in names} == {0o666 & ~umask}

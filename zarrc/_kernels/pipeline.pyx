@@ -14,7 +14,7 @@ one native call, from the selection to the filled output.
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.errno cimport EEXIST, EINTR, EIO, EISDIR, ENOENT, ENOMEM, ENOTDIR, errno
+from libc.errno cimport EEXIST, EINTR, EINVAL, EIO, EISDIR, ENOENT, ENOMEM, ENOTDIR, EOPNOTSUPP, errno
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -405,18 +405,142 @@ cdef int make_parents(char* path) noexcept nogil:
     return r
 
 
+cdef extern from *:
+    """
+    #include <errno.h>
+    #include <fcntl.h>
+    #include <stdio.h>
+    #include <unistd.h>
+    /* A new file with no name in directory dir (Linux O_TMPFILE); -1 and errno
+       EOPNOTSUPP where there are none. */
+    static int zc_open_unnamed(const char* dir) {
+    #if defined(__linux__) && defined(O_TMPFILE)
+        return open(dir, O_WRONLY | O_TMPFILE | O_CLOEXEC, 0666);
+    #else
+        (void)dir; errno = EOPNOTSUPP; return -1;
+    #endif
+    }
+    /* Give the unnamed file fd the name path (which must not exist). */
+    static int zc_link_unnamed(int fd, const char* path) {
+    #if defined(__linux__) && defined(O_TMPFILE)
+        char proc[40];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+    #else
+        (void)fd; (void)path; errno = EOPNOTSUPP; return -1;
+    #endif
+    }
+    static int zc_unnamed_files = 1;   /* cleared once the system has none */
+    """
+    int zc_open_unnamed(const char* dir) noexcept nogil
+    int zc_link_unnamed(int fd, const char* path) noexcept nogil
+    int zc_unnamed_files
+
+
+def unnamed_files(enabled=None):
+    """Whether atomic writes start as files with no name (write_unnamed); ``enabled``
+    turns them on or off first (for tests; they go off by themselves where the system
+    has none)."""
+    global zc_unnamed_files
+    if enabled is not None:
+        zc_unnamed_files = 1 if enabled else 0
+    return bool(zc_unnamed_files)
+
+
+cdef int write_all(int fd, const uint8_t** parts, const size_t* lens, Py_ssize_t nparts,
+                   size_t* total) noexcept nogil:
+    """Write the parts (NULL ones skipped) one after another to fd: 0, or the errno of
+    the failure.  Their length goes to ``total``."""
+    cdef iovec iov[ROWS_PER_CALL]
+    cdef Py_ssize_t i = 0
+    cdef int n, k
+    cdef ssize_t r
+    total[0] = 0
+    while i < nparts:                  # up to ROWS_PER_CALL parts per writev call
+        n = 0
+        while i < nparts and n < ROWS_PER_CALL:
+            if parts[i] != NULL and lens[i] > 0:
+                iov[n].iov_base = <void*>parts[i]
+                iov[n].iov_len = lens[i]
+                total[0] += lens[i]
+                n += 1
+            i += 1
+        k = 0
+        while k < n:
+            r = writev(fd, iov + k, n - k)
+            if r <= 0:
+                if r < 0 and errno == EINTR:
+                    continue
+                return errno if r < 0 else EIO
+            while k < n and <size_t>r >= iov[k].iov_len:      # skip the parts written
+                r -= iov[k].iov_len
+                k += 1
+            if k < n:
+                iov[k].iov_base = <char*>iov[k].iov_base + r
+                iov[k].iov_len -= <size_t>r
+    return 0
+
+
+cdef int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8_t** parts,
+                       const size_t* lens, Py_ssize_t nparts, size_t* total,
+                       ZcError* err) noexcept nogil:
+    """Write the parts to a new file with no name in path's directory, then name it
+    path (if path exists: the temporary name tmp, then rename).  The kernel looks for
+    a free inode without holding the directory's lock, which a named new file holds
+    meanwhile (on ext4 that search takes long after many files were deleted, and the
+    other workers creating files in the directory wait).  1: not done (no such files
+    here; nothing was written), 0: done, -1: failed (err set)."""
+    global zc_unnamed_files
+    cdef int fd, saved
+    if not zc_unnamed_files:
+        return 1
+    if dirlen == 0:
+        fd = zc_open_unnamed(".")
+    else:
+        tmp[dirlen - 1] = 0                  # the directory (tmp's slash, for a moment)
+        fd = zc_open_unnamed(tmp)
+        tmp[dirlen - 1] = b'/'
+        if fd < 0 and errno == ENOENT:
+            if make_parents(tmp) != 0:
+                return fail(err, ZC_IO, 0, errno, "mkdir")
+            tmp[dirlen - 1] = 0
+            fd = zc_open_unnamed(tmp)
+            tmp[dirlen - 1] = b'/'
+    if fd < 0:
+        if errno == EOPNOTSUPP or errno == EISDIR or errno == EINVAL:
+            zc_unnamed_files = 0
+        return 1                             # (the named file reports other errors)
+    saved = write_all(fd, parts, lens, nparts, total)
+    if saved != 0:
+        c_close(fd)
+        return fail(err, ZC_IO, 0, saved, "write")
+    if zc_link_unnamed(fd, path) != 0:
+        saved = errno
+        if saved != EEXIST:                  # (no /proc, or no links allowed here)
+            c_close(fd)
+            zc_unnamed_files = 0
+            return 1
+        if zc_link_unnamed(fd, tmp) != 0 or rename(tmp, path) != 0:
+            saved = errno
+            unlink(tmp)
+            c_close(fd)
+            return fail(err, ZC_IO, 0, saved, "rename")
+    if c_close(fd) != 0:
+        return fail(err, ZC_IO, 0, errno, "close")
+    return 0
+
+
 cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint8_t** parts,
                             const size_t* lens, Py_ssize_t nparts, ZcError* err) noexcept nogil:
-    """Write the parts one after another to path atomically: a temporary
-    '.name<suffix>' beside it, then rename.  NULL parts are skipped."""
+    """Write the parts one after another to path atomically: readers see the old file
+    or the new one, never a part.  A new file with no name is named path when written
+    (write_unnamed); where there are no such files, a temporary '.name<suffix>' beside
+    it is renamed.  NULL parts are skipped."""
     cdef size_t plen = strlen(path), slen = strlen(tmp_suffix)
     cdef char* tmp = <char*>malloc(plen + slen + 2)
     cdef const char* slash
     cdef size_t dirlen, total = 0
-    cdef int fd, saved, n, k
-    cdef ssize_t r
-    cdef Py_ssize_t i
-    cdef iovec iov[ROWS_PER_CALL]
+    cdef int fd, saved, done
     if tmp == NULL:
         return fail(err, ZC_NOMEM, 0, 0, NULL)
     slash = strrchr(path, b'/')
@@ -425,6 +549,10 @@ cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint
     tmp[dirlen] = b'.'
     memcpy(tmp + dirlen + 1, path + dirlen, plen - dirlen)
     memcpy(tmp + plen + 1, tmp_suffix, slen + 1)
+    done = write_unnamed(path, tmp, dirlen, parts, lens, nparts, &total, err)
+    if done != 1:
+        free(tmp)
+        return -1 if done < 0 else <Py_ssize_t>total
     fd = c_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
     if fd < 0 and errno == ENOENT:
         if make_parents(tmp) != 0:
@@ -436,33 +564,12 @@ cdef Py_ssize_t write_parts(const char* path, const char* tmp_suffix, const uint
         saved = errno
         free(tmp)
         return fail(err, ZC_IO, 0, saved, "open")
-    i = 0
-    while i < nparts:                  # up to ROWS_PER_CALL parts per writev call
-        n = 0
-        while i < nparts and n < ROWS_PER_CALL:
-            if parts[i] != NULL and lens[i] > 0:
-                iov[n].iov_base = <void*>parts[i]
-                iov[n].iov_len = lens[i]
-                total += lens[i]
-                n += 1
-            i += 1
-        k = 0
-        while k < n:
-            r = writev(fd, iov + k, n - k)
-            if r <= 0:
-                if r < 0 and errno == EINTR:
-                    continue
-                saved = errno if r < 0 else EIO
-                c_close(fd)
-                unlink(tmp)
-                free(tmp)
-                return fail(err, ZC_IO, 0, saved, "write")
-            while k < n and <size_t>r >= iov[k].iov_len:      # skip the parts written
-                r -= iov[k].iov_len
-                k += 1
-            if k < n:
-                iov[k].iov_base = <char*>iov[k].iov_base + r
-                iov[k].iov_len -= <size_t>r
+    saved = write_all(fd, parts, lens, nparts, &total)
+    if saved != 0:
+        c_close(fd)
+        unlink(tmp)
+        free(tmp)
+        return fail(err, ZC_IO, 0, saved, "write")
     if c_close(fd) != 0:
         saved = errno
         unlink(tmp)

@@ -85,6 +85,10 @@ class LocalStore(Store):
     named temporary file in the key's directory and are renamed over the key with
     ``os.replace``, so readers see the old or the new value, never a torn one, and a
     crash leaves no partial file under a key (at worst a hidden temporary file).
+    Chunks written by the native engine on Linux start as a file with no name
+    (``O_TMPFILE``) that gets the key's name once written (or a temporary name that
+    is renamed over an existing key): no directory lock is held while the kernel
+    allocates the file, and a crash leaves nothing behind.
 
     Keys are checked lexically (:func:`validate_key`), so no key names a path outside
     the root.  Symlinks placed inside the root by its owner are followed by
