@@ -2,17 +2,22 @@
 way round, over parameters and dtypes/shapes; where encoding is deterministic the
 bytes must be identical.
 
-Identical bytes: blosc with numcodecs single-threaded, zstd, crc32c.  gzip and zlib
-are deflated by libdeflate here and by zlib in numcodecs: each reads the other's.
+Identical bytes: blosc with numcodecs single-threaded, zstd where both link the same
+zstd release, crc32c.  gzip and zlib are deflated by libdeflate here and by zlib in
+numcodecs: each reads the other's.
 """
 
 
 import numpy as np
 import pytest
 
+from zarrc._kernels import codecs as kernels
 from zarrc.codecs import Blosc, Crc32c, Gzip, Zlib, Zstd
 
 numcodecs = pytest.importorskip("numcodecs")
+# zstd releases differ in what some levels emit (1.5.7 vs 1.5.6: levels 0 and 3)
+_v = numcodecs.zstd.VERSION_NUMBER
+SAME_ZSTD = f"{_v // 10000}.{_v // 100 % 100}.{_v % 100}" == kernels.library_versions()["zstd"]
 
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 # gzip and zlib: we deflate with libdeflate, numcodecs with Python's zlib module, so
@@ -75,7 +80,7 @@ def test_zstd(level, checksum, arrays):
     ours, theirs = Zstd(level, checksum), numcodecs.Zstd(level=level, checksum=checksum)
     assert ours.get_config() == theirs.get_config()
     for a in arrays.values():
-        check_both_ways(ours, theirs, a)
+        check_both_ways(ours, theirs, a, same_bytes=SAME_ZSTD)
 
 
 @pytest.mark.parametrize("level", range(10))

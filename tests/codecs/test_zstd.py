@@ -17,7 +17,7 @@ LEVELS = [-131072, -5, -1, 0, 1, 3, 9, 19, 22]
 def test_levels_range():
     lo, hi = k.zstd_levels()
     assert lo < -5 and hi == 22
-    assert k.library_versions()["zstd"] == "1.5.6"
+    assert k.library_versions()["zstd"] == "1.5.7"
 
 
 @pytest.mark.parametrize("level", LEVELS)
