@@ -4,6 +4,7 @@
 # Each returns the number of bytes produced (>= 0) or -1 with `err` filled in;
 # the caller turns `err` into a Python exception once it holds the GIL again.
 
+from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 
@@ -79,6 +80,23 @@ cdef Py_ssize_t zc_blosc_file_range(int fd, int64_t base, int64_t size, size_t e
                                     size_t length, uint8_t* dst, ZcError* err) noexcept nogil
 cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start, size_t length,
                                       uint8_t* dst, ZcError* err) noexcept nogil
+
+# Where the rows of a decoded chunk go (see src/blosc_rows.h).
+cdef extern from "src/blosc_rows.h":
+    ctypedef struct zc_rows:
+        int nlead
+        const int64_t* shape
+        const int64_t* count
+        const ptrdiff_t* const* off
+        size_t row_bytes
+        size_t keep_bytes
+        char* dst
+        int stream
+
+# A whole blosc frame decoded straight into rows: nbytes, or 0 when the frame is
+# not one decoded that way (the caller then decodes it with zc_blosc_decode_into).
+cdef Py_ssize_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const zc_rows* rows,
+                                     uint8_t* tmp, size_t tmp_cap) noexcept nogil
 
 cdef Py_ssize_t zc_zstd_compress(ZSTD_CCtx* cctx, const uint8_t* src, size_t n, uint8_t* dst,
                                  size_t cap, int level, bint checksum,

@@ -12,9 +12,12 @@ outside the buffers they are given, and report bad input as :class:`KernelError`
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release,
                              PyObject_GetBuffer)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
+
+import numpy as np
 
 # ---------------------------------------------------------------- C libraries
 
@@ -127,6 +130,11 @@ cdef extern from "libdeflate.h" nogil:
     libdeflate_result libdeflate_deflate_decompress_ex(libdeflate_decompressor* d, const void* src,
                                                        size_t n, void* dst, size_t avail,
                                                        size_t* in_used, size_t* out_made)
+
+
+cdef extern from "src/blosc_rows.h" nogil:
+    int64_t zc_blosc_rows_c "zc_blosc_decode_rows" (const uint8_t* src, size_t n, size_t nbytes,
+                                                     const zc_rows* rows, uint8_t* tmp, size_t tmp_cap)
 
 
 cdef extern from "src/blosc_partial.h" nogil:
@@ -347,6 +355,11 @@ cdef Py_ssize_t zc_blosc_decode_into(const uint8_t* src, size_t n, uint8_t* dst,
     return nbytes
 
 
+cdef Py_ssize_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const zc_rows* rows,
+                                     uint8_t* tmp, size_t tmp_cap) noexcept nogil:
+    return <Py_ssize_t>zc_blosc_rows_c(src, n, nbytes, rows, tmp, tmp_cap)
+
+
 cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start, size_t length,
                                       uint8_t* dst, ZcError* err) noexcept nogil:
     cdef Py_ssize_t nbytes = zc_blosc_decoded_size(src, n, err)
@@ -476,6 +489,58 @@ def blosc_decode(data, int nthreads=1):
     if r < 0:
         raise_error("blosc", &err, src.size())
     return out
+
+
+def blosc_decode_rows(data, out, count=None):
+    """Decode a whole blosc frame into ``out`` row by row, the way a chunk's frame is
+    decoded into its place in a larger output (no chunk-sized buffer).
+
+    ``out``: a writable numpy array of the chunk's shape (the frame decodes to its
+    size, in C order) whose last axis is contiguous; other axes may have any
+    strides (a region of a larger array).  ``count``: per axis, how many leading
+    positions to write (rows and items past an array's edge are skipped; default:
+    all).  Returns True, or False when the frame is not one decoded this way
+    (byte-shuffled LZ4 of typesize 2, 4 or 8, or stored as is): ``out`` may then
+    be partly written.
+    """
+    cdef _View src = _View(data)
+    cdef zc_rows rows
+    cdef Py_ssize_t d, nd = out.ndim, itemsize = out.itemsize
+    cdef Py_ssize_t r = -1, nbytes = out.nbytes
+    cdef uint8_t* tmp
+    if nd < 1 or out.strides[nd - 1] != itemsize or not out.flags.writeable:
+        raise ValueError("out must be writable, at least 1-d, its last axis contiguous")
+    count = tuple(out.shape) if count is None else tuple(count)
+    if len(count) != nd or any(not 0 < c <= n for c, n in zip(count, out.shape)):
+        raise ValueError(f"count {count} does not fit shape {out.shape}")
+    row_items = out.shape[nd - 1]
+    if count == tuple(out.shape) and out.flags.c_contiguous:
+        nd = 1                          # one row: the whole chunk
+        row_items = out.size
+        count = (row_items,)
+    shape = np.array(out.shape[:nd - 1], np.int64)
+    counts = np.array(count[:nd - 1], np.int64)
+    offs = [np.arange(n, dtype=np.intp) * out.strides[d] for d, n in enumerate(out.shape[:nd - 1])]
+    ptrs = np.array([o.ctypes.data for o in offs] or [0], np.uintp)
+    cdef const int64_t[::1] shape_v = shape
+    cdef const int64_t[::1] count_v = counts
+    cdef const size_t[::1] ptr_v = ptrs
+    rows.nlead = <int>(nd - 1)
+    rows.shape = &shape_v[0] if nd > 1 else NULL
+    rows.count = &count_v[0] if nd > 1 else NULL
+    rows.off = <const ptrdiff_t* const*>&ptr_v[0]
+    rows.row_bytes = <size_t>(row_items * itemsize)
+    rows.keep_bytes = <size_t>(count[nd - 1] * itemsize)
+    rows.dst = <char*><size_t>out.ctypes.data
+    rows.stream = 0
+    with nogil:
+        tmp = <uint8_t*>malloc(max(1, nbytes))
+        if tmp != NULL:
+            r = zc_blosc_decode_rows(src.ptr(), src.size(), <size_t>nbytes, &rows, tmp, <size_t>nbytes)
+            free(tmp)
+    if tmp == NULL:
+        raise MemoryError()
+    return r > 0
 
 
 def blosc_decode_range(data, size_t start, out):

@@ -15,6 +15,7 @@ one native call, from the selection to the filled output.
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.errno cimport EEXIST, EINTR, EINVAL, EIO, EISDIR, ENOENT, ENOMEM, ENOTDIR, EOPNOTSUPP, errno
+from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -24,10 +25,10 @@ from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZC_PARTIAL_MAX,
                                     ZSTD_CCtx, ZSTD_DCtx, Deflater, ZcError, describe, fail, load_le32,
                                     zc_blosc_compress, zc_blosc_decode_into, zc_blosc_decode_range,
-                                    zc_blosc_decoded_size, zc_blosc_file_range, zc_crc32c_update,
-                                    zc_deflate, zc_deflate_bound, zc_deflater_free, zc_inflate_into,
-                                    zc_zstd_compress, zc_zstd_decode_into, zc_zstd_decode_prefix,
-                                    zc_zstd_decoded_size)
+                                    zc_blosc_decode_rows, zc_blosc_decoded_size, zc_blosc_file_range,
+                                    zc_crc32c_update, zc_deflate, zc_deflate_bound, zc_deflater_free,
+                                    zc_inflate_into, zc_rows, zc_zstd_compress, zc_zstd_decode_into,
+                                    zc_zstd_decode_prefix, zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
                                   fill_pattern, gather_nd, next_position, prefault, stream_fence)
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free, plan_selection
@@ -445,6 +446,19 @@ def unnamed_files(enabled=None):
     if enabled is not None:
         zc_unnamed_files = 1 if enabled else 0
     return bool(zc_unnamed_files)
+
+
+cdef bint blosc_rows_on = True
+
+
+def blosc_rows(enabled=None):
+    """Whether whole blosc chunks are decoded straight into their rows of the output
+    (ReadBatch.read_blosc_rows); ``enabled`` turns that on or off first (for tests and
+    measurements: off, they are decoded by c-blosc and then copied)."""
+    global blosc_rows_on
+    if enabled is not None:
+        blosc_rows_on = bool(enabled)
+    return blosc_rows_on
 
 
 cdef int write_all(int fd, const uint8_t** parts, const size_t* lens, Py_ssize_t nparts,
@@ -1296,6 +1310,10 @@ cdef class ReadBatch(_Batch):
         if n < 0:
             self.status[t] = -1
             return
+        if (blosc_rows_on and self.chain.n == 1 and self.chain.steps[0].kind == BLOSC and self.chain.swap_unit == 0
+                and self.chain.c_layout and self.ndim > 0 and dims[self.ndim - 1].contiguous
+                and self.covers_chunk(t) and self.read_blosc_rows(dims, data, n, out, s) > 0):
+            return
         if direct:
             p = self.chain.decode(data, <size_t>n, <uint8_t*>(out + base), s, err)
             if p == NULL:
@@ -1332,6 +1350,34 @@ cdef class ReadBatch(_Batch):
                      self.chain.swap_unit)
             p = s.buf[3]
         copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize, self.stream)
+
+    cdef Py_ssize_t read_blosc_rows(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n, char* out,
+                                    Scratch* s) noexcept nogil:
+        """A whole blosc chunk (every in-bounds element selected, rows contiguous in
+        out) decoded straight into its rows of out: no chunk-sized buffer, no second
+        copy (zc_blosc_decode_rows).  Returns its bytes, or 0 when the frame is not
+        one decoded that way: the caller decodes it as usual, wording any error."""
+        cdef zc_rows rows
+        cdef int64_t shape[MAX_DIMS]
+        cdef int64_t count[MAX_DIMS]
+        cdef const ptrdiff_t* offs[MAX_DIMS]
+        cdef int d, last = self.ndim - 1
+        if ensure(s, 3, self.chain.chunk_nbytes) != 0:
+            return 0
+        for d in range(last):
+            shape[d] = self.chain.shape[d]
+            count[d] = dims[d].count
+            offs[d] = <const ptrdiff_t*>dims[d].dst_off
+        rows.nlead = last
+        rows.shape = shape
+        rows.count = count
+        rows.off = offs
+        rows.row_bytes = <size_t>(self.chain.shape[last] * self.chain.itemsize)
+        rows.keep_bytes = <size_t>(dims[last].count * self.chain.itemsize)
+        rows.dst = out + dims[last].dst_off[0]
+        rows.stream = self.stream
+        return zc_blosc_decode_rows(data, <size_t>n, <size_t>self.chain.chunk_nbytes, &rows, s.buf[3],
+                                    s.cap[3])
 
     cdef Py_ssize_t read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
                                       ZcError* err) noexcept nogil:

@@ -1,0 +1,268 @@
+/* Decode a whole blosc (1.x format) frame straight into the rows of an output.
+ *
+ * c-blosc decodes a byte-shuffled block in two passes: each stream (byte t of
+ * every item) into a temporary buffer, copying a stream stored as is, then an
+ * unshuffle from there into the destination.  A chunk that is not contiguous in
+ * the output then takes a third pass: its rows copied out of that destination.
+ * Here the compressed streams are decoded into a block-sized buffer (it stays in
+ * the cache), a stream stored as is is read where it lies, and the unshuffle
+ * writes each row straight to its place in the output: one pass over the output
+ * instead of two, none over a chunk-sized buffer.
+ *
+ * Frame layout (c-blosc 1.x, blosc.c): a 16-byte header (version, versionlz,
+ * flags, typesize, nbytes, blocksize, cbytes; little-endian int32s), for a
+ * compressed frame an int32 start offset per block, then per block one stream per
+ * split, each an int32 compressed size and the stream (stored as is when that size
+ * equals the stream's decoded size).  A block is split into typesize streams
+ * unless the frame says not to, the block is the short last one, or it holds
+ * fewer than 128 items; an unsplit block is one stream of the shuffled bytes.
+ */
+
+#include <string.h>
+
+#include "blosc_rows.h"
+#include "lz4.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define HEADER 16
+#define FORMAT_VERSION 2
+#define FLAG_SHUFFLE 0x1
+#define FLAG_MEMCPYED 0x2
+#define FLAG_BITSHUFFLE 0x4
+#define FLAG_RESERVED 0x8
+#define FLAG_DONT_SPLIT 0x10
+#define LZ4_CODE 1
+#define MAX_SPLITS 16
+#define MIN_BUFFERSIZE 128
+#define MAX_BLOCKSIZE ((INT32_MAX - 255 * 4) / 3)
+#define MAX_LEAD 64
+
+static int32_t rd32(const uint8_t* p) {
+  return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+                   ((uint32_t)p[3] << 24));
+}
+
+/* ------------------------------------------------------------ row cursor */
+
+/* The row the next decoded bytes belong to, and how far into it they start. */
+typedef struct {
+  const zc_rows* rows;
+  int64_t idx[MAX_LEAD];
+  char* base;     /* the row's destination, or NULL: the row is dropped */
+  size_t at;      /* items of the row already placed */
+} cursor;
+
+static void cursor_locate(cursor* c) {
+  const zc_rows* r = c->rows;
+  ptrdiff_t sum = 0;
+  for (int d = 0; d < r->nlead; d++) {
+    if (c->idx[d] >= r->count[d]) {
+      c->base = NULL;
+      return;
+    }
+    sum += r->off[d][c->idx[d]];
+  }
+  c->base = r->dst + sum;
+}
+
+static void cursor_start(cursor* c, const zc_rows* rows) {
+  memset(c, 0, sizeof *c);
+  c->rows = rows;
+  cursor_locate(c);
+}
+
+static void cursor_next_row(cursor* c) {
+  const zc_rows* r = c->rows;
+  c->at = 0;
+  for (int d = r->nlead - 1; d >= 0; d--) {
+    if (++c->idx[d] < r->shape[d]) break;
+    c->idx[d] = 0;
+  }
+  cursor_locate(c);
+}
+
+/* ------------------------------------------------------------ unshuffle */
+
+/* Whether a run of n bytes at dst is written with non-temporal stores: whole
+ * cache lines only, or runs long enough that a partial line at each end is noise. */
+static int use_stream(const char* dst, size_t n, int stream) {
+  return stream && (n >= 256 || (n >= 64 && !(((uintptr_t)dst | n) & 63)));
+}
+
+/* Items [first, first + m) of typesize-t byte planes p[0..t) into dst, interleaved
+ * (dst[k * t + j] = p[j][first + k]).  t is 1, 2, 4 or 8. */
+static void unshuffle_run(char* dst, const uint8_t* const* p, size_t first, size_t m, int t, int stream) {
+  size_t k = 0;
+  int nt = use_stream(dst, m * (size_t)t, stream);
+  if (t == 1) {
+    const uint8_t* s = p[0] + first;
+#if defined(__SSE2__)
+    if (nt) {
+      for (; k < m && ((uintptr_t)(dst + k) & 15); k++) dst[k] = (char)s[k];
+      for (; k + 64 <= m; k += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i*)(s + k));
+        __m128i b = _mm_loadu_si128((const __m128i*)(s + k + 16));
+        __m128i c = _mm_loadu_si128((const __m128i*)(s + k + 32));
+        __m128i d = _mm_loadu_si128((const __m128i*)(s + k + 48));
+        _mm_stream_si128((__m128i*)(dst + k), a);
+        _mm_stream_si128((__m128i*)(dst + k + 16), b);
+        _mm_stream_si128((__m128i*)(dst + k + 32), c);
+        _mm_stream_si128((__m128i*)(dst + k + 48), d);
+      }
+    }
+#endif
+    memcpy(dst + k, s + k, m - k);
+    return;
+  }
+#if defined(__SSE2__)
+  /* with streaming stores the output must be 16-byte aligned: items one by one
+   * until it is (an output not aligned to its items never is: plain stores) */
+  if (nt) {
+    while (k < m && k < 16 && ((uintptr_t)(dst + k * (size_t)t) & 15)) {
+      for (int j = 0; j < t; j++) dst[k * (size_t)t + (size_t)j] = (char)p[j][first + k];
+      k++;
+    }
+    if ((uintptr_t)(dst + k * (size_t)t) & 15) nt = 0;
+  }
+#define ZC_PUT(off, v)                                                  \
+  do {                                                                  \
+    if (nt) _mm_stream_si128((__m128i*)(o + (off)), (v));               \
+    else _mm_storeu_si128((__m128i*)(o + (off)), (v));                  \
+  } while (0)
+  if (t == 2) {
+    const uint8_t* s0 = p[0] + first;
+    const uint8_t* s1 = p[1] + first;
+    for (; k + 16 <= m; k += 16) {
+      __m128i a = _mm_loadu_si128((const __m128i*)(s0 + k));
+      __m128i b = _mm_loadu_si128((const __m128i*)(s1 + k));
+      char* o = dst + 2 * k;
+      ZC_PUT(0, _mm_unpacklo_epi8(a, b));
+      ZC_PUT(16, _mm_unpackhi_epi8(a, b));
+    }
+  } else if (t == 4) {
+    for (; k + 16 <= m; k += 16) {
+      size_t i = first + k;
+      __m128i a = _mm_loadu_si128((const __m128i*)(p[0] + i));
+      __m128i b = _mm_loadu_si128((const __m128i*)(p[1] + i));
+      __m128i c = _mm_loadu_si128((const __m128i*)(p[2] + i));
+      __m128i d = _mm_loadu_si128((const __m128i*)(p[3] + i));
+      __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+      __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+      char* o = dst + 4 * k;
+      ZC_PUT(0, _mm_unpacklo_epi16(ab_lo, cd_lo));
+      ZC_PUT(16, _mm_unpackhi_epi16(ab_lo, cd_lo));
+      ZC_PUT(32, _mm_unpacklo_epi16(ab_hi, cd_hi));
+      ZC_PUT(48, _mm_unpackhi_epi16(ab_hi, cd_hi));
+    }
+  } else if (t == 8) {
+    for (; k + 16 <= m; k += 16) {
+      size_t i = first + k;
+      __m128i x[8], y[8], z[8];
+      for (int j = 0; j < 8; j++) x[j] = _mm_loadu_si128((const __m128i*)(p[j] + i));
+      for (int j = 0; j < 4; j++) {     /* byte pairs (2j, 2j + 1): items 0-7, 8-15 */
+        y[2 * j] = _mm_unpacklo_epi8(x[2 * j], x[2 * j + 1]);
+        y[2 * j + 1] = _mm_unpackhi_epi8(x[2 * j], x[2 * j + 1]);
+      }
+      for (int h = 0; h < 2; h++) {     /* bytes 0-3 and 4-7 of items 0-3, 4-7, 8-11, 12-15 */
+        z[4 * h + 0] = _mm_unpacklo_epi16(y[4 * h + 0], y[4 * h + 2]);
+        z[4 * h + 1] = _mm_unpackhi_epi16(y[4 * h + 0], y[4 * h + 2]);
+        z[4 * h + 2] = _mm_unpacklo_epi16(y[4 * h + 1], y[4 * h + 3]);
+        z[4 * h + 3] = _mm_unpackhi_epi16(y[4 * h + 1], y[4 * h + 3]);
+      }
+      char* o = dst + 8 * k;
+      for (int q = 0; q < 4; q++) {     /* items 4q .. 4q + 3, two at a time */
+        ZC_PUT(32 * q, _mm_unpacklo_epi32(z[q], z[4 + q]));
+        ZC_PUT(32 * q + 16, _mm_unpackhi_epi32(z[q], z[4 + q]));
+      }
+    }
+  }
+#undef ZC_PUT
+#endif
+  for (; k < m; k++)
+    for (int j = 0; j < t; j++) dst[k * (size_t)t + (size_t)j] = (char)p[j][first + k];
+}
+
+/* The next m items of t bytes (planes p, from item `first` on) into the rows, in
+ * order (the cursor counts items of t bytes: t is the same for every call). */
+static void put_items(cursor* c, const uint8_t* const* p, size_t first, size_t m, int t) {
+  const zc_rows* r = c->rows;
+  const size_t per_row = r->row_bytes / (size_t)t, keep = r->keep_bytes / (size_t)t;
+  while (m > 0) {
+    size_t take = per_row - c->at < m ? per_row - c->at : m;
+    if (c->base != NULL && c->at < keep) {
+      size_t put = keep - c->at < take ? keep - c->at : take;
+      unshuffle_run(c->base + c->at * (size_t)t, p, first, put, t, r->stream);
+    }
+    first += take;
+    m -= take;
+    c->at += take;
+    if (c->at == per_row) cursor_next_row(c);
+  }
+}
+
+/* ------------------------------------------------------------ frames */
+
+int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const zc_rows* rows,
+                             uint8_t* tmp, size_t tmp_cap) {
+  if (n < HEADER || nbytes == 0 || rows->nlead < 0 || rows->nlead > MAX_LEAD) return 0;
+  int flags = src[2], t = src[3];
+  int64_t hn = rd32(src + 4), blocksize = rd32(src + 8), cbytes = rd32(src + 12);
+  size_t nrows = 1;
+  for (int d = 0; d < rows->nlead; d++) nrows *= (size_t)rows->shape[d];
+  /* what c-blosc refuses is refused here too (the caller's decode then says why) */
+  if (src[0] != FORMAT_VERSION || (flags & FLAG_RESERVED) || t == 0 || blocksize <= 0 ||
+      blocksize > MAX_BLOCKSIZE)
+    return 0;
+  if (hn < 0 || (size_t)hn != nbytes || (uint64_t)blocksize > nbytes || cbytes < HEADER ||
+      (uint64_t)cbytes > n || rows->row_bytes == 0 || rows->keep_bytes > rows->row_bytes ||
+      nrows * rows->row_bytes != nbytes)
+    return 0;
+  cursor c;
+  cursor_start(&c, rows);
+  if (flags & FLAG_MEMCPYED) {
+    if ((uint64_t)cbytes != nbytes + HEADER) return 0;
+    const uint8_t* plane = src + HEADER;
+    put_items(&c, &plane, 0, nbytes, 1);
+    return (int64_t)nbytes;
+  }
+  if ((flags & FLAG_BITSHUFFLE) || !(flags & FLAG_SHUFFLE) || (flags >> 5) != LZ4_CODE ||
+      !(t == 2 || t == 4 || t == 8) || rows->row_bytes % (size_t)t || rows->keep_bytes % (size_t)t)
+    return 0;
+  if (blocksize % t || (uint64_t)blocksize > tmp_cap)
+    return 0;
+  int64_t nblocks = ((int64_t)nbytes - 1) / blocksize + 1, leftover = (int64_t)nbytes % blocksize;
+  if (nblocks > (cbytes - HEADER) / 4) return 0;
+  for (int64_t b = 0; b < nblocks; b++) {
+    int last = b == nblocks - 1 && leftover > 0;
+    int64_t bsize = last ? leftover : blocksize;
+    int split = !(flags & FLAG_DONT_SPLIT) && t <= MAX_SPLITS && bsize / t >= MIN_BUFFERSIZE && !last;
+    int nsplits = split ? t : 1;
+    int64_t neblock = bsize / nsplits, quot = bsize / t;
+    if (bsize % t) return 0;
+    const uint8_t* stream[MAX_SPLITS];
+    int64_t pos = rd32(src + HEADER + 4 * b);
+    for (int j = 0; j < nsplits; j++) {
+      if (pos < 0 || pos > cbytes - 4) return 0;
+      int64_t cs = rd32(src + pos);
+      pos += 4;
+      if (cs < 0 || cs > cbytes - pos) return 0;
+      if (cs == neblock) {
+        stream[j] = src + pos;                 /* stored as is: read in place */
+      } else {
+        uint8_t* at = tmp + (size_t)j * (size_t)neblock;
+        if (cs > (int64_t)INT32_MAX ||
+            LZ4_decompress_safe((const char*)src + pos, (char*)at, (int)cs, (int)neblock) != neblock)
+          return 0;
+        stream[j] = at;
+      }
+      pos += cs;
+    }
+    const uint8_t* plane[MAX_SPLITS];
+    for (int j = 0; j < t; j++) plane[j] = split ? stream[j] : stream[0] + (size_t)j * (size_t)quot;
+    put_items(&c, plane, 0, (size_t)quot, t);
+  }
+  return (int64_t)nbytes;
+}
