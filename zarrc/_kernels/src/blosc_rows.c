@@ -47,41 +47,68 @@ static int32_t rd32(const uint8_t* p) {
 
 /* ------------------------------------------------------------ row cursor */
 
-/* The row the next decoded bytes belong to, and how far into it they start. */
+#if defined(__GNUC__)
+#define ZC_ALWAYS_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define ZC_ALWAYS_INLINE static __forceinline
+#else
+#define ZC_ALWAYS_INLINE static inline
+#endif
+
+/* The row the next decoded items belong to, and how far into it they start.  The
+ * destination of the leading dimensions but the last is kept (`outer`): a new row
+ * adds one offset to it, a carry into those dimensions sums them again. */
 typedef struct {
   const zc_rows* rows;
-  int64_t idx[MAX_LEAD];
-  char* base;     /* the row's destination, or NULL: the row is dropped */
-  size_t at;      /* items of the row already placed */
+  int64_t idx[MAX_LEAD];      /* position along each leading dimension */
+  char* outer;                /* dst + the offsets of all but the last, or NULL: dropped */
+  const ptrdiff_t* last_off;  /* offsets along the last leading dimension (NULL: none) */
+  int64_t last_count, last_shape;
+  char* base;                 /* the row's destination, or NULL: the row is dropped */
+  size_t at;                  /* items of the row already placed */
 } cursor;
 
-static void cursor_locate(cursor* c) {
+static void cursor_outer(cursor* c) {
   const zc_rows* r = c->rows;
   ptrdiff_t sum = 0;
-  for (int d = 0; d < r->nlead; d++) {
-    if (c->idx[d] >= r->count[d]) {
-      c->base = NULL;
-      return;
-    }
+  c->outer = NULL;
+  for (int d = 0; d < r->nlead - 1; d++) {
+    if (c->idx[d] >= r->count[d]) return;
     sum += r->off[d][c->idx[d]];
   }
-  c->base = r->dst + sum;
+  c->outer = r->dst + sum;
+}
+
+ZC_ALWAYS_INLINE void cursor_row(cursor* c) {
+  int64_t i = c->rows->nlead ? c->idx[c->rows->nlead - 1] : 0;
+  if (c->outer == NULL || i >= c->last_count) c->base = NULL;
+  else c->base = c->last_off ? c->outer + c->last_off[i] : c->outer;
 }
 
 static void cursor_start(cursor* c, const zc_rows* rows) {
   memset(c, 0, sizeof *c);
   c->rows = rows;
-  cursor_locate(c);
+  int last = rows->nlead - 1;
+  c->last_off = last >= 0 ? rows->off[last] : NULL;
+  c->last_count = last >= 0 ? rows->count[last] : 1;
+  c->last_shape = last >= 0 ? rows->shape[last] : 1;
+  cursor_outer(c);
+  cursor_row(c);
 }
 
-static void cursor_next_row(cursor* c) {
+ZC_ALWAYS_INLINE void cursor_next_row(cursor* c) {
   const zc_rows* r = c->rows;
   c->at = 0;
-  for (int d = r->nlead - 1; d >= 0; d--) {
-    if (++c->idx[d] < r->shape[d]) break;
+  if (r->nlead > 0 && ++c->idx[r->nlead - 1] < c->last_shape) {
+    cursor_row(c);
+    return;
+  }
+  for (int d = r->nlead - 1; d >= 0; d--) {   /* a carry */
+    if (d < r->nlead - 1 && ++c->idx[d] < r->shape[d]) break;
     c->idx[d] = 0;
   }
-  cursor_locate(c);
+  cursor_outer(c);
+  cursor_row(c);
 }
 
 /* ------------------------------------------------------------ unshuffle */
@@ -94,7 +121,8 @@ static int use_stream(const char* dst, size_t n, int stream) {
 
 /* Items [first, first + m) of typesize-t byte planes p[0..t) into dst, interleaved
  * (dst[k * t + j] = p[j][first + k]).  t is 1, 2, 4 or 8. */
-static void unshuffle_run(char* dst, const uint8_t* const* p, size_t first, size_t m, int t, int stream) {
+ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t first, size_t m, int t,
+                                    int stream) {
   size_t k = 0;
   int nt = use_stream(dst, m * (size_t)t, stream);
   if (t == 1) {
@@ -187,7 +215,7 @@ static void unshuffle_run(char* dst, const uint8_t* const* p, size_t first, size
 
 /* The next m items of t bytes (planes p, from item `first` on) into the rows, in
  * order (the cursor counts items of t bytes: t is the same for every call). */
-static void put_items(cursor* c, const uint8_t* const* p, size_t first, size_t m, int t) {
+ZC_ALWAYS_INLINE void put_items(cursor* c, const uint8_t* const* p, size_t first, size_t m, int t) {
   const zc_rows* r = c->rows;
   const size_t per_row = r->row_bytes / (size_t)t, keep = r->keep_bytes / (size_t)t;
   while (m > 0) {
@@ -202,6 +230,12 @@ static void put_items(cursor* c, const uint8_t* const* p, size_t first, size_t m
     if (c->at == per_row) cursor_next_row(c);
   }
 }
+
+/* put_items compiled for each item size (rows are short: no call or branch per row). */
+static void put_items_1(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 1); }
+static void put_items_2(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 2); }
+static void put_items_4(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 4); }
+static void put_items_8(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 8); }
 
 /* ------------------------------------------------------------ frames */
 
@@ -225,7 +259,7 @@ int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const 
   if (flags & FLAG_MEMCPYED) {
     if ((uint64_t)cbytes != nbytes + HEADER) return 0;
     const uint8_t* plane = src + HEADER;
-    put_items(&c, &plane, 0, nbytes, 1);
+    put_items_1(&c, &plane, nbytes);
     return (int64_t)nbytes;
   }
   if ((flags & FLAG_BITSHUFFLE) || !(flags & FLAG_SHUFFLE) || (flags >> 5) != LZ4_CODE ||
@@ -262,7 +296,9 @@ int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const 
     }
     const uint8_t* plane[MAX_SPLITS];
     for (int j = 0; j < t; j++) plane[j] = split ? stream[j] : stream[0] + (size_t)j * (size_t)quot;
-    put_items(&c, plane, 0, (size_t)quot, t);
+    if (t == 2) put_items_2(&c, plane, (size_t)quot);
+    else if (t == 4) put_items_4(&c, plane, (size_t)quot);
+    else put_items_8(&c, plane, (size_t)quot);
   }
   return (int64_t)nbytes;
 }
