@@ -505,7 +505,7 @@ def blosc_decode_rows(data, out, count=None):
     """
     cdef _View src = _View(data)
     cdef zc_rows rows
-    cdef Py_ssize_t d, nd = out.ndim, itemsize = out.itemsize
+    cdef Py_ssize_t nd = out.ndim, itemsize = out.itemsize
     cdef Py_ssize_t r = -1, nbytes = out.nbytes
     cdef uint8_t* tmp
     if nd < 1 or out.strides[nd - 1] != itemsize or not out.flags.writeable:

@@ -1310,9 +1310,10 @@ cdef class ReadBatch(_Batch):
         if n < 0:
             self.status[t] = -1
             return
-        if (blosc_rows_on and self.chain.n == 1 and self.chain.steps[0].kind == BLOSC and self.chain.swap_unit == 0
-                and self.chain.c_layout and self.ndim > 0 and dims[self.ndim - 1].contiguous
-                and self.covers_chunk(t) and self.read_blosc_rows(dims, data, n, out, s) > 0):
+        if (blosc_rows_on and self.chain.n == 1 and self.chain.steps[0].kind == BLOSC
+                and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
+                and dims[self.ndim - 1].contiguous and self.covers_chunk(t)
+                and self.read_blosc_rows(dims, data, n, out, s) > 0):
             return
         if direct:
             p = self.chain.decode(data, <size_t>n, <uint8_t*>(out + base), s, err)
