@@ -27,29 +27,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blosc_frame.h"
 #include "blosc_partial.h"
 
 #ifndef ZC_NO_LZ4
 #include "lz4.h"
 #endif
 
-#define HEADER 16
-#define FLAG_SHUFFLE 0x1
-#define FLAG_MEMCPYED 0x2
-#define FLAG_BITSHUFFLE 0x4
-#define FLAG_DONT_SPLIT 0x10
-#define LZ4_CODE 1
-#define MAX_SPLITS 16
-#define MIN_BUFFERSIZE 128
 #define PARTIAL_MAX_RATIO 32
 #define SMALL_READ 4096  /* the least a file frame is read in (a header, a stream's size) */
 #define WINDOW 16384     /* ... and while walking a stream beyond the part first read */
 #define TRACE_MAX 32     /* bytes per stream found by walking its sequences */
-
-static int32_t rd32(const uint8_t* p) {
-  return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-                   ((uint32_t)p[3] << 24));
-}
 
 /* ------------------------------------------------------------------ frames */
 

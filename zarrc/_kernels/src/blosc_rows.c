@@ -9,17 +9,14 @@
  * writes each row straight to its place in the output: one pass over the output
  * instead of two, none over a chunk-sized buffer.
  *
- * Frame layout (c-blosc 1.x, blosc.c): a 16-byte header (version, versionlz,
- * flags, typesize, nbytes, blocksize, cbytes; little-endian int32s), for a
- * compressed frame an int32 start offset per block, then per block one stream per
- * split, each an int32 compressed size and the stream (stored as is when that size
- * equals the stream's decoded size).  A block is split into typesize streams
- * unless the frame says not to, the block is the short last one, or it holds
- * fewer than 128 items; an unsplit block is one stream of the shuffled bytes.
+ * Frame layout: see blosc_frame.h.  A block is split into typesize streams unless
+ * the frame says not to, the block is the short last one, or it holds fewer than
+ * MIN_BUFFERSIZE items; an unsplit block is one stream of the shuffled bytes.
  */
 
 #include <string.h>
 
+#include "blosc_frame.h"
 #include "blosc_rows.h"
 #include "lz4.h"
 
@@ -27,23 +24,10 @@
 #include <emmintrin.h>
 #endif
 
-#define HEADER 16
 #define FORMAT_VERSION 2
-#define FLAG_SHUFFLE 0x1
-#define FLAG_MEMCPYED 0x2
-#define FLAG_BITSHUFFLE 0x4
 #define FLAG_RESERVED 0x8
-#define FLAG_DONT_SPLIT 0x10
-#define LZ4_CODE 1
-#define MAX_SPLITS 16
-#define MIN_BUFFERSIZE 128
 #define MAX_BLOCKSIZE ((INT32_MAX - 255 * 4) / 3)
 #define MAX_LEAD 64
-
-static int32_t rd32(const uint8_t* p) {
-  return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-                   ((uint32_t)p[3] << 24));
-}
 
 /* ------------------------------------------------------------ row cursor */
 
@@ -213,11 +197,12 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
     for (int j = 0; j < t; j++) dst[k * (size_t)t + (size_t)j] = (char)p[j][first + k];
 }
 
-/* The next m items of t bytes (planes p, from item `first` on) into the rows, in
- * order (the cursor counts items of t bytes: t is the same for every call). */
-ZC_ALWAYS_INLINE void put_items(cursor* c, const uint8_t* const* p, size_t first, size_t m, int t) {
+/* The m items of t bytes of planes p into the rows, in order (the cursor counts
+ * items of t bytes: t is the same for every call). */
+ZC_ALWAYS_INLINE void put_items(cursor* c, const uint8_t* const* p, size_t m, int t) {
   const zc_rows* r = c->rows;
   const size_t per_row = r->row_bytes / (size_t)t, keep = r->keep_bytes / (size_t)t;
+  size_t first = 0;
   while (m > 0) {
     size_t take = per_row - c->at < m ? per_row - c->at : m;
     if (c->base != NULL && c->at < keep) {
@@ -232,10 +217,10 @@ ZC_ALWAYS_INLINE void put_items(cursor* c, const uint8_t* const* p, size_t first
 }
 
 /* put_items compiled for each item size (rows are short: no call or branch per row). */
-static void put_items_1(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 1); }
-static void put_items_2(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 2); }
-static void put_items_4(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 4); }
-static void put_items_8(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, 0, m, 8); }
+static void put_items_1(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, m, 1); }
+static void put_items_2(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, m, 2); }
+static void put_items_4(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, m, 4); }
+static void put_items_8(cursor* c, const uint8_t* const* p, size_t m) { put_items(c, p, m, 8); }
 
 /* ------------------------------------------------------------ frames */
 
