@@ -24,7 +24,7 @@ import pytest
 import zarrc
 from zarrc.errors import ChecksumError, CodecError, MetadataError
 from zarrc.stores import LocalStore, MemoryStore, ZipStore
-from zarrc.stores.base import Store
+from zarrc.stores.base import RangeSnapshot, Store
 
 EMPTY = 2**64 - 1
 
@@ -170,6 +170,29 @@ class CountingStore(Store):
 
     def list_prefix(self, prefix):
         return self.inner.list_prefix(prefix)
+
+
+class VersionedCountingStore(CountingStore):
+    """A CountingStore that names the versions of its values, as an object store's
+    ETag does: a counter per key, bumped by every write through it.  Snapshots read
+    ranges as the CountingStore does, so what an index cache saves shows."""
+
+    def __init__(self, inner: Store) -> None:
+        super().__init__(inner)
+        self.versions: dict = {}
+
+    def snapshot(self, key):
+        snap = RangeSnapshot(self, key)
+        snap.token = (key, self.versions.get(key, 0))
+        return snap
+
+    def set(self, key, value):
+        self.versions[key] = self.versions.get(key, 0) + 1
+        super().set(key, value)
+
+    def delete(self, key):
+        self.versions[key] = self.versions.get(key, 0) + 1
+        super().delete(key)
 
 
 def random_selection(rng: np.random.Generator, shape) -> tuple:
@@ -432,15 +455,16 @@ def test_corrupt_index_raises_checksum_error(location, where, rw_store_maker) ->
 
 # ------------------------------------------------------------------ partial reads
 
-def counting_array(layout_kwargs, shape=(8, 16), dtype="i4", seed=0):
+def counting_array(layout_kwargs, shape=(8, 16), dtype="i4", seed=0, versioned=False):
     """(counting store, array, data): an array of ``shape`` written in full, then
-    reopened through the counting store with the counts reset."""
+    reopened through the counting store (``versioned``: one that names versions)
+    with the counts reset."""
     inner = MemoryStore()
     a = zarrc.create_array(inner, name="a", shape=shape, dtype=dtype, fill_value=0, compressors=None,
                            **layout_kwargs)
     data = np.random.default_rng(seed).integers(1, 1000, shape).astype(dtype)
     a[...] = data
-    store = CountingStore(inner)
+    store = (VersionedCountingStore if versioned else CountingStore)(inner)
     reader = zarrc.open_array(store, path="a", mode="r")
     store.reset()
     return store, reader, data
@@ -466,20 +490,21 @@ def test_one_inner_chunk_one_index_read_one_range_read(location) -> None:
     off, nb = map(int, table[5])
     assert calls[1][2] == [(off, nb)] and calls[1][3] == nb
 
-    store.reset()   # another inner chunk of the same shard: the index is cached
+    # another inner chunk of the same shard: this store cannot name the versions of
+    # its values, so a cached index could be another version's; it is read again
+    store.reset()
     np.testing.assert_array_equal(a[0, 8], data[0, 8])
     calls = store.chunk_calls()
-    assert kinds(calls) == ["get_ranges"], calls
-    assert calls[0][2] == [tuple(map(int, table[0]))]
+    assert kinds(calls) == ["get_range", "get_ranges"], calls
+    assert calls[0][3] == n and calls[1][2] == [tuple(map(int, table[0]))]
 
 
 def test_row_of_adjacent_inner_chunks_is_one_merged_range() -> None:
     store, a, data = counting_array(dict(chunks=(4, 16), serializer=sharding((2, 4), [LE, ZSTD])))
     table = parse_shard(shard_value(store.inner, "a/c/0/0"), 8)
-    a[0, 0]                               # index now cached
-    store.reset()
     np.testing.assert_array_equal(a[2:4, :], data[2:4, :])            # inner chunks 4..7: one row
-    [call] = store.chunk_calls()
+    index_call, call = store.chunk_calls()
+    assert index_call[0] == "get_range"
     row = table[4:8]
     start, end = int(row[:, 0].min()), int((row[:, 0] + row[:, 1]).max())
     assert call[0] == "get_ranges" and call[2] == [(start, end - start)]
@@ -487,7 +512,7 @@ def test_row_of_adjacent_inner_chunks_is_one_merged_range() -> None:
 
     store.reset()   # a column of inner chunks is not contiguous: one request, two ranges
     np.testing.assert_array_equal(a[0:4, 5], data[0:4, 5])
-    [call] = store.chunk_calls()
+    index_call, call = store.chunk_calls()
     assert call[0] == "get_ranges" and sorted(call[2]) == [tuple(map(int, table[i])) for i in (1, 5)]
 
 
@@ -577,7 +602,8 @@ def touched_inner_chunks(shape, chunks, sel) -> set:
 
 
 def test_nested_reads_one_index_per_level() -> None:
-    store, a, data = counting_array(dict(chunks=(8, 12), serializer=nested_spec()), shape=(13, 17))
+    store, a, data = counting_array(dict(chunks=(8, 12), serializer=nested_spec()), shape=(13, 17),
+                                    versioned=True)
     np.testing.assert_array_equal(a[0, 0], data[0, 0])
     calls = store.chunk_calls()
     # the outer index (suffix), the nested shard's index (at its start), the inner chunk
@@ -591,7 +617,17 @@ def test_nested_reads_one_index_per_level() -> None:
     assert kinds(store.chunk_calls()) == ["get_range", "get_ranges"]
 
 
-def test_missing_shard_is_fill_and_asked_for_once() -> None:
+def test_unversioned_store_indexes_are_kept_for_one_call() -> None:
+    """A store that cannot name versions: a cached index could be another version's,
+    so each call reads the indexes it needs, once each."""
+    store, a, data = counting_array(dict(chunks=(8, 12), serializer=nested_spec()), shape=(13, 17))
+    for _ in range(2):
+        store.reset()
+        np.testing.assert_array_equal(a[0:2, 0:6], data[0:2, 0:6])   # two inner chunks of one nested shard
+        assert kinds(store.chunk_calls()) == ["get_range", "get_range", "get_ranges"]
+
+
+def test_missing_shard_is_fill_and_asked_for_once_per_call() -> None:
     inner = MemoryStore()
     zarrc.create_array(inner, name="a", shape=(8, 8), dtype="i4", chunks=(2, 2), shards=(4, 4), fill_value=3)
     store = CountingStore(inner)
@@ -599,13 +635,16 @@ def test_missing_shard_is_fill_and_asked_for_once() -> None:
     store.reset()
     np.testing.assert_array_equal(a[...], np.full((8, 8), 3))
     assert kinds(store.chunk_calls()) == ["get_range"] * 4
-    store.reset()
+    store.reset()   # (asked again: another writer may have written it since)
     np.testing.assert_array_equal(a[1:3, 1:7], np.full((2, 6), 3))
-    assert store.chunk_calls() == []
+    assert kinds(store.chunk_calls()) == ["get_range"] * 2
+    zarrc.open_array(inner, path="a", mode="r+")[1, 1] = 5
+    np.testing.assert_array_equal(a[0:2, 0:2], [[3, 3], [3, 5]])
 
 
 def test_cached_index_invalidated_by_the_array_writing_the_shard() -> None:
-    store, _, data = counting_array(dict(chunks=(4, 8), serializer=sharding((2, 2), [LE, ZSTD])))
+    store, _, data = counting_array(dict(chunks=(4, 8), serializer=sharding((2, 2), [LE, ZSTD])),
+                                    versioned=True)
     a = zarrc.open_array(store, path="a", mode="r+")
     np.testing.assert_array_equal(a[...], data)
     before = zarrc.open_array(store.inner, path="a", mode="r")

@@ -218,7 +218,7 @@ def basic_reader(arr: ChunkedArray) -> BasicReader | None:
             return sharded.chunk_labels(arr, coords)
         labels = shard_labels
         shards = (arr.levels[0].shard_shape, arr.shard_cache.native,
-                  lambda shard: sharded.native_index(arr, shard))
+                  lambda shard, fd, size: sharded.native_index(arr, shard, fd, size))
 
     def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
         raise_task_error(batch, arr, lambda: labels(coords))
@@ -232,7 +232,12 @@ def read(arr: ChunkedArray, selection: Any) -> Any:
     an integer, as zarr-python returns).  Raises SelectionError, CodecError,
     ChecksumError."""
     if arr.basic is not None:
-        out = arr.basic.read(selection)
+        try:
+            out = arr.basic.read(selection)
+        except OSError as exc:       # a shard file that cannot be opened (not: is missing)
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"cannot read {exc.filename} of {arr.name}: {exc.strerror}") from None
         if out is not None:
             return out
     elif arr.codec is None:

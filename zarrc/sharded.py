@@ -32,6 +32,7 @@ from zarrc._kernels.shard import assemble_shard
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
 from zarrc.config import config
 from zarrc.errors import CodecError, StoreError
+from zarrc.stores.base import BytesSnapshot, FileSnapshot, Snapshot
 from zarrc.threads import run_each
 
 
@@ -58,26 +59,59 @@ class ShardLevel:
 
 @dataclass
 class ShardIndexCache:
-    """Decoded shard indexes of one open array, by (key, nesting depth, byte offset)."""
+    """Decoded shard indexes of one open array.  Each shard's are kept with the token
+    of the version they were read from (``Snapshot.token``: a file's device, inode,
+    size and mtime) and used only while a read finds that same version."""
 
-    tables: dict = field(default_factory=dict)
+    entries: dict = field(default_factory=dict)  # shard key -> (token, anchor, {(depth, start): table})
     lock: threading.Lock = field(default_factory=threading.Lock)
-    paths: dict = field(default_factory=dict)    # shard key -> its file (bytes) or None
     native: dict = field(default_factory=dict)   # the BasicReader's (see native_index)
 
-    def get(self, key: tuple) -> Any:
+    def tables(self, key: str, snapshot: Snapshot) -> dict:
+        """The indexes cached for the version ``snapshot`` of shard ``key`` (a new,
+        empty dict, replacing what was cached, if the shard changed)."""
         with self.lock:
-            return self.tables.get(key)
-
-    def put(self, key: tuple, table: Any) -> None:
-        with self.lock:
-            self.tables[key] = table
+            entry = self.entries.get(key)
+            if entry is None or entry[0] != snapshot.token:
+                entry = self.entries[key] = (snapshot.token, snapshot.anchor, {})
+            return entry[2]
 
     def forget(self, shard_key: str) -> None:
         with self.lock:
-            for k in [k for k in self.tables if k[0] == shard_key]:
-                del self.tables[k]
-            self.native.clear()
+            self.entries.pop(shard_key, None)
+
+
+class ShardReads:
+    """The shards one call reads: each from one snapshot (``Store.snapshot``),
+    taken when the call first touches the shard and closed with the reads, so a
+    shard's index and every inner chunk read with it come from one version of it.
+    ``pinned``: snapshots to use for some keys (a write reading the shard it
+    rebuilds)."""
+
+    def __init__(self, arr: engine.ChunkedArray, pinned: dict | None = None) -> None:
+        self.store = arr.store
+        self.snapshots: dict = dict(pinned or {})
+        self.opened: list = []
+        self.unversioned: dict = {}   # indexes read from snapshots with no token, by key
+
+    def snapshot(self, key: str) -> Snapshot | None:
+        snap = self.snapshots.get(key, _MISSING)
+        if snap is _MISSING:
+            snap = self.snapshots[key] = self.store.snapshot(key)
+            if snap is not None:
+                self.opened.append(snap)
+        return snap
+
+    def close(self) -> None:
+        for snap in self.opened:
+            snap.close()
+        self.opened.clear()
+
+    def __enter__(self) -> ShardReads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 _MISSING = object()
@@ -113,61 +147,62 @@ def _local_path(store: Any, key: str) -> str | None:
         return None
 
 
-def _shard_path(arr: engine.ChunkedArray, key: str) -> bytes | None:
-    """_local_path of a shard, encoded, remembered for the open array."""
-    known = arr.shard_cache.paths
-    path = known.get(key, _MISSING)
-    if path is _MISSING:
-        path = _local_path(arr.store, key)
-        path = known[key] = None if path is None else os.fsencode(path)
-    return path
-
-
-def _size_of(store: Any, key: str) -> int | None:
-    """The size of a stored shard, if the store can tell without reading it."""
-    size = getattr(store, "size", None)
-    return size(key) if size is not None else None
-
-
-def _index(arr: engine.ChunkedArray, depth: int, key: str, start: int, length: int | None):
-    """The absolute-offset index of the level-``depth`` shard stored at ``key``
-    [start, start+length) (length None: the whole value), or None if there is none."""
-    level = arr.levels[depth]
-    cache = arr.shard_cache
-    cached = cache.get((key, depth, start))
-    if cached is not None:
-        return None if cached is _MISSING else cached
+def _read_index(level: ShardLevel, snap: Snapshot, start: int, size: int | None,
+                where: str) -> np.ndarray | None:
+    """The checked index of the (sub-)shard stored in bytes [start, start + size) of
+    ``snap`` (size None: all of a value of unknown size), its offsets made absolute
+    (offsets in ``snap``); None if the value turns out to be absent."""
     n = level.index_nbytes
-    where = f"shard {key} of {arr.name}"
-    size = length if length is not None else _size_of(arr.store, key)
+    if size is not None and size < n:
+        raise CodecError(f"{where}: shard holds {size} bytes, less than its {n}-byte index")
     if level.codec.index_location == "start":
-        raw = arr.store.get_range(key, start, n)
+        raw = snap.read(start, n)
         data_start, data_end = n, size
-    elif length is None:
-        raw = arr.store.get_range(key, -n)
-        data_start, data_end = 0, None if size is None else size - n
+    elif size is None:
+        raw = snap.read(-n, None)
+        data_start, data_end = 0, None
     else:
-        raw = arr.store.get_range(key, start + length - n, n)
-        data_start, data_end = 0, length - n
+        raw = snap.read(start + size - n, n)
+        data_start, data_end = 0, size - n
     if raw is None:
-        cache.put((key, depth, start), _MISSING)
         return None
     table = level.codec.decode_index(raw, level.nchunks, where)
     check_index(table, data_start, data_end, where)
     table = table.copy()
     used = table[:, 0] != EMPTY
     table[used, 0] += np.uint64(start)
-    cache.put((key, depth, start), table)
     return table
 
 
-def native_index(arr: engine.ChunkedArray, shard: tuple[int, ...]) -> bytes:
+def _index(arr: engine.ChunkedArray, reads: ShardReads, depth: int, key: str, start: int,
+           length: int | None):
+    """The absolute-offset index of the level-``depth`` shard stored at ``key``
+    [start, start+length) (length None: the whole value) in the version ``reads``
+    holds of it, or None if there is none."""
+    snap = reads.snapshot(key)
+    if snap is None:
+        return None
+    if snap.token is None:      # a store that cannot name versions: cached for this call only
+        tables = reads.unversioned.setdefault(key, {})
+    else:
+        tables = arr.shard_cache.tables(key, snap)
+    table = tables.get((depth, start), _MISSING)
+    if table is _MISSING:
+        where = f"shard {key} of {arr.name}"
+        table = tables[(depth, start)] = _read_index(arr.levels[depth], snap, start,
+                                                     snap.size if length is None else length, where)
+    return table
+
+
+def native_index(arr: engine.ChunkedArray, shard: tuple[int, ...], fd: int, size: int) -> bytes:
     """For the native reader (pipeline.BasicReader) of a one-level sharded array:
-    the index of the shard at grid position ``shard``, as native-order uint64
-    (absolute offset, length) per inner chunk; b"" if the shard is missing."""
+    the index of the shard at grid position ``shard``, read from its file open as
+    ``fd`` (``size`` bytes), as native-order uint64 (absolute offset, length) per
+    inner chunk."""
     key = arr.chunk_keys(np.array([shard], np.int64))[0]
-    table = _index(arr, 0, key, 0, None)
-    return b"" if table is None else np.ascontiguousarray(table, np.uint64).tobytes()
+    where = f"shard {key} of {arr.name}"
+    table = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
+    return np.ascontiguousarray(table, np.uint64).tobytes()
 
 
 def chunk_labels(arr: engine.ChunkedArray, coords: np.ndarray) -> list[str]:
@@ -181,13 +216,15 @@ def _label(shard_key: str, coords: Any) -> str:
     return f"{shard_key} (inner chunk {tuple(int(c) for c in coords)})"
 
 
-def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """Where each innermost chunk (rows of ``coords``) is stored: (shard keys, key
-    index per chunk, byte offset, byte length); offset -1 for empty chunks."""
+def locate(arr: engine.ChunkedArray, reads: ShardReads,
+           coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Where each innermost chunk (rows of ``coords``) is stored in the versions of
+    its shards that ``reads`` holds: (shard keys, key index per chunk, byte offset,
+    byte length); offset -1 for empty chunks."""
     levels = arr.levels
     n, ndim = coords.shape
     if n <= SMALL:
-        return _locate_small(arr, coords)
+        return _locate_small(arr, reads, coords)
     pos = coords * np.asarray(arr.chunks, np.int64)
     top_shape = np.asarray(levels[0].shard_shape, np.int64)
     grid = tuple(int(-(-s // c)) for s, c in zip(arr.shape, top_shape))
@@ -218,7 +255,7 @@ def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.
         for j in range(count):
             members = live[order[bounds[j]:bounds[j + 1]]]
             first = members[0]
-            table = _index(arr, depth, keys[which[first]], int(offset[first]),
+            table = _index(arr, reads, depth, keys[which[first]], int(offset[first]),
                            None if depth == 0 else int(length[first]))
             if table is None:
                 present[members] = False
@@ -232,7 +269,7 @@ def locate(arr: engine.ChunkedArray, coords: np.ndarray) -> tuple[list[str], np.
     return keys, which, offset, length
 
 
-def _locate_small(arr: engine.ChunkedArray, coords: np.ndarray):
+def _locate_small(arr: engine.ChunkedArray, reads: ShardReads, coords: np.ndarray):
     """locate() for a few chunks, in plain Python (numpy's per-call costs would dominate)."""
     levels = arr.levels
     top = levels[0].shard_shape
@@ -245,7 +282,7 @@ def _locate_small(arr: engine.ChunkedArray, coords: np.ndarray):
     for pos, k in zip(positions, which):
         start, size = 0, None
         for depth, level in enumerate(levels):
-            table = _index(arr, depth, keys[k], start, size)
+            table = _index(arr, reads, depth, keys[k], start, size)
             flat = 0
             for p, s, i, c in zip(pos, level.shard_shape, level.inner_shape, level.cps):
                 flat = flat * c + (p % s) // i
@@ -259,53 +296,46 @@ def _locate_small(arr: engine.ChunkedArray, coords: np.ndarray):
     return keys, np.array(which, np.int64), np.array(offset, np.int64), np.array(length, np.int64)
 
 
-def _sources(arr: engine.ChunkedArray, keys: list[str], which: np.ndarray, offset: np.ndarray,
+def _sources(reads: ShardReads, keys: list[str], which: np.ndarray, offset: np.ndarray,
              length: np.ndarray) -> list:
-    """Native batch sources for located chunks: byte ranges of local files, or
-    slices of merged range reads."""
+    """Native batch sources of located chunks: their byte ranges in the shard
+    versions ``reads`` holds (ranges of open files, or bytes in memory)."""
     sources: list = [None] * len(which)
-    paths = [_shard_path(arr, k) for k in keys]
-    if keys and all(p is not None for p in paths):
-        for t, (k, start, n) in enumerate(zip(which.tolist(), offset.tolist(), length.tolist())):
-            if start >= 0:
-                sources[t] = ("path", paths[k], start, n)
+    present = np.flatnonzero(offset >= 0)
+    if not len(present):
         return sources
+    present = present[np.argsort(which[present], kind="stable")]
+    bounds = np.searchsorted(which[present], np.arange(len(keys) + 1)).tolist()
     for k, key in enumerate(keys):
-        members = np.flatnonzero((which == k) & (offset >= 0))
-        if not len(members):
-            continue
-        members = members[np.argsort(offset[members], kind="stable")]
-        ranges, groups = [], []
-        for t in members:
-            start, end = int(offset[t]), int(offset[t] + length[t])
-            if ranges and start <= ranges[-1][1]:
-                ranges[-1][1] = max(ranges[-1][1], end)
-                groups[-1].append(t)
-            else:
-                ranges.append([start, end])
-                groups.append([t])
-        blobs = arr.store.get_ranges(key, [(s, e - s) for s, e in ranges])
-        if blobs is None:
-            continue
-        for (start, end), group, blob in zip(ranges, groups, blobs):
-            blob = bytes(blob)
-            for t in group:
-                if offset[t] - start + length[t] > len(blob):
-                    raise CodecError(f"shard {key} of {arr.name}: inner chunk at byte {int(offset[t])} "
-                                     f"({int(length[t])} bytes) lies past the end of the shard")
-                sources[t] = ("bytes", blob, int(offset[t] - start), int(length[t]))
+        members = present[bounds[k]:bounds[k + 1]]
+        if len(members):
+            found = reads.snapshot(key).sources(offset[members].tolist(), length[members].tolist())
+            for t, src in zip(members.tolist(), found):
+                sources[t] = src
     return sources
 
 
 def read_planned(arr: engine.ChunkedArray, table: np.ndarray, local: np.ndarray,
                  outidx: np.ndarray, tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
-                 strides: tuple[int, ...]) -> None:
-    """engine's native read of a planned selection, for a sharded array."""
-    keys, which, offset, length = locate(arr, coords)
-    sources = _sources(arr, keys, which, offset, length)
-    batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
-    engine.run_batch(batch, len(tasks))
+                 strides: tuple[int, ...], pinned: dict | None = None) -> None:
+    """engine's native read of a planned selection, for a sharded array: each shard
+    from one snapshot (``pinned``: snapshots to use for some shard keys)."""
+    with ShardReads(arr, pinned) as reads:
+        keys, which, offset, length = locate(arr, reads, coords)
+        sources = _sources(reads, keys, which, offset, length)
+        batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
+        engine.run_batch(batch, len(tasks))
     engine.raise_task_error(batch, arr, _LazyLabels(keys, which, coords))
+
+
+def _read_region(arr: engine.ChunkedArray, region: tuple[slice, ...], pinned: dict) -> np.ndarray:
+    """``arr[region]`` read with the snapshots ``pinned`` for their shard keys."""
+    dims, shape = indexing.plan(region, arr.shape, arr.chunks)
+    out = np.empty(shape, arr.dtype)
+    table, local, outidx, tasks = engine.assemble(dims)
+    read_planned(arr, table, local, outidx, tasks, engine.task_coords(table, tasks), out,
+                 engine.array_strides(dims, out.strides), pinned)
+    return out
 
 
 class _LazyLabels:
@@ -335,17 +365,17 @@ def encode_region(arr: engine.ChunkedArray, value: np.ndarray, shape: tuple[int,
     return [batch.encoded(t) if batch.outcome(t) == STORED else None for t in range(len(tasks))]
 
 
-def _encode_shard(arr: engine.ChunkedArray, depth: int, contents: np.ndarray, origin: np.ndarray,
-                  touched: list, old: tuple | None) -> bytes | None:
+def _encode_shard(arr: engine.ChunkedArray, reads: ShardReads, depth: int, contents: np.ndarray,
+                  origin: np.ndarray, touched: list, old: tuple | None) -> bytes | None:
     """Encode the level-``depth`` shard whose contents start at array index
     ``origin``.  Inner chunks / sub-shards the write does not touch (``touched``:
     per dimension, the sorted array indices written) are copied byte for byte from
     ``old`` = (key, start, length, bytes of the whole stored shard) of the old shard,
-    if there is one."""
+    if there is one (``reads`` holds those bytes as the shard's snapshot)."""
     level = arr.levels[depth]
     table = blob = None
     if old is not None:
-        table = _index(arr, depth, old[0], old[1], old[2] if depth else None)
+        table = _index(arr, reads, depth, old[0], old[1], old[2] if depth else None)
         blob = old[3]
     kept = table is not None and blob is not None
     last = depth == len(arr.levels) - 1
@@ -365,7 +395,7 @@ def _encode_shard(arr: engine.ChunkedArray, depth: int, contents: np.ndarray, or
             entry = table[i] if kept else None
             inner_old = (None if entry is None or entry[0] == EMPTY
                          else (old[0], int(entry[0]), int(entry[1]), blob))
-            parts.append(_encode_shard(arr, depth + 1, np.ascontiguousarray(contents[sub]), lo,
+            parts.append(_encode_shard(arr, reads, depth + 1, np.ascontiguousarray(contents[sub]), lo,
                                        touched, inner_old))
     codec = level.codec
     return assemble_shard(parts, codec.index_location == "start", codec.index_big_endian, codec.index_crc)
@@ -496,10 +526,6 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
     fill = np.frombuffer(arr.fill, arr.dtype)[0]
     encoded = []
     for shard, key in zip(shards, keys):
-        # the old shard is read and its parts copied through the index cache: drop this
-        # array's cached indexes of it first, or a shard another writer replaced since
-        # would be read and copied at stale offsets
-        arr.shard_cache.forget(key)
         origin = shard * np.asarray(top.shard_shape)
         region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
         contents = np.full(top.shard_shape, fill, arr.dtype)
@@ -507,10 +533,14 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
         # shard if each dimension's indices cover the shard's extent
         covered = all(np.array_equal(t[(t >= r.start) & (t < r.stop)], np.arange(r.start, r.stop))
                       for t, r in zip(touched, region))
+        # only a partly written shard needs its old contents: read once, they give
+        # the old values and the parts kept byte for byte (one version of the shard)
         blob = None if covered else arr.store.get(key)
-        if blob is not None:       # only a partly written shard needs its old contents
+        pinned = {key: None}
+        if blob is not None:
             blob = bytes(blob)
-            contents[tuple(slice(0, r.stop - r.start) for r in region)] = engine.read(arr, region)
+            pinned[key] = BytesSnapshot(blob, f"shard {key} of {arr.name}")
+            contents[tuple(slice(0, r.stop - r.start) for r in region)] = _read_region(arr, region, pinned)
         src, dst = [], []
         for (absolute, out_pos), d, o, n in zip(positions, dims, origin, top.shard_shape):
             inside = (absolute >= o) & (absolute < o + n)
@@ -519,7 +549,8 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
                 src.append(out_pos[inside])
         contents[np.ix_(*dst)] = value[np.ix_(*src)].reshape([len(x) for x in dst]) if src else value
         old = None if blob is None else (key, 0, None, blob)
-        encoded.append(_encode_shard(arr, 0, contents, origin, touched, old))
+        with ShardReads(arr, pinned) as reads:
+            encoded.append(_encode_shard(arr, reads, 0, contents, origin, touched, old))
     for key, data in zip(keys, encoded):
         _store_shard(arr, key, data, existed=True)
 

@@ -19,7 +19,8 @@ from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memset, strcmp, strlen, strrchr
+from libc.string cimport memcpy, memset, strerror, strlen, strrchr
+from posix.time cimport timespec
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
                                     ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZC_PARTIAL_MAX,
@@ -66,6 +67,9 @@ cdef extern from "<sys/stat.h>" nogil:
     struct stat:
         long st_size
         unsigned int st_mode
+        unsigned long st_dev
+        unsigned long st_ino
+        timespec st_mtim
     int fstat(int fd, stat* buf)
     int mkdir(const char* path, unsigned int mode)
 
@@ -163,8 +167,6 @@ cdef struct Scratch:
     Deflater deflater
     Py_ssize_t* offs
     size_t offs_cap
-    int fd_plus1         # a file kept open for byte ranges of it (shards), + 1; 0: none
-    char* fd_path        # its path
 
 
 cdef int ensure(Scratch* s, int slot, size_t n) noexcept nogil:
@@ -262,74 +264,40 @@ cdef Py_ssize_t pread_all(int fd, uint8_t* dst, size_t n, int64_t offset, ZcErro
     return <Py_ssize_t>done
 
 
-cdef void scratch_close_file(Scratch* s) noexcept nogil:
-    """Close the file kept open by open_range_file (at the end of each run)."""
-    if s.fd_plus1:
-        c_close(s.fd_plus1 - 1)
-        s.fd_plus1 = 0
-    free(s.fd_path)
-    s.fd_path = NULL
-
-
-cdef int open_range_file(const char* path, Scratch* s) noexcept nogil:
-    """A descriptor of ``path`` for reading byte ranges, kept open in the scratch while
-    the thread's next ranges come from the same file (a shard's inner chunks): one
-    open per shard, not per inner chunk.  -1 with errno set on failure."""
-    cdef size_t n
-    if s.fd_plus1 and strcmp(s.fd_path, path) == 0:
-        return s.fd_plus1 - 1
-    scratch_close_file(s)
+cdef Py_ssize_t read_file(const char* path, Scratch* s, ZcError* err) noexcept nogil:
+    """Read a whole file into scratch slot 0.  MISSING if the file does not exist."""
     cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
-    if fd < 0:
-        return -1
-    n = strlen(path) + 1
-    s.fd_path = <char*>malloc(n)
-    if s.fd_path == NULL:
-        c_close(fd)
-        errno = ENOMEM
-        return -1
-    memcpy(s.fd_path, path, n)
-    s.fd_plus1 = fd + 1
-    return fd
-
-
-cdef Py_ssize_t read_file(const char* path, int64_t offset, int64_t length, Scratch* s,
-                          ZcError* err) noexcept nogil:
-    """Read a file (offset < 0: all of it; else ``length`` bytes from ``offset``) into
-    scratch slot 0.  MISSING if the file does not exist; a range that ends past the
-    end of the file is an error (an index pointed outside its shard)."""
-    cdef bint kept = offset >= 0         # a range: the descriptor stays open (open_range_file)
-    cdef int fd = open_range_file(path, s) if kept else c_open(path, O_RDONLY | O_CLOEXEC)
     cdef stat st
-    cdef size_t size, done = 0
-    cdef ssize_t r
+    cdef size_t size
+    cdef Py_ssize_t r
     if fd < 0:
         if errno == ENOENT or errno == ENOTDIR:
             return MISSING
-        if errno == ENOMEM:
-            return fail(err, ZC_NOMEM, 0, 0, NULL)
         return fail(err, ZC_IO, 0, errno, "open")
-    if offset < 0:
-        if fstat(fd, &st) != 0:
-            c_close(fd)
-            return fail(err, ZC_IO, 0, errno, "fstat")
-        size = <size_t>st.st_size
-        offset = 0
-    else:
-        size = <size_t>length
-    if ensure(s, 0, size) != 0:
-        if not kept:
-            c_close(fd)
-        return fail(err, ZC_NOMEM, 0, 0, NULL)
-    r = pread_all(fd, s.buf[0], size, offset, err)
-    if not kept:
+    if fstat(fd, &st) != 0:
         c_close(fd)
-    if r < 0:
-        return r
-    done = <size_t>r
-    if length >= 0 and done != size:
-        return fail(err, ZC_TRUNCATED, offset + length, offset + done, "byte range past the end of the file")
-    return <Py_ssize_t>done
+        return fail(err, ZC_IO, 0, errno, "fstat")
+    size = <size_t>st.st_size
+    if ensure(s, 0, size) != 0:
+        c_close(fd)
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    r = pread_all(fd, s.buf[0], size, 0, err)
+    c_close(fd)
+    return r
+
+
+cdef Py_ssize_t read_range(int fd, int64_t offset, size_t length, Scratch* s,
+                           ZcError* err) noexcept nogil:
+    """``length`` bytes at ``offset`` of an open file (a shard's inner chunk) into
+    scratch slot 0; a range that ends past the end of the file is an error."""
+    cdef Py_ssize_t r
+    if ensure(s, 0, length) != 0:
+        return fail(err, ZC_NOMEM, 0, 0, NULL)
+    r = pread_all(fd, s.buf[0], length, offset, err)
+    if r >= 0 and <size_t>r != length:
+        return fail(err, ZC_TRUNCATED, offset + <int64_t>length, offset + r,
+                    "byte range past the end of the file")
+    return r
 
 
 cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_t hi,
@@ -919,6 +887,35 @@ cdef object raise_task_error(ZcError* err, str context):
 
 # ---------------------------------------------------------------- batches
 
+cdef write_path(char* p, bytes head, bytes separator, const int64_t* coords, Py_ssize_t ndim):
+    """Write ``head`` + the chunk coordinates joined by the one-byte ``separator``,
+    NUL-terminated, to ``p`` (room for len(head) + 21 * max(1, ndim) bytes)."""
+    cdef Py_ssize_t d, k
+    cdef char digits[24]
+    cdef int64_t c
+    memcpy(p, <const char*>head, len(head))
+    p += len(head)
+    for d in range(ndim):
+        c = coords[d]
+        if c < 0:
+            raise ValueError(f"chunk coordinates {c} must not be negative")
+        if d:
+            p[0] = (<const char*>separator)[0]
+            p += 1
+        k = 0
+        while True:
+            digits[k] = <char>(48 + c % 10)
+            k += 1
+            c //= 10
+            if c == 0:
+                break
+        while k:
+            k -= 1
+            p[0] = digits[k]
+            p += 1
+    p[0] = 0
+
+
 cdef class _Batch:
     """What read and write batches share: the plan, the user array, the sources."""
 
@@ -942,7 +939,10 @@ cdef class _Batch:
     cdef const uint8_t** src_data
     cdef size_t* src_len
     cdef const char** src_path
-    cdef int64_t* src_offset     # byte range of a path source (-1: the whole file)
+    cdef int64_t* src_offset     # byte offset of an fd source's range (-1: none)
+    cdef int* src_fd             # an open file (a shard's version) to read a range of, or -1
+    cdef int* fds                # the files this batch opened and closes (close_files)
+    cdef Py_ssize_t nfds
     cdef char* path_buf          # the paths of set_paths
     cdef Py_ssize_t next_task
     cdef ZcError* errs
@@ -955,6 +955,9 @@ cdef class _Batch:
         self.src_len = NULL
         self.src_path = NULL
         self.src_offset = NULL
+        self.src_fd = NULL
+        self.fds = NULL
+        self.nfds = 0
         self.path_buf = NULL
         self.errs = NULL
         self.status = NULL
@@ -963,14 +966,26 @@ cdef class _Batch:
     def __dealloc__(self):
         if self.have_arr:
             PyBuffer_Release(&self.arr)
+        self.close_files()
         free(self.src_data)
         free(self.src_len)
         free(self.src_path)
         free(self.src_offset)
+        free(self.src_fd)
         free(self.path_buf)
         free(self.errs)
         free(self.status)
         plan_free(&self.plan)
+
+    def close_files(self):
+        """Close the files the batch holds open (shards read by the BasicReader)."""
+        cdef Py_ssize_t i
+        for i in range(self.nfds):
+            if self.fds[i] >= 0:
+                c_close(self.fds[i])
+        free(self.fds)
+        self.fds = NULL
+        self.nfds = 0
 
     cdef setup(self, Chain chain, table, local, outidx, tasks, arr, tuple arr_strides,
                bytes fill, sources, bint writable):
@@ -990,11 +1005,13 @@ cdef class _Batch:
         self.setup_common(chain, arr, arr_strides, fill, sources, writable)
 
     cdef setup_plan(self, Chain chain, Plan* plan, arr, tuple arr_strides, bytes fill,
-                    bytes head, bytes separator, const int64_t* shards=NULL,
+                    bytes head, bytes separator, const int* fd_of_task=NULL,
                     const int64_t* ranges=NULL):
         """Set up from a native plan (its buffers now belong to the batch) with
-        chunk files head + coordinates (see set_paths), or, given ``shards`` and
-        ``ranges``, byte ranges of shard files."""
+        chunk files head + coordinates (see set_paths), or, given ``fd_of_task`` and
+        ``ranges`` (ntasks x 2: offset, length; offset -1: the chunk is missing),
+        byte ranges of open shard files."""
+        cdef Py_ssize_t t
         self.plan = plan[0]
         plan.table = plan.tasks = plan.coords = NULL
         if self.plan.ndim != chain.ndim:
@@ -1005,7 +1022,16 @@ cdef class _Batch:
         self.ntasks = self.plan.ntasks
         self.local = self.outidx = NULL
         self.setup_common(chain, arr, arr_strides, fill, None, True)
-        self.set_paths(head, separator, self.plan.coords if shards == NULL else shards, ranges)
+        if fd_of_task == NULL:
+            self.set_paths(head, separator, self.plan.coords)
+            return
+        for t in range(self.ntasks):
+            self.src_path[t] = NULL
+            self.src_data[t] = NULL
+            self.status[t] = 0
+            self.src_fd[t] = -1 if ranges[2 * t] < 0 else fd_of_task[t]
+            self.src_offset[t] = ranges[2 * t]
+            self.src_len[t] = <size_t>ranges[2 * t + 1] if ranges[2 * t] >= 0 else 0
 
     cdef setup_common(self, Chain chain, arr, tuple arr_strides, bytes fill, sources,
                       bint writable):
@@ -1038,9 +1064,10 @@ cdef class _Batch:
         self.src_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
         self.src_path = <const char**>malloc(max(1, self.ntasks) * sizeof(void*))
         self.src_offset = <int64_t*>malloc(max(1, self.ntasks) * sizeof(int64_t))
+        self.src_fd = <int*>malloc(max(1, self.ntasks) * sizeof(int))
         self.errs = <ZcError*>malloc(max(1, self.ntasks) * sizeof(ZcError))
         self.status = <int*>malloc(max(1, self.ntasks) * sizeof(int))
-        if not (self.src_data and self.src_len and self.src_path and self.src_offset
+        if not (self.src_data and self.src_len and self.src_path and self.src_offset and self.src_fd
                 and self.errs and self.status):
             raise MemoryError()
         if type(sources) is tuple:
@@ -1050,6 +1077,7 @@ cdef class _Batch:
             self.src_data[t] = NULL
             self.src_path[t] = NULL
             self.src_offset[t] = -1
+            self.src_fd[t] = -1
             self.src_len[t] = 0
             self.status[t] = 0
             if src is None:
@@ -1057,13 +1085,16 @@ cdef class _Batch:
             if type(src) is bytes:
                 self.src_data[t] = <const uint8_t*>PyBytes_AS_STRING(src)
                 self.src_len[t] = <size_t>PyBytes_GET_SIZE(src)
-            elif src[0] == "path":       # ("path", b"/file") or ("path", b"/file", offset, length)
+            elif src[0] == "path":       # ("path", b"/file"): the whole file
+                if len(src) != 2:
+                    raise ValueError(f"task {t}: a path source is (\"path\", file), not {src!r}")
                 self.src_path[t] = <const char*>(<bytes>src[1])
-                if len(src) == 4:
-                    if src[2] < 0 or src[3] < 0:
-                        raise ValueError(f"task {t}: bad byte range {src[2:]}")
-                    self.src_offset[t] = src[2]
-                    self.src_len[t] = src[3]
+            elif src[0] == "fd":         # ("fd", descriptor, offset, length): a range of an open file
+                if src[1] < 0 or src[2] < 0 or src[3] < 0:
+                    raise ValueError(f"task {t}: bad file range {src[1:]}")
+                self.src_fd[t] = src[1]
+                self.src_offset[t] = src[2]
+                self.src_len[t] = src[3]
             elif src[0] == "bytes":      # ("bytes", b"...", offset, length)
                 buf = <bytes>src[1]
                 if src[2] < 0 or src[3] < 0 or src[2] + src[3] > len(buf):
@@ -1083,55 +1114,24 @@ cdef class _Batch:
             raise ValueError("paths do not match the tasks")
         self.set_paths(head, separator, &coords[0, 0] if coords.shape[0] * coords.shape[1] else NULL)
 
-    cdef set_paths(self, bytes head, bytes separator, const int64_t* coords,
-                   const int64_t* ranges=NULL):
+    cdef set_paths(self, bytes head, bytes separator, const int64_t* coords):
         """Task t reads the file ``head`` + its chunk coordinates (``coords``, ntasks x
         ndim) joined by ``separator`` (the local store's path of its chunk key): no
-        key strings.  With ``ranges`` (ntasks x 2: offset, length; offset -1: the
-        chunk is missing), only that byte range of the file (a shard's)."""
-        cdef Py_ssize_t t, d, k, nhead = len(head), width = nhead + 21 * max(1, self.ndim)
-        cdef char digits[24]
-        cdef char* p
-        cdef int64_t c
+        key strings."""
+        cdef Py_ssize_t t, width = len(head) + 21 * max(1, self.ndim)
         if len(separator) != 1:
             raise ValueError(f"chunk key separator {separator!r} is not one byte")
         self.path_buf = <char*>malloc(max(1, self.ntasks) * width)
         if self.path_buf == NULL:
             raise MemoryError()
         for t in range(self.ntasks):
-            p = self.path_buf + t * width
-            self.src_path[t] = p
+            self.src_path[t] = self.path_buf + t * width
             self.src_data[t] = NULL
             self.src_offset[t] = -1
+            self.src_fd[t] = -1
             self.src_len[t] = 0
             self.status[t] = 0
-            memcpy(p, <const char*>head, nhead)
-            p += nhead
-            for d in range(self.ndim):
-                c = coords[t * self.ndim + d]
-                if c < 0:
-                    raise ValueError(f"chunk coordinates of task {t} must not be negative")
-                if d:
-                    p[0] = (<const char*>separator)[0]
-                    p += 1
-                k = 0
-                while True:
-                    digits[k] = <char>(48 + c % 10)
-                    k += 1
-                    c //= 10
-                    if c == 0:
-                        break
-                while k:
-                    k -= 1
-                    p[0] = digits[k]
-                    p += 1
-            p[0] = 0
-            if ranges != NULL:
-                if ranges[2 * t] < 0:
-                    self.src_path[t] = NULL
-                else:
-                    self.src_offset[t] = ranges[2 * t]
-                    self.src_len[t] = <size_t>ranges[2 * t + 1]
+            write_path(self.path_buf + t * width, head, separator, coords + t * self.ndim, self.ndim)
 
     cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil:
         """Offsets of task t: chunk side from the chain's strides, array side from the
@@ -1187,15 +1187,18 @@ cdef class _Batch:
                           ZcError* err) noexcept nogil:
         """The encoded bytes of task t's chunk: MISSING, or their length (data[0] set)."""
         cdef Py_ssize_t r
-        if self.src_path[t] != NULL:
-            r = read_file(self.src_path[t], self.src_offset[t], <int64_t>self.src_len[t], s, err)
-            if r >= 0:
-                data[0] = s.buf[0]
-            return r
         if self.src_data[t] != NULL:
             data[0] = self.src_data[t]
             return <Py_ssize_t>self.src_len[t]
-        return MISSING
+        if self.src_fd[t] >= 0:
+            r = read_range(self.src_fd[t], self.src_offset[t], self.src_len[t], s, err)
+        elif self.src_path[t] != NULL:
+            r = read_file(self.src_path[t], s, err)
+        else:
+            return MISSING
+        if r >= 0:
+            data[0] = s.buf[0]
+        return r
 
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         pass
@@ -1218,7 +1221,6 @@ cdef class _Batch:
                 self.run_task(t, s)
             if self.stream:
                 stream_fence()
-            scratch_close_file(s)
             if s == &local:
                 scratch_free(s)
             else:
@@ -1247,8 +1249,9 @@ cdef class ReadBatch(_Batch):
     ``out``: the writable output array; ``out_strides``: its byte stride for each
     *array* dimension (0 for dimensions the selection drops); ``fill``: the fill
     value's bytes in native order; ``sources``: per task, bytes (encoded chunk),
-    ("bytes", b"...", offset, length) (a part of them), ("path", b"/file") or
-    ("path", b"/file", offset, length) (read here), or None (missing).
+    ("bytes", b"...", offset, length) (a part of them), ("path", b"/file") (read
+    here), ("fd", descriptor, offset, length) (a byte range of a file the caller
+    holds open, read here with pread: a shard's inner chunk), or None (missing).
     """
 
     def __init__(self, Chain chain, table, local, outidx, tasks, out, tuple out_strides,
@@ -1278,7 +1281,7 @@ cdef class ReadBatch(_Batch):
                       and self.table[row * PLAN_NCOLS + C_COUNT] == self.chain.shape[d]
                       and (self.chain.shape[d] == 1 or self.arr_strides[d] == self.chain.strides[d]))
             base += self.table[row * PLAN_NCOLS + C_OUT] * self.arr_strides[d]
-        if self.chain.n == 0 and self.src_path[t] != NULL and self.src_offset[t] < 0:
+        if self.chain.n == 0 and self.src_path[t] != NULL:
             # an uncompressed chunk file: a whole chunk is read straight into out (one
             # copy, not two), a part of one reads only the byte span that holds it
             if direct:
@@ -1295,7 +1298,7 @@ cdef class ReadBatch(_Batch):
                 self.status[t] = -1
             return
         if (self.chain.n == 1 and self.chain.steps[0].kind == BLOSC and self.chain.steps[0].ranges
-                and self.src_path[t] != NULL and not direct):
+                and (self.src_path[t] != NULL or self.src_fd[t] >= 0) and not direct):
             n = self.read_blosc_file(t, dims, out, s, err)   # a few bytes of a blosc file
             if n == MISSING:
                 fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
@@ -1456,21 +1459,21 @@ cdef class ReadBatch(_Batch):
         cdef Py_ssize_t lo, hi, r
         cdef Py_ssize_t lo_d[MAX_DIMS]
         cdef int64_t base = 0, size
-        cdef bint kept = self.src_offset[t] >= 0
+        cdef bint kept = self.src_fd[t] >= 0     # a shard's inner chunk, in a file held open
         cdef stat st
         cdef int fd
         selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
         if hi - lo > ZC_PARTIAL_MAX:
             return NOT_TAKEN
-        if kept:                              # a shard's inner chunk
-            fd = open_range_file(self.src_path[t], s)
+        if kept:
+            fd = self.src_fd[t]
             base = self.src_offset[t]
             size = <int64_t>self.src_len[t]
         else:
             fd = c_open(self.src_path[t], O_RDONLY | O_CLOEXEC)
-        if fd < 0:
-            return MISSING if errno == ENOENT or errno == ENOTDIR else NOT_TAKEN
-        if not kept:                          # (the size: a truncated file is an error)
+            if fd < 0:
+                return MISSING if errno == ENOENT or errno == ENOTDIR else NOT_TAKEN
+            # (the size: a truncated file is an error)
             if fstat(fd, &st) != 0 or (st.st_mode & 0o170000) != 0o100000:
                 c_close(fd)
                 return NOT_TAKEN
@@ -1575,8 +1578,10 @@ cdef class BasicReader:
     cdef object run_batch
     cdef object raise_error
     # sharded (one level): inner chunks per shard, per dimension; the shard grid's
-    # shape; decoded indexes by linear shard number (bytes: uint64 offset, length
-    # per inner chunk, b"" for a missing shard); index_of(shard coords) loads one
+    # shape; decoded indexes by linear shard number, each with the identity of the
+    # file it was read from ((st_dev, st_ino, st_size, mtime_ns, index): index bytes
+    # are uint64 offset, length per inner chunk); index_of(shard coords, fd, size)
+    # reads one from an open shard file (see setup_sharded)
     cdef bint sharded
     cdef Py_ssize_t cps[PLAN_MAX_DIMS]
     cdef Py_ssize_t grid[PLAN_MAX_DIMS]
@@ -1649,26 +1654,44 @@ cdef class BasicReader:
                 self.run_batch(batch, ntasks, work)
         finally:
             zc_add_count(&calls_in_progress, -1)
+            batch.close_files()
         for t in range(ntasks):
             if batch.status[t] < 0:       # (coords: of the inner chunks when sharded)
                 self.raise_error(batch, int64_array(batch.plan.coords, ntasks, batch.ndim))
         return out
 
     cdef setup_sharded(self, ReadBatch batch, Plan* plan, out, tuple strides):
-        """Locate the plan's inner chunks through the shard indexes (loaded once per
-        shard) and set the batch up to read their byte ranges of the shard files."""
-        cdef Py_ssize_t t, d, ndim = plan.ndim, sid, flat, nchunks = 1
+        """Open each shard the plan touches once, locate its inner chunks through the
+        shard's index and set the batch up to read their byte ranges from that open
+        file, so that the index and every inner chunk come from one version of the
+        shard (shards are replaced whole, by rename).  A cached index is used only
+        while the open file is the one it was read from (device, inode, size,
+        mtime: one fstat per shard); else ``index_of(shard coords, fd, size)`` reads
+        it from the descriptor."""
+        cdef Py_ssize_t t, d, i, ndim = plan.ndim, ntasks = plan.ntasks, sid, prev = -1
+        cdef Py_ssize_t nslots = 0, flat, nchunks = 1, width
         cdef int64_t c
+        cdef int64_t mtime
         cdef const uint64_t* entry
         cdef bytes index
-        cdef int64_t* shards = <int64_t*>malloc(max(1, plan.ntasks * ndim) * sizeof(int64_t))
-        cdef int64_t* ranges = <int64_t*>malloc(max(1, plan.ntasks * 2) * sizeof(int64_t))
+        cdef dict slots = {}
+        cdef list indexes = []
+        cdef int64_t* shards = <int64_t*>malloc(max(1, ntasks * ndim) * sizeof(int64_t))
+        cdef int64_t* ranges = <int64_t*>malloc(max(1, ntasks * 2) * sizeof(int64_t))
+        cdef Py_ssize_t* slot_of = <Py_ssize_t*>malloc(max(1, ntasks) * sizeof(Py_ssize_t))
+        cdef Py_ssize_t* first = <Py_ssize_t*>malloc(max(1, ntasks) * sizeof(Py_ssize_t))
+        cdef int* fd_of = <int*>malloc(max(1, ntasks) * sizeof(int))
+        cdef int* fds = NULL
+        cdef int* errnos = NULL
+        cdef stat* sts = NULL
+        cdef char* paths = NULL
         try:
-            if shards == NULL or ranges == NULL:
+            if not (shards and ranges and slot_of and first and fd_of):
                 raise MemoryError()
             for d in range(ndim):
                 nchunks *= self.cps[d]
-            for t in range(plan.ntasks):
+            # each task's shard, its slot among the shards touched, its chunk in it
+            for t in range(ntasks):
                 sid = 0
                 flat = 0
                 for d in range(ndim):
@@ -1676,23 +1699,95 @@ cdef class BasicReader:
                     shards[t * ndim + d] = c // self.cps[d]
                     sid = sid * self.grid[d] + c // self.cps[d]
                     flat = flat * self.cps[d] + c % self.cps[d]
-                index = self.indexes.get(sid)
-                if index is None:
-                    index = self.index_of(tuple([shards[t * ndim + d] for d in range(ndim)]))
-                    if PyBytes_GET_SIZE(index) not in (0, 16 * nchunks):
-                        raise ValueError(f"shard index of {len(index)} bytes for {nchunks} chunks")
-                    self.indexes[sid] = index
+                ranges[2 * t + 1] = flat
+                if sid != prev:
+                    slot = slots.get(sid)
+                    if slot is None:
+                        slot = slots[sid] = nslots
+                        first[nslots] = t
+                        nslots += 1
+                    prev = sid
+                    i = slot
+                slot_of[t] = i
+            # open and fstat every shard once, without the GIL
+            width = len(self.head) + 21 * max(1, ndim)
+            paths = <char*>malloc(nslots * width)
+            fds = <int*>malloc(nslots * sizeof(int))
+            errnos = <int*>malloc(nslots * sizeof(int))
+            sts = <stat*>malloc(nslots * sizeof(stat))
+            if not (paths and fds and errnos and sts):
+                raise MemoryError()
+            for i in range(nslots):
+                fds[i] = -1
+                write_path(paths + i * width, self.head, self.separator, shards + first[i] * ndim, ndim)
+            batch.fds = fds            # the batch closes them (close_files)
+            batch.nfds = nslots
+            fds = NULL
+            with nogil:
+                for i in range(nslots):
+                    batch.fds[i] = open_shard(paths + i * width, &sts[i], &errnos[i])
+            for i in range(nslots):
+                sid = 0
+                for d in range(ndim):
+                    sid = sid * self.grid[d] + shards[first[i] * ndim + d]
+                if batch.fds[i] < 0:
+                    if errnos[i] != 0:
+                        raise OSError(errnos[i], strerror(errnos[i]).decode(errors="replace"),
+                                      (paths + i * width).decode(errors="replace"))
+                    indexes.append(b"")        # no shard: its inner chunks are missing
+                    continue
+                mtime = <int64_t>sts[i].st_mtim.tv_sec * 1000000000 + sts[i].st_mtim.tv_nsec
+                known = self.indexes.get(sid)
+                if (known is not None and known[0] == sts[i].st_dev and known[1] == sts[i].st_ino
+                        and known[2] == sts[i].st_size and known[3] == mtime):
+                    indexes.append(known[4])
+                    continue
+                index = self.index_of(tuple([shards[first[i] * ndim + d] for d in range(ndim)]),
+                                      batch.fds[i], sts[i].st_size)
+                if PyBytes_GET_SIZE(index) != 16 * nchunks:
+                    raise ValueError(f"shard index of {len(index)} bytes for {nchunks} chunks")
+                self.indexes[sid] = (sts[i].st_dev, sts[i].st_ino, sts[i].st_size, mtime, index)
+                indexes.append(index)
+            for t in range(ntasks):
+                index = <bytes>indexes[slot_of[t]]
+                fd_of[t] = batch.fds[slot_of[t]]
                 ranges[2 * t] = -1
                 if PyBytes_GET_SIZE(index):
-                    entry = <const uint64_t*>PyBytes_AS_STRING(index) + 2 * flat
+                    entry = <const uint64_t*>PyBytes_AS_STRING(index) + 2 * ranges[2 * t + 1]
                     if entry[0] != <uint64_t>-1:       # EMPTY: the chunk is missing
                         ranges[2 * t] = <int64_t>entry[0]
                         ranges[2 * t + 1] = <int64_t>entry[1]
             batch.setup_plan(self.chain, plan, out, strides, self.fill, self.head, self.separator,
-                             shards, ranges)
+                             fd_of, ranges)
         finally:
             free(shards)
             free(ranges)
+            free(slot_of)
+            free(first)
+            free(fd_of)
+            free(fds)
+            free(errnos)
+            free(sts)
+            free(paths)
+
+
+cdef int open_shard(const char* path, stat* st, int* error) noexcept nogil:
+    """Open a shard file and fstat it: the descriptor, or -1 with ``error`` 0 when
+    there is no shard (no such file, or not a regular file) or the errno."""
+    cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
+    error[0] = 0
+    if fd < 0:
+        if errno != ENOENT and errno != ENOTDIR:
+            error[0] = errno
+        return -1
+    if fstat(fd, st) != 0:
+        error[0] = errno
+        c_close(fd)
+        return -1
+    if (st.st_mode & 0o170000) != 0o100000:
+        c_close(fd)
+        return -1
+    return fd
 
 
 cdef class WriteBatch(_Batch):

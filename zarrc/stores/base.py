@@ -126,6 +126,148 @@ def byte_view(value: Any) -> memoryview:
     return view
 
 
+class Snapshot:
+    """One version of a stored value, for reading parts of it consistently: every
+    read of a snapshot returns bytes of the same version, whatever writers do
+    meanwhile (a sharded reader takes a shard's index and its inner chunks from
+    one snapshot).
+
+    ``size``: the value's length (None: unknown).  ``token``: equal for two
+    snapshots of the same version, as long as ``anchor`` (an object a cache must
+    keep alive with the token; None if it need not) lives; None if the store
+    cannot name versions (nothing read from the value may then be cached).
+    ``read(start, length)``: those bytes (``start < 0``: the last ``-start``
+    bytes, ``length`` None); ``sources(offsets, lengths)``: those ranges as sources
+    of the native batch (``zarrc._kernels.pipeline``).  ``close()`` releases what
+    the snapshot holds (an open file); it is a context manager.
+    """
+
+    size: int | None
+    token: Any = None
+    anchor: Any = None
+    name: str = "a stored value"
+
+    def read(self, start: int, length: int | None) -> bytes | None:
+        raise NotImplementedError
+
+    def sources(self, offsets: Sequence[int], lengths: Sequence[int]) -> list:
+        raise NotImplementedError
+
+    def _check(self, offsets: Sequence[int], lengths: Sequence[int]) -> None:
+        """StoreError unless every range [offset, offset + length) lies within the value."""
+        for start, length in zip(offsets, lengths):
+            if start < 0 or length < 0 or start + length > self.size:
+                raise StoreError(f"{self.name}: bytes [{start}, {start + length}) lie outside its "
+                                 f"{self.size} bytes")
+
+    def close(self) -> None:
+        """Release the snapshot (the default holds nothing)."""
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BytesSnapshot(Snapshot):
+    """A snapshot of a value held in memory as ``bytes`` (immutable: one version)."""
+
+    def __init__(self, data: bytes, name: str = "a stored value") -> None:
+        self.data = data
+        self.size = len(data)
+        self.token = ("bytes", id(data), len(data))     # (unique while ``anchor`` lives)
+        self.anchor = data
+        self.name = name
+
+    def read(self, start: int, length: int | None) -> bytes:
+        if start < 0:
+            return self.data[max(0, self.size + start):]
+        self._check((start,), (length,))
+        return self.data[start:start + length]
+
+    def sources(self, offsets: Sequence[int], lengths: Sequence[int]) -> list:
+        self._check(offsets, lengths)
+        return [("bytes", self.data, o, n) for o, n in zip(offsets, lengths)]
+
+
+class FileSnapshot(Snapshot):
+    """A snapshot of a file, or of ``size`` bytes of one from ``base`` (a zip
+    member), read from a descriptor held open: a file replaced by rename meanwhile
+    does not change what the descriptor reads.  ``owned``: close the descriptor
+    with the snapshot."""
+
+    def __init__(self, fd: int, size: int, token: Any, name: str, base: int = 0,
+                 owned: bool = True) -> None:
+        self.fd, self.size, self.token, self.name = fd, size, token, name
+        self.base, self.owned = base, owned
+
+    def read(self, start: int, length: int | None) -> bytes:
+        if start < 0:
+            start, length = max(0, self.size + start), min(-start, self.size)
+        self._check((start,), (length,))
+        try:
+            data = read_exactly(self.fd, length, self.base + start)
+        except OSError as e:
+            raise StoreError(f"cannot read {self.name}: {e.strerror}") from e
+        if len(data) != length:
+            raise StoreError(f"{self.name}: {len(data)} of {length} bytes at {start} (truncated)")
+        return data
+
+    def sources(self, offsets: Sequence[int], lengths: Sequence[int]) -> list:
+        self._check(offsets, lengths)
+        fd, base = self.fd, self.base
+        return [("fd", fd, base + o, n) for o, n in zip(offsets, lengths)]
+
+    def close(self) -> None:
+        if self.owned and self.fd >= 0:
+            os.close(self.fd)
+        self.fd = -1
+
+
+class RangeSnapshot(Snapshot):
+    """The default for stores that cannot name the versions of their values: the
+    value read by ranges (``get_range``, ``get_ranges``, adjacent ranges merged),
+    with no tie between two reads (token None).  ``read`` returns None if the key
+    is absent."""
+
+    def __init__(self, store: Store, key: str) -> None:
+        self.store, self.key = store, key
+        self.size = store.size(key)
+        self.name = f"key {key!r} of {store!r}"
+
+    def read(self, start: int, length: int | None) -> bytes | None:
+        data = self.store.get_range(self.key, start, length)
+        if data is not None and length is not None and len(data) != length:
+            raise StoreError(f"{self.name}: {len(data)} of {length} bytes at {start} (truncated)")
+        return data
+
+    def sources(self, offsets: Sequence[int], lengths: Sequence[int]) -> list:
+        order = sorted(range(len(offsets)), key=offsets.__getitem__)
+        ranges: list = []
+        groups: list = []
+        for i in order:
+            start, end = offsets[i], offsets[i] + lengths[i]
+            if ranges and start <= ranges[-1][1]:
+                ranges[-1][1] = max(ranges[-1][1], end)
+                groups[-1].append(i)
+            else:
+                ranges.append([start, end])
+                groups.append([i])
+        out: list = [None] * len(offsets)
+        blobs = self.store.get_ranges(self.key, [(s, e - s) for s, e in ranges])
+        if blobs is None:
+            return out
+        for (start, end), group, blob in zip(ranges, groups, blobs):
+            blob = bytes(blob)
+            for i in group:
+                if offsets[i] - start + lengths[i] > len(blob):
+                    raise StoreError(f"{self.name}: bytes [{offsets[i]}, {offsets[i] + lengths[i]}) "
+                                     "lie past the end of the value")
+                out[i] = ("bytes", blob, offsets[i] - start, lengths[i])
+        return out
+
+
 class Store:
     """Abstract store: a thread-safe mapping from keys to bytes.
 
@@ -178,6 +320,13 @@ class Store:
     def exists(self, key: str) -> bool:
         """True if ``key`` holds a value."""
         return self.get(key) is not None
+
+    def snapshot(self, key: str) -> Snapshot | None:
+        """One version of the value of ``key`` to read parts of (see Snapshot), or
+        None if absent.  The default reads ranges with no version tying them (a
+        RangeSnapshot, which may find the key absent only when read): stores that
+        can name versions override it."""
+        return RangeSnapshot(self, key)
 
     # -- writing -------------------------------------------------------------
 

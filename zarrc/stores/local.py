@@ -14,6 +14,7 @@ from typing import Any
 from zarrc.errors import StoreError
 from zarrc.stores.base import (
     MAX_IO,
+    FileSnapshot,
     Store,
     byte_view,
     check_range,
@@ -150,6 +151,27 @@ class LocalStore(Store):
             raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
         finally:
             os.close(fd)
+
+    def snapshot(self, key: str) -> FileSnapshot | None:
+        """The file of ``key`` held open (see Snapshot; its token: device, inode,
+        size, mtime), or None if there is no such file."""
+        path = self._path(validate_key(key, self))
+        try:
+            fd = os.open(path, _READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError as e:
+            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
+        try:
+            st = os.fstat(fd)
+        except OSError as e:
+            os.close(fd)
+            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return None
+        return FileSnapshot(fd, st.st_size, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns),
+                            f"key {key!r} of {self!r}")
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         """Bytes [start, start+length) of ``key`` via ``pread`` (see ``Store.get_range``)."""

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
-from zarrc.stores.base import Store, split_prefix, validate_key
+from zarrc.stores.base import BytesSnapshot, Store, split_prefix, validate_key
 
 
 def as_bytes(value: Any, key: str, store: object) -> bytes:
@@ -58,6 +58,11 @@ class MemoryStore(Store):
         validate_key(key, self)
         value = self._data.get(key)
         return None if value is None else as_bytes(value, key, self)
+
+    def snapshot(self, key: str) -> BytesSnapshot | None:
+        """The value of ``key`` as it is now (its bytes are immutable: one version)."""
+        value = self.get(key)
+        return None if value is None else BytesSnapshot(value, f"key {key!r} of {self!r}")
 
     def size(self, key: str) -> int | None:
         """Size in bytes of the value of ``key``, or None."""

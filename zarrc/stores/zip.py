@@ -15,6 +15,9 @@ from typing import Any
 
 from zarrc.errors import StoreError
 from zarrc.stores.base import (
+    BytesSnapshot,
+    FileSnapshot,
+    Snapshot,
     Store,
     byte_view,
     check_range,
@@ -144,6 +147,20 @@ class ZipStore(Store):
             return self._read_member(found)
         offset, size = found
         return self._pread(key, size, offset)
+
+    def snapshot(self, key: str) -> Snapshot | None:
+        """Member ``key`` as it is now (see Snapshot), or None if absent.  A member's
+        bytes are never overwritten (a rewrite appends a new member), so a stored
+        member is read in place through the store's descriptor (token: its offset
+        and size); a compressed one is read whole."""
+        found = self._locate(validate_key(key, self))
+        if found is None:
+            return None
+        name = f"key {key!r} of {self!r}"
+        if isinstance(found, zipfile.ZipInfo):
+            return BytesSnapshot(self._read_member(found), name)
+        offset, size = found
+        return FileSnapshot(self._fd, size, ("zip", offset, size), name, base=offset, owned=False)
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         """Bytes [start, start+length) of member ``key`` (see ``Store.get_range``)."""
