@@ -277,3 +277,70 @@ def test_check_read_finds_torn_shards() -> None:
     fill = data.copy()
     fill[0:8, 0:8] = 0
     assert check_read(fill) == 1
+
+
+# ------------------------------------------------------------------ the index cache
+
+def test_native_reader_reads_an_index_once_per_version(tmp_path, monkeypatch) -> None:
+    """The native reader's cached index is used while the shard file is the same
+    (one fstat per shard per call), and read again from the open file once another
+    writer replaced it."""
+    from zarrc import sharded
+
+    calls = []
+    real = sharded.native_index
+    monkeypatch.setattr(sharded, "native_index", lambda *a: calls.append(a[1]) or real(*a))
+    w = zarrc.create_array(tmp_path / "s.zarr", shape=(64,), dtype="int32", chunks=(8,), shards=(32,))
+    w[...] = np.arange(64)
+    r = zarrc.open_array(tmp_path / "s.zarr", mode="r")
+    for _ in range(3):
+        np.testing.assert_array_equal(r[...], np.arange(64))
+        np.testing.assert_array_equal(r[40:50], np.arange(40, 50))
+    assert sorted(calls) == [(0,), (1,)]
+    w[32:40] = -1
+    np.testing.assert_array_equal(r[30:42], [30, 31] + [-1] * 8 + [40, 41])
+    assert sorted(calls) == [(0,), (1,), (1,)]
+
+
+def test_unopenable_shard_names_the_file(tmp_path) -> None:
+    """A shard path that cannot be opened (a symlink loop: not 'missing') is a
+    StoreError naming the file, on the native path and on the general one."""
+    from zarrc.errors import StoreError
+
+    a = zarrc.create_array(tmp_path / "s.zarr", shape=(64,), dtype="int32", chunks=(8,), shards=(32,))
+    a[...] = 1
+    shard = tmp_path / "s.zarr" / "c" / "1"
+    shard.unlink()
+    shard.symlink_to(shard)
+    with pytest.raises(StoreError, match="c/1"):
+        a[30:40]
+    with pytest.raises(StoreError, match="c/1"):
+        _general_read(a)
+    np.testing.assert_array_equal(a[0:32], 1)
+
+
+def _general_read(a):
+    """A read of shard c/1 through the general (non-native) path."""
+    from zarrc import engine, indexing
+
+    dims, shape = indexing.plan((slice(30, 40),), a.shape, a._chunked.chunks)
+    out = np.empty(shape, a.dtype)
+    engine.read_into(a._chunked, dims, out)
+    return out
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_shard_shorter_than_its_index(kind, tmp_path) -> None:
+    from zarrc.errors import CodecError
+
+    store = make_store(kind, tmp_path)
+    a = zarrc.create_array(store, shape=(64,), dtype="int32", chunks=(8,), shards=(32,))
+    a[...] = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        store.set("c/1", b"\x00" * 10)
+    with pytest.raises(CodecError, match=r"c/1.*10 bytes, less than its 68-byte index"):
+        a[40]
+    with pytest.raises(CodecError, match="c/1"):
+        _general_read(a)
+    np.testing.assert_array_equal(a[0:32], 1)

@@ -22,7 +22,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from zarrc.config import config
 from zarrc.errors import CodecError, StoreError
 from zarrc.stores.base import BytesSnapshot, FileSnapshot, Snapshot
 from zarrc.threads import run_each
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 @dataclass
@@ -107,7 +110,7 @@ class ShardReads:
             snap.close()
         self.opened.clear()
 
-    def __enter__(self) -> ShardReads:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -163,7 +163,7 @@ class Snapshot:
     def close(self) -> None:
         """Release the snapshot (the default holds nothing)."""
 
-    def __enter__(self) -> Snapshot:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
