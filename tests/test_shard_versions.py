@@ -344,3 +344,27 @@ def test_shard_shorter_than_its_index(kind, tmp_path) -> None:
     with pytest.raises(CodecError, match="c/1"):
         _general_read(a)
     np.testing.assert_array_equal(a[0:32], 1)
+
+
+def test_reads_of_many_shards_hold_few_files_open(tmp_path) -> None:
+    """A read touching more shards than MAX_OPEN_SHARDS reads them a group at a
+    time: it succeeds with a descriptor limit far below the number of shards."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "many.zarr"
+    a = zarrc.create_array(path, shape=(600, 4), dtype="int32", chunks=(1, 2), shards=(1, 4))
+    data = np.arange(2400, dtype="int32").reshape(600, 4)
+    a[...] = data
+    script = f"""
+import resource, numpy as np, zarrc
+resource.setrlimit(resource.RLIMIT_NOFILE, (200, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+a = zarrc.open_array({str(path)!r}, mode="r")
+expected = np.arange(2400, dtype="int32").reshape(600, 4)
+assert (a[...] == expected).all()                # the native reader's fallback
+assert (a[::2, 1:3] == expected[::2, 1:3]).all()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
+    np.testing.assert_array_equal(a[...], data)

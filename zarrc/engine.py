@@ -218,7 +218,8 @@ def basic_reader(arr: ChunkedArray) -> BasicReader | None:
             return sharded.chunk_labels(arr, coords)
         labels = shard_labels
         shards = (arr.levels[0].shard_shape, arr.shard_cache.native,
-                  lambda shard, fd, size: sharded.native_index(arr, shard, fd, size))
+                  lambda shard, fd, size: sharded.native_index(arr, shard, fd, size),
+                  sharded.MAX_OPEN_SHARDS)
 
     def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
         raise_task_error(batch, arr, lambda: labels(coords))

@@ -119,6 +119,9 @@ class ShardReads:
 
 _MISSING = object()
 SMALL = 64      # locate() this many chunks or fewer in plain Python
+# the most shards one batch reads at once (each a file held open, on a local store;
+# a process may have as few as 1024 descriptors, shared by its reading threads)
+MAX_OPEN_SHARDS = 64
 
 
 def sharding_levels(chain: Any, chunk_shape: tuple[int, ...]) -> tuple[list[ShardLevel], Any, tuple[int, ...]]:
@@ -322,7 +325,30 @@ def read_planned(arr: engine.ChunkedArray, table: np.ndarray, local: np.ndarray,
                  outidx: np.ndarray, tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
                  strides: tuple[int, ...], pinned: dict | None = None) -> None:
     """engine's native read of a planned selection, for a sharded array: each shard
-    from one snapshot (``pinned``: snapshots to use for some shard keys)."""
+    from one snapshot (``pinned``: snapshots to use for some shard keys), at most
+    MAX_OPEN_SHARDS shards at a time (a local store's snapshot holds a file open)."""
+    shard = _shard_numbers(arr, coords)
+    first = np.unique(shard)
+    if len(first) <= MAX_OPEN_SHARDS:
+        _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned)
+        return
+    for lo in range(0, len(first), MAX_OPEN_SHARDS):
+        group = first[lo:lo + MAX_OPEN_SHARDS]
+        members = np.flatnonzero((shard >= group[0]) & (shard <= group[-1]))
+        _read_group(arr, table, local, outidx, np.ascontiguousarray(tasks[members]),
+                    coords[members], out, strides, pinned)
+
+
+def _shard_numbers(arr: engine.ChunkedArray, coords: np.ndarray) -> np.ndarray:
+    """The top-level shard (C-order number in the shard grid) of each inner chunk."""
+    shard_shape = np.asarray(arr.levels[0].shard_shape, np.int64)
+    if not coords.shape[1]:
+        return np.zeros(len(coords), np.int64)
+    grid = tuple(int(-(-s // c)) for s, c in zip(arr.shape, shard_shape))
+    return np.ravel_multi_index(((coords * np.asarray(arr.chunks, np.int64)) // shard_shape).T, grid)
+
+
+def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
     with ShardReads(arr, pinned) as reads:
         keys, which, offset, length = locate(arr, reads, coords)
         sources = _sources(reads, keys, which, offset, length)

@@ -1587,10 +1587,11 @@ cdef class BasicReader:
     cdef Py_ssize_t grid[PLAN_MAX_DIMS]
     cdef dict indexes
     cdef object index_of
+    cdef Py_ssize_t max_open     # the most shard files one read holds open
 
     def __init__(self, Chain chain, tuple shape, tuple chunks, dtype, bytes fill, bytes head,
                  bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error,
-                 tuple shard_shape=None, dict indexes=None, index_of=None):
+                 tuple shard_shape=None, dict indexes=None, index_of=None, Py_ssize_t max_open=64):
         cdef Py_ssize_t d
         self.sharded = shard_shape is not None
         if self.sharded:
@@ -1601,6 +1602,7 @@ cdef class BasicReader:
                 self.grid[d] = -(-shape[d] // shard_shape[d])
             self.indexes = indexes
             self.index_of = index_of
+            self.max_open = max_open
         self.chain = chain
         self.shape = shape
         self.chunks = chunks
@@ -1615,7 +1617,8 @@ cdef class BasicReader:
     def read(self, selection):
         """``array[selection]`` as a new numpy array, or None if ``selection`` is not
         made of integers and slices with positive steps (or an integer is out of
-        bounds: the general path words the error)."""
+        bounds: the general path words the error), or it touches more than
+        ``max_open`` shards (the general path reads them a group at a time)."""
         cdef Plan plan
         cdef ReadBatch batch
         cdef Py_ssize_t d, t, ntasks, work, nbytes = self.chain.itemsize
@@ -1635,7 +1638,8 @@ cdef class BasicReader:
             strides = tuple([0 if plan.dropped[d] else next(out_strides) for d in range(plan.ndim)])
             batch = ReadBatch.__new__(ReadBatch)
             if self.sharded:
-                self.setup_sharded(batch, &plan, out, strides)
+                if not self.setup_sharded(batch, &plan, out, strides):
+                    return None        # more shards than files to hold open at once
             else:
                 batch.setup_plan(self.chain, &plan, out, strides, self.fill, self.head,
                                  self.separator)
@@ -1660,14 +1664,15 @@ cdef class BasicReader:
                 self.raise_error(batch, int64_array(batch.plan.coords, ntasks, batch.ndim))
         return out
 
-    cdef setup_sharded(self, ReadBatch batch, Plan* plan, out, tuple strides):
+    cdef bint setup_sharded(self, ReadBatch batch, Plan* plan, out, tuple strides) except -1:
         """Open each shard the plan touches once, locate its inner chunks through the
         shard's index and set the batch up to read their byte ranges from that open
         file, so that the index and every inner chunk come from one version of the
         shard (shards are replaced whole, by rename).  A cached index is used only
         while the open file is the one it was read from (device, inode, size,
         mtime: one fstat per shard); else ``index_of(shard coords, fd, size)`` reads
-        it from the descriptor."""
+        it from the descriptor.  False, with nothing set up, if the plan touches
+        more than ``max_open`` shards."""
         cdef Py_ssize_t t, d, i, ndim = plan.ndim, ntasks = plan.ntasks, sid, prev = -1
         cdef Py_ssize_t nslots = 0, flat, nchunks = 1, width
         cdef int64_t c
@@ -1709,6 +1714,8 @@ cdef class BasicReader:
                     prev = sid
                     i = slot
                 slot_of[t] = i
+            if nslots > self.max_open:
+                return False
             # open and fstat every shard once, without the GIL
             width = len(self.head) + 21 * max(1, ndim)
             paths = <char*>malloc(nslots * width)
@@ -1759,6 +1766,7 @@ cdef class BasicReader:
                         ranges[2 * t + 1] = <int64_t>entry[1]
             batch.setup_plan(self.chain, plan, out, strides, self.fill, self.head, self.separator,
                              fd_of, ranges)
+            return True
         finally:
             free(shards)
             free(ranges)
