@@ -133,28 +133,9 @@ class LocalStore(Store):
 
     # -- reading -------------------------------------------------------------
 
-    def get(self, key: str) -> bytes | None:
-        """The contents of the file of ``key``, or None if there is no such file."""
-        path = self._path(validate_key(key, self))
-        try:
-            fd = os.open(path, _READ_FLAGS)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return None
-        except OSError as e:
-            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            return read_exactly(fd, st.st_size, None)
-        except OSError as e:
-            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
-        finally:
-            os.close(fd)
-
-    def snapshot(self, key: str) -> FileSnapshot | None:
-        """The file of ``key`` held open (see Snapshot; its token: device, inode,
-        size, mtime), or None if there is no such file."""
+    def _open(self, key: str) -> tuple[int, os.stat_result] | None:
+        """(descriptor, fstat) of the file of ``key``, or None if there is no such
+        regular file.  Raises StoreError if it cannot be opened."""
         path = self._path(validate_key(key, self))
         try:
             fd = os.open(path, _READ_FLAGS)
@@ -170,6 +151,28 @@ class LocalStore(Store):
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)
             return None
+        return fd, st
+
+    def get(self, key: str) -> bytes | None:
+        """The contents of the file of ``key``, or None if there is no such file."""
+        opened = self._open(key)
+        if opened is None:
+            return None
+        fd, st = opened
+        try:
+            return read_exactly(fd, st.st_size, None)
+        except OSError as e:
+            raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
+        finally:
+            os.close(fd)
+
+    def snapshot(self, key: str) -> FileSnapshot | None:
+        """The file of ``key`` held open (see Snapshot; its token: device, inode,
+        size, mtime), or None if there is no such file."""
+        opened = self._open(key)
+        if opened is None:
+            return None
+        fd, st = opened
         return FileSnapshot(fd, st.st_size, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns),
                             f"key {key!r} of {self!r}")
 
