@@ -19,7 +19,7 @@ from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport rename, snprintf
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memset, strerror, strlen, strrchr
+from libc.string cimport memcmp, memcpy, memset, strerror, strlen, strrchr
 from posix.time cimport timespec
 
 from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
@@ -98,6 +98,12 @@ cdef extern from "src/gil_handoff.h" nogil:
 cdef enum:
     MAX_STEPS = 8
     MAX_DIMS = 32
+
+# shard files one BasicReader call may hold open (BasicReader's max_open is at
+# most this); a file's identity: device, inode, size, mtime_ns (open_shard)
+cdef enum:
+    MAX_OPEN_LIMIT = 256
+    IDENT_WORDS = 4
 
 cdef enum StepKind:
     BLOSC = 1
@@ -1005,12 +1011,12 @@ cdef class _Batch:
         self.setup_common(chain, arr, arr_strides, fill, sources, writable)
 
     cdef setup_plan(self, Chain chain, Plan* plan, arr, tuple arr_strides, bytes fill,
-                    bytes head, bytes separator, const int* fd_of_task=NULL,
+                    bytes head, bytes separator, const int64_t* file_of_task=NULL,
                     const int64_t* ranges=NULL):
         """Set up from a native plan (its buffers now belong to the batch) with
-        chunk files head + coordinates (see set_paths), or, given ``fd_of_task`` and
-        ``ranges`` (ntasks x 2: offset, length; offset -1: the chunk is missing),
-        byte ranges of open shard files."""
+        chunk files head + coordinates (see set_paths), or, given ``file_of_task``
+        (an index into the batch's open ``fds``) and ``ranges`` (ntasks x 2: offset,
+        length; offset -1: the chunk is missing), byte ranges of open shard files."""
         cdef Py_ssize_t t
         self.plan = plan[0]
         plan.table = plan.tasks = plan.coords = NULL
@@ -1022,14 +1028,14 @@ cdef class _Batch:
         self.ntasks = self.plan.ntasks
         self.local = self.outidx = NULL
         self.setup_common(chain, arr, arr_strides, fill, None, True)
-        if fd_of_task == NULL:
+        if file_of_task == NULL:
             self.set_paths(head, separator, self.plan.coords)
             return
         for t in range(self.ntasks):
             self.src_path[t] = NULL
             self.src_data[t] = NULL
             self.status[t] = 0
-            self.src_fd[t] = -1 if ranges[2 * t] < 0 else fd_of_task[t]
+            self.src_fd[t] = -1 if ranges[2 * t] < 0 else self.fds[file_of_task[t]]
             self.src_offset[t] = ranges[2 * t]
             self.src_len[t] = <size_t>ranges[2 * t + 1] if ranges[2 * t] >= 0 else 0
 
@@ -1578,10 +1584,10 @@ cdef class BasicReader:
     cdef object run_batch
     cdef object raise_error
     # sharded (one level): inner chunks per shard, per dimension; the shard grid's
-    # shape; decoded indexes by linear shard number, each with the identity of the
-    # file it was read from ((st_dev, st_ino, st_size, mtime_ns, index): index bytes
-    # are uint64 offset, length per inner chunk); index_of(shard coords, fd, size)
-    # reads one from an open shard file (see setup_sharded)
+    # shape; decoded indexes by linear shard number, each after the identity of the
+    # file it was read from (bytes: int64 st_dev, st_ino, st_size, mtime_ns, then
+    # uint64 offset, length per inner chunk); index_of(shard coords, fd, size) reads
+    # one from an open shard file (see setup_sharded)
     cdef bint sharded
     cdef Py_ssize_t cps[PLAN_MAX_DIMS]
     cdef Py_ssize_t grid[PLAN_MAX_DIMS]
@@ -1602,6 +1608,8 @@ cdef class BasicReader:
                 self.grid[d] = -(-shape[d] // shard_shape[d])
             self.indexes = indexes
             self.index_of = index_of
+            if not 1 <= max_open <= MAX_OPEN_LIMIT:
+                raise ValueError(f"max_open must be 1 to {MAX_OPEN_LIMIT}, not {max_open}")
             self.max_open = max_open
         self.chain = chain
         self.shape = shape
@@ -1676,22 +1684,23 @@ cdef class BasicReader:
         cdef Py_ssize_t t, d, i, ndim = plan.ndim, ntasks = plan.ntasks, sid, prev = -1
         cdef Py_ssize_t nslots = 0, flat, nchunks = 1, width
         cdef int64_t c
-        cdef int64_t mtime
         cdef const uint64_t* entry
         cdef bytes index
-        cdef dict slots = {}
         cdef list indexes = []
-        cdef int64_t* shards = <int64_t*>malloc(max(1, ntasks * ndim) * sizeof(int64_t))
-        cdef int64_t* ranges = <int64_t*>malloc(max(1, ntasks * 2) * sizeof(int64_t))
-        cdef Py_ssize_t* slot_of = <Py_ssize_t*>malloc(max(1, ntasks) * sizeof(Py_ssize_t))
-        cdef Py_ssize_t* first = <Py_ssize_t*>malloc(max(1, ntasks) * sizeof(Py_ssize_t))
-        cdef int* fd_of = <int*>malloc(max(1, ntasks) * sizeof(int))
-        cdef int* fds = NULL
-        cdef int* errnos = NULL
-        cdef stat* sts = NULL
+        # per shard touched (at most max_open): its number in the shard grid, its
+        # first task, the errno of its open, its file's identity (see open_shard)
+        cdef Py_ssize_t slot_sid[MAX_OPEN_LIMIT + 1]
+        cdef Py_ssize_t first[MAX_OPEN_LIMIT + 1]
+        cdef int errnos[MAX_OPEN_LIMIT + 1]
+        cdef int64_t ident[MAX_OPEN_LIMIT + 1][IDENT_WORDS]
+        # per task: its shard's grid coordinates, (offset, length), its shard's slot
+        cdef int64_t* block = <int64_t*>malloc(max(1, ntasks * (ndim + 3)) * sizeof(int64_t))
+        cdef int64_t* shards = block
+        cdef int64_t* ranges = block + ntasks * ndim
+        cdef int64_t* slot_of = ranges + 2 * ntasks
         cdef char* paths = NULL
         try:
-            if not (shards and ranges and slot_of and first and fd_of):
+            if block == NULL:
                 raise MemoryError()
             for d in range(ndim):
                 nchunks *= self.cps[d]
@@ -1706,95 +1715,87 @@ cdef class BasicReader:
                     flat = flat * self.cps[d] + c % self.cps[d]
                 ranges[2 * t + 1] = flat
                 if sid != prev:
-                    slot = slots.get(sid)
-                    if slot is None:
-                        slot = slots[sid] = nslots
-                        first[nslots] = t
-                        nslots += 1
                     prev = sid
-                    i = slot
+                    i = 0
+                    while i < nslots and slot_sid[i] != sid:
+                        i += 1
+                    if i == nslots:
+                        if nslots == self.max_open:
+                            return False
+                        slot_sid[i] = sid
+                        first[i] = t
+                        nslots += 1
                 slot_of[t] = i
-            if nslots > self.max_open:
-                return False
             # open and fstat every shard once, without the GIL
             width = len(self.head) + 21 * max(1, ndim)
             paths = <char*>malloc(nslots * width)
-            fds = <int*>malloc(nslots * sizeof(int))
-            errnos = <int*>malloc(nslots * sizeof(int))
-            sts = <stat*>malloc(nslots * sizeof(stat))
-            if not (paths and fds and errnos and sts):
+            batch.fds = <int*>malloc(nslots * sizeof(int))   # the batch closes them (close_files)
+            if paths == NULL or batch.fds == NULL:
                 raise MemoryError()
             for i in range(nslots):
-                fds[i] = -1
+                batch.fds[i] = -1
                 write_path(paths + i * width, self.head, self.separator, shards + first[i] * ndim, ndim)
-            batch.fds = fds            # the batch closes them (close_files)
             batch.nfds = nslots
-            fds = NULL
             with nogil:
                 for i in range(nslots):
-                    batch.fds[i] = open_shard(paths + i * width, &sts[i], &errnos[i])
+                    batch.fds[i] = open_shard(paths + i * width, ident[i], &errnos[i])
             for i in range(nslots):
-                sid = 0
-                for d in range(ndim):
-                    sid = sid * self.grid[d] + shards[first[i] * ndim + d]
                 if batch.fds[i] < 0:
                     if errnos[i] != 0:
                         raise OSError(errnos[i], strerror(errnos[i]).decode(errors="replace"),
                                       (paths + i * width).decode(errors="replace"))
                     indexes.append(b"")        # no shard: its inner chunks are missing
                     continue
-                mtime = <int64_t>sts[i].st_mtim.tv_sec * 1000000000 + sts[i].st_mtim.tv_nsec
-                known = self.indexes.get(sid)
-                if (known is not None and known[0] == sts[i].st_dev and known[1] == sts[i].st_ino
-                        and known[2] == sts[i].st_size and known[3] == mtime):
-                    indexes.append(known[4])
+                # a cached index: the identity of the file it was read from, then the index
+                known = self.indexes.get(slot_sid[i])
+                if known is not None and memcmp(PyBytes_AS_STRING(known), ident[i], sizeof(ident[i])) == 0:
+                    indexes.append(known)
                     continue
                 index = self.index_of(tuple([shards[first[i] * ndim + d] for d in range(ndim)]),
-                                      batch.fds[i], sts[i].st_size)
+                                      batch.fds[i], ident[i][2])
                 if PyBytes_GET_SIZE(index) != 16 * nchunks:
                     raise ValueError(f"shard index of {len(index)} bytes for {nchunks} chunks")
-                self.indexes[sid] = (sts[i].st_dev, sts[i].st_ino, sts[i].st_size, mtime, index)
-                indexes.append(index)
+                known = PyBytes_FromStringAndSize(<const char*>ident[i], sizeof(ident[i])) + index
+                self.indexes[slot_sid[i]] = known
+                indexes.append(known)
             for t in range(ntasks):
                 index = <bytes>indexes[slot_of[t]]
-                fd_of[t] = batch.fds[slot_of[t]]
                 ranges[2 * t] = -1
                 if PyBytes_GET_SIZE(index):
-                    entry = <const uint64_t*>PyBytes_AS_STRING(index) + 2 * ranges[2 * t + 1]
+                    entry = <const uint64_t*>(PyBytes_AS_STRING(index) + sizeof(ident[0])) + 2 * ranges[2 * t + 1]
                     if entry[0] != <uint64_t>-1:       # EMPTY: the chunk is missing
                         ranges[2 * t] = <int64_t>entry[0]
                         ranges[2 * t + 1] = <int64_t>entry[1]
             batch.setup_plan(self.chain, plan, out, strides, self.fill, self.head, self.separator,
-                             fd_of, ranges)
+                             slot_of, ranges)
             return True
         finally:
-            free(shards)
-            free(ranges)
-            free(slot_of)
-            free(first)
-            free(fd_of)
-            free(fds)
-            free(errnos)
-            free(sts)
+            free(block)
             free(paths)
 
 
-cdef int open_shard(const char* path, stat* st, int* error) noexcept nogil:
-    """Open a shard file and fstat it: the descriptor, or -1 with ``error`` 0 when
-    there is no shard (no such file, or not a regular file) or the errno."""
+cdef int open_shard(const char* path, int64_t* ident, int* error) noexcept nogil:
+    """Open a shard file and fstat it: the descriptor, with ``ident`` set to the
+    file's device, inode, size and mtime in ns; or -1 with ``error`` 0 when there
+    is no shard (no such file, or not a regular file) or the errno."""
+    cdef stat st
     cdef int fd = c_open(path, O_RDONLY | O_CLOEXEC)
     error[0] = 0
     if fd < 0:
         if errno != ENOENT and errno != ENOTDIR:
             error[0] = errno
         return -1
-    if fstat(fd, st) != 0:
+    if fstat(fd, &st) != 0:
         error[0] = errno
         c_close(fd)
         return -1
     if (st.st_mode & 0o170000) != 0o100000:
         c_close(fd)
         return -1
+    ident[0] = <int64_t>st.st_dev
+    ident[1] = <int64_t>st.st_ino
+    ident[2] = <int64_t>st.st_size
+    ident[3] = <int64_t>st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec
     return fd
 
 
