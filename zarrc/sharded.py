@@ -1,12 +1,16 @@
 """Reads and writes of sharded arrays (``sharding_indexed``, nested too).
 
 The unit of work is the innermost chunk.  A selection is planned over the
-innermost chunk grid; each touched chunk is located through the shard indexes
-(read with one range request per shard and cached per array), and its bytes are
-then fetched on their own: a local store's worker threads ``pread`` exactly those
-bytes, other stores get the needed ranges of each shard in one request, adjacent
-ranges merged.  The chunks are decoded and scattered by the same native batch as
-unsharded chunks, so a shard's inner chunks decode in parallel.
+innermost chunk grid; each touched chunk is located through the shard indexes,
+and its bytes are then fetched on their own.  Each shard is read from one
+snapshot per call (``Store.snapshot``: a local file held open, whose index and
+inner chunks the native workers ``pread``; a zip member's span; an immutable
+bytes value; ranges merged into one request per shard for stores that cannot
+name versions), so a read never mixes two versions of a shard.  Indexes are
+cached per array with the token of the version they were read from and used
+only for that version (see docs/consistency.md).  The chunks are decoded and
+scattered by the same native batch as unsharded chunks, so a shard's inner
+chunks decode in parallel.
 
 Writes encode the touched inner chunks in parallel (native), keep every
 untouched inner chunk of a partly written shard byte for byte, and assemble each
