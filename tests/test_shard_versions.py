@@ -10,7 +10,6 @@ comparison, whole chunks of an unsharded array), counting errors and torn shards
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 import warnings
 
@@ -231,28 +230,40 @@ def test_threads_read_beside_a_writer(kind, layout, tmp_path) -> None:
     assert (errors, torn) == (0, 0), f"{reads} reads beside {written[0]} rewrites: {errors} raised, {torn} torn"
 
 
-def _process_reader(path: str, layout: str, reads: int, reopen: bool, queue) -> None:
-    queue.put(read_many(LocalStore(path, mode="r"), layout, reads, reopen))
+_PROCESS_READER = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("shard_versions_reader", sys.argv[1])
+tests = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tests)
+store = tests.LocalStore(sys.argv[2], mode="r")
+print(json.dumps(tests.read_many(store, sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1")))
+"""
 
 
 @pytest.mark.parametrize("layout", ["sharded", "chunked"])
 def test_processes_read_beside_a_writer(layout, tmp_path) -> None:
+    """Two reader processes (one keeping its array open, one reopening it for every
+    read) beside a writer thread rewriting whole shards."""
+    import json
+    import subprocess
+    import sys
+
     store = make_store("local", tmp_path)
     a = create(store, layout)
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    procs = [ctx.Process(target=_process_reader, args=(store.root, layout, 600, i == 1, queue)) for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", _PROCESS_READER, __file__, store.root, layout, "600", str(i)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
     stop = threading.Event()
     written = []
     writer = threading.Thread(target=lambda: written.append(writer_loop(a, stop)))
-    for p in procs:
-        p.start()
     writer.start()
-    results = [queue.get(timeout=300) for _ in procs]
-    stop.set()
-    writer.join()
-    for p in procs:
-        p.join(timeout=60)
+    try:
+        outputs = [p.communicate(timeout=300) for p in procs]
+    finally:
+        stop.set()
+        writer.join()
+    for p, (out, err) in zip(procs, outputs):
+        assert p.returncode == 0, err
+    results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
     reads = sum(r[0] for r in results)
     errors = sum(r[1] for r in results)
     torn = sum(r[2] for r in results)
