@@ -205,3 +205,35 @@ def test_bad_selection_raises_and_changes_nothing(zh, store_maker, sel):
     with pytest.raises(IndexError):
         arr[sel] = 1.0
     assert zh.snapshot(store) == before
+
+
+# ------------------------------------------------------------------ bad arguments
+
+def _bad_arguments(tmp_path):
+    """(name, call) of calls with bad arguments, each of which must raise a ZarrcError
+    that is also a ValueError and write nothing."""
+    from zarrc.stores import LocalStore, MemoryStore, ZipStore
+
+    small = zarrc.create_array({}, shape=(4,), dtype="i4", chunks=(2,))
+    return [
+        ("33 dimensions", lambda: zarrc.create_array(tmp_path / "d33.zarr", shape=(1,) * 33, dtype="i4",
+                                                     chunks=(1,) * 33)),
+        ("9 bytes->bytes codecs", lambda: zarrc.create_array(tmp_path / "c9.zarr", shape=(4,), dtype="i4",
+                                                             chunks=(2,), compressors=[zarrc.codecs.Crc32c()] * 9)),
+        ("value of the wrong shape", lambda: small.__setitem__(slice(0, 2), np.zeros(3))),
+        ("unknown open mode", lambda: zarrc.open_array(tmp_path / "x.zarr", mode="x")),
+        ("unknown LocalStore mode", lambda: LocalStore(tmp_path / "l.zarr", mode="x")),
+        ("unknown ZipStore mode", lambda: ZipStore(tmp_path / "z.zip", mode="q")),
+        ("negative range length", lambda: MemoryStore({"k": b"abc"}).get_range("k", 0, -1)),
+        ("unknown setting", lambda: zarrc.config.set(colour=3)),
+        ("setting out of range", lambda: zarrc.config.set(threads=0)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_bad_arguments_raise_zarrc_value_errors(case, tmp_path) -> None:
+    name, call = _bad_arguments(tmp_path)[case]
+    with pytest.raises(ZarrcError) as info:
+        call()
+    assert isinstance(info.value, ValueError), (name, type(info.value))
+    assert list(tmp_path.iterdir()) == [], f"{name}: wrote {list(tmp_path.iterdir())}"

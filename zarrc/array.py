@@ -10,10 +10,9 @@ from typing import Any
 import numpy as np
 
 from zarrc import engine, node_metadata
-from zarrc._kernels.pipeline import Chain
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.chunk_key import ChunkKeyEncoding
-from zarrc.codecs.chain import CodecChain
+from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.chunk_codec import ChainChunkCodec
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps, numcodecs_codec
 from zarrc.errors import MetadataError, ZarrcError
@@ -132,7 +131,7 @@ class Array(Node):
         else:
             axes = range(len(chunks))
             order = tuple(reversed(axes)) if md.order == "F" else tuple(axes)
-            chunked.chain = Chain(steps, chunks, dtype.itemsize, 0, order)
+            chunked.chain = native_chain(steps, chunks, dtype.itemsize, 0, order)
         return chunked
 
     # -------------------------------------------------------------- properties

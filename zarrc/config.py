@@ -28,6 +28,7 @@ import os
 import threading
 
 from zarrc._kernels import slabs
+from zarrc.errors import ArgumentError
 
 
 def _env_threads() -> int:
@@ -36,9 +37,9 @@ def _env_threads() -> int:
         try:
             value = int(raw)
         except ValueError:
-            raise ValueError(f"ZARRC_NUM_THREADS must be a positive integer, got {raw!r}") from None
+            raise ArgumentError(f"ZARRC_NUM_THREADS must be a positive integer, got {raw!r}") from None
         if value < 1:
-            raise ValueError(f"ZARRC_NUM_THREADS must be a positive integer, got {raw!r}")
+            raise ArgumentError(f"ZARRC_NUM_THREADS must be a positive integer, got {raw!r}")
         return value
     return os.cpu_count() or 1
 
@@ -80,11 +81,11 @@ class Config:
         """Change settings; usable as a context manager that restores them."""
         for name, value in values.items():
             if name not in self._defaults:
-                raise ValueError(f"zarrc.config has no setting {name!r}")
+                raise ArgumentError(f"zarrc.config has no setting {name!r}")
             least = 0 if name in self._may_be_zero else 1
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 what = "an integer >= 0" if least == 0 else "a positive integer"
-                raise ValueError(f"zarrc.config.{name} must be {what}, got {value!r}")
+                raise ArgumentError(f"zarrc.config.{name} must be {what}, got {value!r}")
         old = {name: self._values[name] for name in values}
         self._values.update(values)
         self._apply()

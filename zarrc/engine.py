@@ -31,7 +31,7 @@ from zarrc import indexing
 from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, BasicReader, Chain, ReadBatch, WriteBatch
 from zarrc._kernels.plan import plan_basic
 from zarrc.config import config
-from zarrc.errors import ChecksumError, CodecError, StoreError
+from zarrc.errors import ArgumentError, ChecksumError, CodecError, StoreError
 from zarrc.threads import counted_call, run_parallel, spare_threads
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
@@ -265,7 +265,7 @@ def _check_operand(arr: ChunkedArray, dims: list[indexing.DimProjection], a: np.
     native workers index it by the plan without further checks)."""
     shape = tuple(d.nsel for d in dims if not d.dropped)
     if len(dims) != len(arr.shape) or a.shape != shape or a.dtype != arr.dtype:
-        raise ValueError(f"{what} of shape {a.shape} and dtype {a.dtype} does not match the "
+        raise ArgumentError(f"{what} of shape {a.shape} and dtype {a.dtype} does not match the "
                          f"selection: shape {shape}, dtype {arr.dtype}")
 
 
@@ -334,7 +334,7 @@ def broadcast_value(arr: ChunkedArray, value: Any, shape: tuple[int, ...]) -> np
     try:
         return np.broadcast_to(value, shape)
     except ValueError:
-        raise ValueError(f"could not broadcast value of shape {value.shape} to selection "
+        raise ArgumentError(f"could not broadcast value of shape {value.shape} to selection "
                          f"shape {shape}") from None
 
 

@@ -12,6 +12,11 @@ class ZarrcError(Exception):
     """Base class of every zarrc error."""
 
 
+class ArgumentError(ZarrcError, ValueError):
+    """An argument is invalid: an unknown mode or setting, a value whose shape does
+    not fit the selection it is assigned to, a byte range of negative length."""
+
+
 class MetadataError(ZarrcError, ValueError):
     """Array or group metadata is malformed, unsupported or inconsistent."""
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import node_metadata
-from zarrc.errors import ContainsNodeError, MetadataError, NodeNotFoundError
+from zarrc.errors import ArgumentError, ContainsNodeError, MetadataError, NodeNotFoundError
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import key_prefix, normalize_path, parent_path
 from zarrc.metadata.v2 import GroupMetadataV2
@@ -50,7 +50,7 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
 
 def _check_mode(mode: str) -> None:
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise ArgumentError(f"mode must be one of {MODES}, got {mode!r}")
 
 
 def _prepare_location(store: Store, path: str, overwrite: bool, zarr_format: int = 3) -> None:

@@ -117,4 +117,14 @@ class CodecChain:
         if dtype.kind == "V" or dtype.kind == "b":
             swap_unit = 0
         order = self.stored_order(len(chunk_shape))
-        return Chain(steps, tuple(int(s) for s in chunk_shape), dtype.itemsize, swap_unit, order)
+        return native_chain(steps, tuple(int(s) for s in chunk_shape), dtype.itemsize, swap_unit, order)
+
+
+def native_chain(steps: list, chunk_shape: tuple[int, ...], itemsize: int, swap_unit: int,
+                 order: tuple[int, ...]) -> Chain:
+    """The kernel's prepared Chain; MetadataError for what it cannot run (more than
+    32 dimensions or 8 bytes->bytes codecs, say)."""
+    try:
+        return Chain(steps, chunk_shape, itemsize, swap_unit, order)
+    except ValueError as exc:
+        raise MetadataError(f"the codecs cannot be prepared for chunks of shape {chunk_shape}: {exc}") from None

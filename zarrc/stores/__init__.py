@@ -13,7 +13,7 @@ import os
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from zarrc.errors import StoreError
+from zarrc.errors import ArgumentError, StoreError
 from zarrc.stores.base import Store, validate_key
 from zarrc.stores.local import LocalStore
 from zarrc.stores.memory import MemoryStore
@@ -50,11 +50,11 @@ def make_store(obj: Any, mode: str = "a") -> Store:
     - None: a new, empty :class:`MemoryStore`.
     - a :class:`Store`: itself.
 
-    Raises TypeError for any other type, ValueError for an unknown mode, StoreError
+    Raises TypeError for any other type, ArgumentError (a ValueError) for an unknown mode, StoreError
     when the mode cannot be honoured (e.g. "r" on a missing directory).
     """
     if mode not in _ZIP_MODES:
-        raise ValueError(f"mode must be one of {tuple(_ZIP_MODES)}, got {mode!r}")
+        raise ArgumentError(f"mode must be one of {tuple(_ZIP_MODES)}, got {mode!r}")
     if isinstance(obj, Store):
         return obj
     if isinstance(obj, (str, os.PathLike)):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zarrc.errors import StoreError
+from zarrc.errors import ArgumentError, StoreError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -75,14 +75,14 @@ def split_prefix(prefix: str, store: object) -> tuple[str, str]:
 
 
 def check_range(start: int, length: int | None, key: str, store: object) -> None:
-    """Raise ValueError unless (start, length) is a valid range request."""
+    """Raise ArgumentError (a ValueError) unless (start, length) is a valid range request."""
     if length is not None:
         if start < 0:
-            raise ValueError(
+            raise ArgumentError(
                 f"range of key {key!r} of {store!r}: a suffix (start={start}) takes no length, got {length}"
             )
         if length < 0:
-            raise ValueError(f"range of key {key!r} of {store!r}: negative length {length}")
+            raise ArgumentError(f"range of key {key!r} of {store!r}: negative length {length}")
 
 
 def clip_range(size: int, start: int, length: int | None) -> tuple[int, int]:
@@ -291,7 +291,7 @@ class Store:
 
         ``length`` None reads to the end; ``start < 0`` reads the last ``-start``
         bytes (``length`` must then be None); a range past the end is clipped, as a
-        file read is.  Raises ValueError for a negative length or a suffix with a length.
+        file read is.  Raises ArgumentError (a ValueError) for a negative length or a suffix with a length.
         """
         check_range(start, length, key, self)
         value = self.get(key)

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from zarrc.errors import StoreError
+from zarrc.errors import ArgumentError, StoreError
 from zarrc.stores.base import (
     MAX_IO,
     FileSnapshot,
@@ -100,7 +100,7 @@ class LocalStore(Store):
 
     def __init__(self, root: str | os.PathLike, mode: str = "a") -> None:
         if mode not in MODES:
-            raise ValueError(f"LocalStore mode must be one of {MODES}, got {mode!r}")
+            raise ArgumentError(f"LocalStore mode must be one of {MODES}, got {mode!r}")
         self.root = os.path.abspath(os.fsdecode(os.fspath(root)))
         self.mode = mode
         self.read_only = mode == "r"

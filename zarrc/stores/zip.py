@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from zarrc.errors import StoreError
+from zarrc.errors import ArgumentError, StoreError
 from zarrc.stores.base import (
     BytesSnapshot,
     FileSnapshot,
@@ -65,7 +65,7 @@ class ZipStore(Store):
         self, path: str | os.PathLike, mode: str = "r", compression: int = zipfile.ZIP_STORED
     ) -> None:
         if mode not in MODES:
-            raise ValueError(f"ZipStore mode must be one of {MODES}, got {mode!r}")
+            raise ArgumentError(f"ZipStore mode must be one of {MODES}, got {mode!r}")
         self.path = os.path.abspath(os.fsdecode(os.fspath(path)))
         self.mode = mode
         self.read_only = mode == "r"
