@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import ClassVar
 
 from zarrc._kernels import slabs
 from zarrc.errors import ArgumentError
@@ -60,7 +61,7 @@ class _Restore:
 class Config:
     """zarrc's settings; the module-level ``config`` object is the one in use."""
 
-    _defaults = {"threads": None, "split_bytes": 2 << 20, "pool_bytes": 1 << 30}
+    _defaults: ClassVar[dict] = {"threads": None, "split_bytes": 2 << 20, "pool_bytes": 1 << 30}
     _may_be_zero = frozenset({"pool_bytes"})
 
     def __init__(self) -> None:

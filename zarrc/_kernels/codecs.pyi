@@ -1,11 +1,11 @@
 """Native codec kernels (see codecs.pyx).  All release the GIL while they run."""
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
-Buffer = Any  # any object supporting the buffer protocol, contiguous
+Buffer: TypeAlias = Any  # any object supporting the buffer protocol, contiguous
 
 class KernelError(Exception):
     codec: str
