@@ -236,12 +236,9 @@ def locate(arr: engine.ChunkedArray, reads: ShardReads,
     if n <= SMALL:
         return _locate_small(arr, reads, coords)
     pos = coords * np.asarray(arr.chunks, np.int64)
-    top_shape = np.asarray(levels[0].shard_shape, np.int64)
-    grid = tuple(int(-(-s // c)) for s, c in zip(arr.shape, top_shape))
     if ndim:
-        linear = np.ravel_multi_index((pos // top_shape).T, grid)
-        shard_ids, which = np.unique(linear, return_inverse=True)
-        shards = np.stack(np.unravel_index(shard_ids, grid), axis=1)
+        shard_ids, which = np.unique(_shard_numbers(arr, coords), return_inverse=True)
+        shards = np.stack(np.unravel_index(shard_ids, _shard_grid(arr)), axis=1)
     else:
         which, shards = np.zeros(n, np.int64), np.zeros((1, 0), np.int64)
     which = which.reshape(-1)
@@ -343,13 +340,18 @@ def read_planned(arr: engine.ChunkedArray, table: np.ndarray, local: np.ndarray,
                     coords[members], out, strides, pinned)
 
 
+def _shard_grid(arr: engine.ChunkedArray) -> tuple[int, ...]:
+    """The shape of the grid of top-level shards."""
+    return tuple(-(-s // c) for s, c in zip(arr.shape, arr.levels[0].shard_shape))
+
+
 def _shard_numbers(arr: engine.ChunkedArray, coords: np.ndarray) -> np.ndarray:
     """The top-level shard (C-order number in the shard grid) of each inner chunk."""
-    shard_shape = np.asarray(arr.levels[0].shard_shape, np.int64)
     if not coords.shape[1]:
         return np.zeros(len(coords), np.int64)
-    grid = tuple(int(-(-s // c)) for s, c in zip(arr.shape, shard_shape))
-    return np.ravel_multi_index(((coords * np.asarray(arr.chunks, np.int64)) // shard_shape).T, grid)
+    shard_shape = np.asarray(arr.levels[0].shard_shape, np.int64)
+    return np.ravel_multi_index(((coords * np.asarray(arr.chunks, np.int64)) // shard_shape).T,
+                                _shard_grid(arr))
 
 
 def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:

@@ -136,8 +136,8 @@ class Snapshot:
     snapshots of the same version, as long as ``anchor`` (an object a cache must
     keep alive with the token; None if it need not) lives; None if the store
     cannot name versions (nothing read from the value may then be cached).
-    ``read(start, length)``: those bytes (``start < 0``: the last ``-start``
-    bytes, ``length`` None); ``sources(offsets, lengths)``: those ranges as sources
+    ``read(start, length)``: those bytes (where ``size`` is None, also ``start <
+    0``, ``length`` None: the last ``-start`` bytes); ``sources(offsets, lengths)``: those ranges as sources
     of the native batch (``zarrc._kernels.pipeline``).  ``close()`` releases what
     the snapshot holds (an open file); it is a context manager.
     """
@@ -180,9 +180,7 @@ class BytesSnapshot(Snapshot):
         self.anchor = data
         self.name = name
 
-    def read(self, start: int, length: int | None) -> bytes:
-        if start < 0:
-            return self.data[max(0, self.size + start):]
+    def read(self, start: int, length: int) -> bytes:
         self._check((start,), (length,))
         return self.data[start:start + length]
 
@@ -202,9 +200,7 @@ class FileSnapshot(Snapshot):
         self.fd, self.size, self.token, self.name = fd, size, token, name
         self.base, self.owned = base, owned
 
-    def read(self, start: int, length: int | None) -> bytes:
-        if start < 0:
-            start, length = max(0, self.size + start), min(-start, self.size)
+    def read(self, start: int, length: int) -> bytes:
         self._check((start,), (length,))
         try:
             data = read_exactly(self.fd, length, self.base + start)
