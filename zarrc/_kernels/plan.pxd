@@ -2,9 +2,18 @@
 
 from libc.stdint cimport int64_t
 
+# The plan table's columns, one row per touched chunk of a dimension (the home of
+# this layout: zarrc.indexing and the engine take the names from plan.pyx).
 cdef enum:
-    PLAN_MAX_DIMS = 32
-    PLAN_NCOLS = 7      # chunk, start, step, count, out start, idx (-1), full (zarrc.indexing)
+    PLAN_MAX_DIMS = 32  # dimensions an array may have for the native paths
+    PLAN_COL_CHUNK = 0  # chunk index along the dimension
+    PLAN_COL_START = 1  # first selected element, local to the chunk
+    PLAN_COL_STEP = 2   # local step
+    PLAN_COL_COUNT = 3  # elements selected in this chunk
+    PLAN_COL_OUT = 4    # where they go in the output's dimension
+    PLAN_COL_IDX = 5    # offset of this chunk's entries in local/out (-1: strided form)
+    PLAN_COL_FULL = 6   # 1 if the chunk's in-bounds part is wholly selected
+    PLAN_NCOLS = 7
 
 cdef struct Plan:
     int ndim

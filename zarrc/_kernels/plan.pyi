@@ -5,6 +5,16 @@ from typing import Any
 import numpy as np
 
 MAX_TASKS: int
+MAX_DIMS: int
+COL_CHUNK: int
+COL_START: int
+COL_STEP: int
+COL_COUNT: int
+COL_OUT: int
+COL_IDX: int
+COL_FULL: int
+NCOLS: int
+PROJECTION_COLS: int
 
 def plan_basic(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...], tuple[bool, ...]] | None: ...

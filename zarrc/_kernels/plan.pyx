@@ -17,6 +17,20 @@ from libc.string cimport memcpy
 
 import numpy as np
 
+# The plan table's layout (plan.pxd), for Python: a dimension's projection
+# (zarrc.indexing.DimProjection.table) holds the first PROJECTION_COLS columns, the
+# per-task "full" flag is column COL_FULL of the native plan.
+MAX_DIMS = PLAN_MAX_DIMS
+COL_CHUNK = PLAN_COL_CHUNK
+COL_START = PLAN_COL_START
+COL_STEP = PLAN_COL_STEP
+COL_COUNT = PLAN_COL_COUNT
+COL_OUT = PLAN_COL_OUT
+COL_IDX = PLAN_COL_IDX
+COL_FULL = PLAN_COL_FULL
+NCOLS = PLAN_NCOLS
+PROJECTION_COLS = PLAN_COL_FULL
+
 # More tasks than this are planned by the general path (numpy, not a Python loop).
 MAX_TASKS = 1 << 20
 
@@ -131,13 +145,13 @@ cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) ex
             if first < hi:
                 k = (hi - first + step[d] - 1) // step[d]
                 row = p.table + r * PLAN_NCOLS
-                row[0] = c
-                row[1] = first - lo
-                row[2] = step[d]
-                row[3] = k
-                row[4] = out
-                row[5] = -1
-                row[6] = first == lo and k == min(chunk, size - lo)
+                row[PLAN_COL_CHUNK] = c
+                row[PLAN_COL_START] = first - lo
+                row[PLAN_COL_STEP] = step[d]
+                row[PLAN_COL_COUNT] = k
+                row[PLAN_COL_OUT] = out
+                row[PLAN_COL_IDX] = -1
+                row[PLAN_COL_FULL] = first == lo and k == min(chunk, size - lo)
                 out += k
                 r += 1
                 if step[d] >= chunk:         # jump to the next element's chunk

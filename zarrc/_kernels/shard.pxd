@@ -2,6 +2,16 @@
 
 from libc.stdint cimport uint8_t
 
+# The shard index layout (the home of it; Python takes the names from shard.pyx):
+# one entry per inner chunk, two uint64 (offset, nbytes), both all ones for an empty
+# chunk, then 4 bytes of crc32c (little-endian) when the index codecs end in crc32c.
+cdef enum:
+    SHARD_ENTRY_BYTES = 16
+    SHARD_CRC_BYTES = 4
+
+cdef inline Py_ssize_t shard_index_nbytes(Py_ssize_t n, bint crc) noexcept nogil:
+    return SHARD_ENTRY_BYTES * n + (SHARD_CRC_BYTES if crc else 0)
+
 cdef Py_ssize_t fill_index(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssize_t n,
                            Py_ssize_t first_offset, bint index_big_endian, bint index_crc,
                            uint8_t* index) noexcept nogil

@@ -2,5 +2,11 @@
 
 from typing import Any
 
+ENTRY_BYTES: int
+CRC_BYTES: int
+EMPTY: int
+
+def index_nbytes(n: int, crc: bool) -> int: ...
+
 def assemble_shard(parts: list[Any], index_at_start: bool, index_big_endian: bool,
                    index_crc: bool) -> bytes | None: ...

@@ -8,6 +8,15 @@ from libc.string cimport memcpy
 
 from zarrc._kernels.codecs cimport zc_crc32c_update
 
+ENTRY_BYTES = SHARD_ENTRY_BYTES
+CRC_BYTES = SHARD_CRC_BYTES
+EMPTY = 0xFFFFFFFFFFFFFFFF          # an empty entry's offset and nbytes
+
+
+def index_nbytes(Py_ssize_t n, bint crc):
+    """Bytes of the index of ``n`` inner chunks, with or without its crc32c."""
+    return shard_index_nbytes(n, crc)
+
 
 cdef inline void put_u64(uint8_t* p, uint64_t v, bint big) noexcept nogil:
     cdef int i
@@ -18,7 +27,7 @@ cdef inline void put_u64(uint8_t* p, uint64_t v, bint big) noexcept nogil:
 cdef Py_ssize_t fill_index(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssize_t n,
                            Py_ssize_t first_offset, bint index_big_endian, bint index_crc,
                            uint8_t* index) noexcept nogil:
-    """Write the index (16 * n bytes, + 4 with crc32c) of n inner chunks laid out in
+    """Write the index (shard_index_nbytes) of n inner chunks laid out in
     order from byte ``first_offset`` (ptrs[i] NULL: empty); return where they end."""
     cdef Py_ssize_t i, pos = first_offset
     cdef uint64_t off, nb
@@ -30,12 +39,12 @@ cdef Py_ssize_t fill_index(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssiz
             off = <uint64_t>pos
             nb = <uint64_t>lens[i]
             pos += lens[i]
-        put_u64(index + 16 * i, off, index_big_endian)
-        put_u64(index + 16 * i + 8, nb, index_big_endian)
+        put_u64(index + SHARD_ENTRY_BYTES * i, off, index_big_endian)
+        put_u64(index + SHARD_ENTRY_BYTES * i + 8, nb, index_big_endian)
     if index_crc:
-        crc = zc_crc32c_update(0, index, 16 * n)
+        crc = zc_crc32c_update(0, index, SHARD_ENTRY_BYTES * n)
         for i in range(4):
-            index[16 * n + i] = (crc >> (8 * i)) & 0xff
+            index[SHARD_ENTRY_BYTES * n + i] = (crc >> (8 * i)) & 0xff
     return pos
 
 
@@ -43,7 +52,7 @@ cdef object build_shard(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssize_t
                         bint index_at_start, bint index_big_endian, bint index_crc):
     """The shard made of n inner chunks (ptrs[i] NULL: empty) and its index, or None
     if every inner chunk is empty.  The copying runs without the GIL."""
-    cdef Py_ssize_t i, pos, total, index_nbytes = 16 * n + (4 if index_crc else 0)
+    cdef Py_ssize_t i, pos, total, index_nbytes = shard_index_nbytes(n, index_crc)
     cdef uint8_t* out
     cdef bint any_data = False
     total = index_nbytes

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels import codecs as k
+from zarrc._kernels import shard as shard_layout
 from zarrc.codecs._base import Codec
 from zarrc.errors import ChecksumError, CodecError, MetadataError
 
-EMPTY = np.uint64(2**64 - 1)
+EMPTY = np.uint64(shard_layout.EMPTY)
 
 
 class ShardingIndexed(Codec):
@@ -57,7 +58,7 @@ class ShardingIndexed(Codec):
         return tuple(s // c for s, c in zip(shard_shape, self.chunk_shape))
 
     def index_nbytes(self, nchunks: int) -> int:
-        return 16 * nchunks + (4 if self.index_crc else 0)
+        return shard_layout.index_nbytes(nchunks, self.index_crc)
 
     def decode_index(self, raw: Any, nchunks: int, where: str) -> np.ndarray:
         """The (nchunks, 2) uint64 (offset, nbytes) table from the encoded index.
@@ -68,8 +69,9 @@ class ShardingIndexed(Codec):
             raise CodecError(f"{where}: shard index holds {raw.nbytes} bytes, {expected} expected "
                              f"for {nchunks} inner chunks")
         if self.index_crc:
-            stored = int.from_bytes(raw[-4:], "little")
-            computed = k.crc32c(raw[:-4])
+            crc = shard_layout.CRC_BYTES
+            stored = int.from_bytes(raw[-crc:], "little")
+            computed = k.crc32c(raw[:-crc])
             if stored != computed:
                 raise ChecksumError(f"{where}: shard index checksum mismatch: stored 0x{stored:08x}, "
                                     f"computed 0x{computed:08x}")
