@@ -38,14 +38,16 @@ def stored_chunks(path: str, ds: Dataset, layout: Layout) -> list:
 def _decoder(layout: Layout):
     """``decode(src, out) -> bytes written``: zarrc's kernel for the layout's compressor
     (one thread per call); the bytes codec alone is a copy."""
-    from zarrc._kernels import codecs as k
+    from zarrc._kernels import blosc as kblosc
+    from zarrc._kernels import deflate as kdeflate
+    from zarrc._kernels import zstd as kzstd
 
     if layout.compressor == "blosc":
-        return lambda src, out: k.blosc_decode_into(src, out, 1)
+        return lambda src, out: kblosc.blosc_decode_into(src, out, 1)
     if layout.compressor == "zstd":
-        return k.zstd_decode_into
+        return kzstd.zstd_decode_into
     if layout.compressor == "gzip":
-        return lambda src, out: k.inflate_into(src, out, 1)  # 1: gzip member
+        return lambda src, out: kdeflate.inflate_into(src, out, 1)  # 1: gzip member
 
     def copy(src, out):
         np.copyto(out, np.frombuffer(src, np.uint8))

@@ -31,7 +31,7 @@ import numcodecs.blosc  # noqa: E402
 
 import zarrc  # noqa: E402
 import zarrc.codecs  # noqa: E402
-from zarrc._kernels.codecs import library_versions  # noqa: E402
+from zarrc._kernels import library_versions  # noqa: E402
 
 from bench._common import (  # noqa: E402
     MiB, REPO_ROOT, interleaved_times, machine_facts, pick_repeat, print_table,

@@ -24,7 +24,8 @@ import time
 import numpy as np
 
 import zarrc
-from zarrc._kernels.codecs import crc32c_hardware, library_versions
+from zarrc._kernels import library_versions
+from zarrc._kernels.crc32c import crc32c_hardware
 
 
 def make_field(n: int, dtype: str, seed: int = 0) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import blosc as k
 from zarrc.codecs._base import raise_codec_error
 from zarrc.errors import CodecError, SelectionError, StoreError, ZarrcError
 

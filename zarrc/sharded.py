@@ -450,7 +450,7 @@ def _store_shard(arr: engine.ChunkedArray, key: str, data: bytes | None, existed
 
 
 def _empty_shard(level: ShardLevel) -> bytes:
-    from zarrc._kernels.codecs import crc32c
+    from zarrc._kernels.crc32c import crc32c
 
     pairs = np.full(2 * level.nchunks, EMPTY, ">u8" if level.codec.index_big_endian else "<u8").tobytes()
     return pairs + (crc32c(pairs).to_bytes(4, "little") if level.codec.index_crc else b"")

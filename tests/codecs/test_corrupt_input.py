@@ -11,7 +11,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import blosc as k
 from zarrc.codecs import Blosc, Crc32c, Gzip, Zlib, Zstd
 from zarrc.errors import ChecksumError, CodecError
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import crc32c as k
 from zarrc.codecs import Crc32c
 from zarrc.errors import ChecksumError, CodecError
 

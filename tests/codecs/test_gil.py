@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import crc32c as k
 from zarrc.codecs import Blosc, Crc32c, Gzip, Zlib, Zstd
 
 MIN_ADVANCE = 1000

@@ -6,7 +6,8 @@ import struct
 import numpy as np
 import pytest
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import library_versions
+from zarrc._kernels import zstd as k
 from zarrc.codecs import Zstd
 from zarrc.errors import CodecError
 
@@ -17,7 +18,7 @@ LEVELS = [-131072, -5, -1, 0, 1, 3, 9, 19, 22]
 def test_levels_range():
     lo, hi = k.zstd_levels()
     assert lo < -5 and hi == 22
-    assert k.library_versions()["zstd"] == "1.5.7"
+    assert library_versions()["zstd"] == "1.5.7"
 
 
 @pytest.mark.parametrize("level", LEVELS)

@@ -9,7 +9,7 @@ import numcodecs
 import numpy as np
 import pytest
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import blosc as k
 
 
 def _data(rng, n, typesize, kind):

@@ -22,14 +22,18 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset, strerror, strlen, strrchr
 from posix.time cimport timespec
 
-from zarrc._kernels.codecs cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
-                                    ZC_TRUNCATED, ZC_UNSUPPORTED, ZC_GZIP, ZC_ZLIB, ZC_PARTIAL_MAX,
-                                    ZSTD_CCtx, ZSTD_DCtx, Deflater, ZcError, describe, fail, load_le32,
-                                    zc_blosc_compress, zc_blosc_decode_into, zc_blosc_decode_range,
-                                    zc_blosc_decode_rows, zc_blosc_decoded_size, zc_blosc_file_range,
-                                    zc_crc32c_update, zc_deflate, zc_deflate_bound, zc_deflater_free,
-                                    zc_inflate_into, zc_rows, zc_zstd_compress, zc_zstd_decode_into,
-                                    zc_zstd_decode_prefix, zc_zstd_decoded_size)
+from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_compress, zc_blosc_decode_into,
+                                   zc_blosc_decode_range, zc_blosc_decode_rows, zc_blosc_decoded_size,
+                                   zc_blosc_file_range, zc_rows)
+from zarrc._kernels.crc32c cimport zc_crc32c_update
+from zarrc._kernels.deflate cimport (ZC_GZIP, ZC_ZLIB, Deflater, zc_deflate, zc_deflate_bound,
+                                     zc_deflater_free, zc_inflate_into)
+from zarrc._kernels.errors cimport (ZC_CHECKSUM, ZC_CORRUPT, ZC_IO, ZC_NOMEM, ZC_PARAM, ZC_SIZE,
+                                    ZC_TRUNCATED, ZC_UNSUPPORTED, ZcError, describe, fail, load_le32)
+from zarrc._kernels.zstd cimport (ZSTD_CCtx, ZSTD_DCtx, zc_zstd_bound, zc_zstd_cctx_free,
+                                  zc_zstd_cctx_new, zc_zstd_compress, zc_zstd_dctx_free,
+                                  zc_zstd_dctx_new, zc_zstd_decode_into, zc_zstd_decode_prefix,
+                                  zc_zstd_decoded_size)
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, copy_nd, fill_nd,
                                   fill_pattern, gather_nd, next_position, prefault, stream_fence)
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free, plan_selection
@@ -39,13 +43,6 @@ from zarrc._kernels.slabs cimport output_array
 import sys
 
 import numpy as np
-
-cdef extern from "zstd.h" nogil:
-    ZSTD_CCtx* ZSTD_createCCtx()
-    size_t ZSTD_freeCCtx(ZSTD_CCtx* cctx)
-    ZSTD_DCtx* ZSTD_createDCtx()
-    size_t ZSTD_freeDCtx(ZSTD_DCtx* dctx)
-    size_t ZSTD_compressBound(size_t srcSize)
 
 cdef extern from "<fcntl.h>" nogil:
     int c_open "open"(const char* path, int flags, ...)
@@ -243,10 +240,10 @@ cdef void scratch_free(Scratch* s) noexcept nogil:
     free(s.offs)
     s.offs = NULL
     if s.dctx != NULL:
-        ZSTD_freeDCtx(s.dctx)
+        zc_zstd_dctx_free(s.dctx)
         s.dctx = NULL
     if s.cctx != NULL:
-        ZSTD_freeCCtx(s.cctx)
+        zc_zstd_cctx_free(s.cctx)
         s.cctx = NULL
     zc_deflater_free(&s.deflater)
 
@@ -717,7 +714,7 @@ cdef class Chain:
                 r = zc_blosc_decode_into(ptr, length, target, size, 1, err)
             elif st.kind == ZSTD:
                 if s.dctx == NULL:
-                    s.dctx = ZSTD_createDCtx()
+                    s.dctx = zc_zstd_dctx_new()
                 r = zc_zstd_decode_into(s.dctx, ptr, length, target, size, err)
             elif st.kind == GZIP:
                 r = zc_inflate_into(ptr, length, target, size, ZC_GZIP, err)
@@ -748,7 +745,7 @@ cdef class Chain:
             if st.kind == BLOSC:
                 cap = length + 16
             elif st.kind == ZSTD:
-                cap = ZSTD_compressBound(length)
+                cap = zc_zstd_bound(length)
             elif st.kind == CRC32C:
                 cap = length + 4
             else:
@@ -761,7 +758,7 @@ cdef class Chain:
                                       st.cname, st.blocksize, 1, err)
             elif st.kind == ZSTD:
                 if s.cctx == NULL:
-                    s.cctx = ZSTD_createCCtx()
+                    s.cctx = zc_zstd_cctx_new()
                 r = zc_zstd_compress(s.cctx, ptr, length, out, cap, st.level, st.checksum, err)
             elif st.kind == GZIP:
                 r = zc_deflate(&s.deflater, ptr, length, out, cap, st.level, ZC_GZIP, err)
@@ -1515,7 +1512,7 @@ cdef class ReadBatch(_Batch):
         if ensure(s, 3, <size_t>hi) != 0:
             return fail(err, ZC_NOMEM, 0, 0, NULL)
         if s.dctx == NULL:
-            s.dctx = ZSTD_createDCtx()
+            s.dctx = zc_zstd_dctx_new()
             if s.dctx == NULL:
                 return fail(err, ZC_NOMEM, 0, 0, NULL)
         r = zc_zstd_decode_prefix(s.dctx, data, <size_t>n, s.buf[3], <size_t>hi, err)

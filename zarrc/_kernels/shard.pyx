@@ -6,7 +6,7 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from zarrc._kernels.codecs cimport zc_crc32c_update
+from zarrc._kernels.crc32c cimport zc_crc32c_update
 
 ENTRY_BYTES = SHARD_ENTRY_BYTES
 CRC_BYTES = SHARD_CRC_BYTES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, NoReturn
 
-from zarrc._kernels.codecs import CHECKSUM, KernelError
+from zarrc._kernels.errors import CHECKSUM, KernelError
 from zarrc.errors import ChecksumError, CodecError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import deflate as k
 from zarrc.codecs._base import Codec, raise_codec_error
 from zarrc.errors import CodecError
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc._kernels import codecs as k
+from zarrc._kernels import crc32c as k
 from zarrc._kernels import shard as shard_layout
 from zarrc.codecs._base import Codec
 from zarrc.errors import ChecksumError, CodecError, MetadataError

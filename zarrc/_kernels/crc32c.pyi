@@ -1,0 +1,9 @@
+"""CRC-32C (see crc32c.pyx).  Releases the GIL while it runs."""
+
+from typing import Any, TypeAlias
+
+Buffer: TypeAlias = Any  # any object supporting the buffer protocol, contiguous
+
+def crc32c(data: Buffer, crc: int = 0) -> int: ...
+def crc32c_software(data: Buffer, crc: int = 0) -> int: ...
+def crc32c_hardware() -> bool: ...
