@@ -1,4 +1,4 @@
-"""The native reader of int/slice selections (pipeline.BasicReader): arrays of plain
+"""The native reader of int/slice selections (zarrc._kernels.read.BasicReader): arrays of plain
 chunk files read basic selections in one native call, with chunk file paths built
 natively from the coordinates.  Results equal the general path's, errors name the
 chunk's key, and it stands aside where chunk paths are not head + coordinates."""
@@ -198,7 +198,7 @@ def test_shard_files_are_opened_once_per_run_and_closed(tmp_path):
 def test_large_outputs_written_with_streaming_stores(zh, tmp_path, chain):
     """Outputs of 32 MiB and more are scattered with non-temporal stores (rows of
     256 bytes and more, and shorter ones of whole cache lines; the rest by memcpy)."""
-    from zarrc._kernels.pipeline import STREAM_MIN_BYTES
+    from zarrc._kernels.read import STREAM_MIN_BYTES
 
     shape = (4096, 2304)                      # float32: 36 MiB
     data = np.random.default_rng(0).standard_normal(shape).astype("float32")
@@ -217,7 +217,7 @@ def test_large_outputs_take_whole_cache_lines(zh, tmp_path, chunks):
     """Large outputs start on a 64-byte boundary, so short chunk rows (64 and 128
     bytes of uint16 here) that cover whole cache lines are streamed too; rows that
     do not (a selection starting one element in) are copied by memcpy."""
-    from zarrc._kernels.pipeline import STREAM_MIN_BYTES
+    from zarrc._kernels.read import STREAM_MIN_BYTES
 
     shape = (256, 256, 288)                   # uint16: 36 MiB, rows 576 bytes apart
     data = np.random.default_rng(1).integers(0, 60000, shape, dtype="uint16")

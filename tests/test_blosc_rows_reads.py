@@ -1,5 +1,5 @@
 """Reads of blosc arrays through the engine, with whole chunks decoded straight into
-their rows of the output (pipeline.blosc_rows on) and the usual way (off): both must
+their rows of the output (zarrc._kernels.read.blosc_rows on) and the usual way (off): both must
 return the stored data for every layout, the rows decoder must leave alone what it
 does not take (bit-shuffled, other compressors, big-endian, transposed, F order),
 and large outputs (written with streaming stores) must come out right too."""
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import zarrc
-from zarrc._kernels import pipeline
+from zarrc._kernels import read as kernel_read
 
 
 @pytest.fixture
 def rows_modes():
-    before = pipeline.blosc_rows()
+    before = kernel_read.blosc_rows()
     yield (True, False)
-    pipeline.blosc_rows(before)
+    kernel_read.blosc_rows(before)
 
 
 def _blosc(shuffle="shuffle", typesize=4, cname="lz4", blocksize=0):
@@ -40,7 +40,7 @@ def _check_reads(a, data, modes):
     for sel in SELECTIONS:
         got = {}
         for on in modes:
-            pipeline.blosc_rows(on)
+            kernel_read.blosc_rows(on)
             got[on] = a[sel]
             assert got[on].dtype == data.dtype
             np.testing.assert_array_equal(got[on], data[sel], err_msg=f"rows={on} {sel}")
@@ -109,7 +109,7 @@ def test_large_output_streaming_stores(tmp_path, rows_modes):
                            compressors=_blosc())
     a[...] = data
     for on in rows_modes:
-        pipeline.blosc_rows(on)
+        kernel_read.blosc_rows(on)
         np.testing.assert_array_equal(a[...], data)
         np.testing.assert_array_equal(a[:, 1:2049], data[:, 1:2049])
 
@@ -124,7 +124,7 @@ def test_corrupt_chunk_is_named_either_way(tmp_path, rows_modes):
     chunk.write_bytes(chunk.read_bytes()[:-100])
     messages = []
     for on in rows_modes:
-        pipeline.blosc_rows(on)
+        kernel_read.blosc_rows(on)
         with pytest.raises(zarrc.errors.ZarrcError) as info:
             zarrc.open_array(str(path))[...]
         messages.append(str(info.value))

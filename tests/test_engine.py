@@ -566,11 +566,11 @@ def test_a_file_where_a_chunk_directory_should_be_is_an_error(tmp_path):
 def file_kind(request):
     """Atomic writes through files with no name (O_TMPFILE, then linked), or through
     named temporary files renamed into place (where there are no unnamed files)."""
-    from zarrc._kernels import pipeline
-    before = pipeline.unnamed_files()
-    pipeline.unnamed_files(request.param)
+    from zarrc._kernels import chunk_files
+    before = chunk_files.unnamed_files()
+    chunk_files.unnamed_files(request.param)
     yield request.param
-    pipeline.unnamed_files(before)
+    chunk_files.unnamed_files(before)
 
 
 def test_atomic_writes_either_way(file_kind, tmp_path):

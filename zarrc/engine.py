@@ -20,7 +20,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +27,12 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
-from zarrc._kernels.pipeline import CHECKSUM, DELETED, IO, STORED, BasicReader, Chain, ReadBatch, WriteBatch
+from zarrc._kernels.batch import CHECKSUM, IO
+from zarrc._kernels.chain import Chain
+from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.plan import plan_basic
+from zarrc._kernels.read import BasicReader, ReadBatch
+from zarrc._kernels.write import DELETED, STORED, WriteBatch
 from zarrc.config import config
 from zarrc.errors import ArgumentError, ChecksumError, CodecError, StoreError
 from zarrc.threads import counted_call, run_parallel, spare_threads
@@ -307,14 +310,9 @@ def _read_native(arr: ChunkedArray, table: np.ndarray, local: np.ndarray, outidx
 _read_planned = counted_call(_read_native)
 
 
-_tmp_token = os.urandom(4).hex()
-_tmp_counter = itertools.count()
-
-
 def tmp_suffix() -> bytes:
-    """Suffix of temporary files for atomic writes (the local store skips these names)."""
-    return (f".zarrc-{os.getpid()}-{threading.get_ident()}-{_tmp_token}"
-            f"{next(_tmp_counter)}.tmp").encode()
+    """The tag of a write's temporary file names (the rule: chunk_files.temp_path)."""
+    return temp_tag()
 
 
 def write(arr: ChunkedArray, selection: Any, value: Any) -> None:

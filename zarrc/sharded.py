@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrc import engine, indexing
-from zarrc._kernels.pipeline import STORED, ReadBatch, TaskError, WriteBatch
+from zarrc._kernels.batch import TaskError
+from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.shard import assemble_shard
+from zarrc._kernels.write import STORED, WriteBatch
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
 from zarrc.config import config
 from zarrc.errors import CodecError, StoreError

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from zarrc._kernels.pipeline import count_calls, mark_pool_thread
+from zarrc._kernels.batch import count_calls, mark_pool_thread
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0

@@ -6,24 +6,25 @@
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 
-cdef enum ZcCode:
-    ZC_OK = 0
-    ZC_CORRUPT = 1        # data does not decode; detail says how
-    ZC_TRUNCATED = 2      # input ends early (expected = bytes needed, actual = held)
-    ZC_SIZE = 3           # decodes to `actual` bytes, `expected` wanted
-    ZC_TOO_LARGE = 4      # decodes to more than the `expected` bytes
-    ZC_NOMEM = 5
-    ZC_PARAM = 6          # a parameter is out of range; detail says which
-    ZC_UNSUPPORTED = 7    # e.g. a blosc compressor this build lacks
-    ZC_CHECKSUM = 8       # stored checksum `expected`, computed `actual`; detail names it
-    ZC_IO = 9             # an I/O call failed: detail names it, actual = errno
+# (the home of the codes and the struct: src/zc_error.h, for the C kernels too)
+cdef extern from "src/zc_error.h":
+    enum:
+        ZC_OK
+        ZC_CORRUPT        # data does not decode; detail says how
+        ZC_TRUNCATED      # input ends early (expected = bytes needed, actual = held)
+        ZC_SIZE           # decodes to `actual` bytes, `expected` wanted
+        ZC_TOO_LARGE      # decodes to more than the `expected` bytes
+        ZC_NOMEM
+        ZC_PARAM          # a parameter is out of range; detail says which
+        ZC_UNSUPPORTED    # e.g. a blosc compressor this build lacks
+        ZC_CHECKSUM       # stored checksum `expected`, computed `actual`; detail names it
+        ZC_IO             # an I/O call failed: detail names it, actual = errno
 
-
-cdef struct ZcError:
-    int code
-    int64_t expected
-    int64_t actual
-    const char* detail
+    ctypedef struct ZcError "zc_error":
+        int code
+        int64_t expected
+        int64_t actual
+        const char* detail
 
 
 cdef inline Py_ssize_t fail(ZcError* err, int code, int64_t expected, int64_t actual,

@@ -1,6 +1,6 @@
 # Shard assembly, for other kernels.
 
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint64_t
 
 # The shard index layout (the home of it; Python takes the names from shard.pyx):
 # one entry per inner chunk, two uint64 (offset, nbytes), both all ones for an empty
@@ -8,6 +8,12 @@ from libc.stdint cimport uint8_t
 cdef enum:
     SHARD_ENTRY_BYTES = 16
     SHARD_CRC_BYTES = 4
+
+cdef extern from *:
+    """
+    #define ZC_SHARD_EMPTY UINT64_MAX
+    """
+    const uint64_t SHARD_EMPTY "ZC_SHARD_EMPTY"   # an empty entry's offset and nbytes
 
 cdef inline Py_ssize_t shard_index_nbytes(Py_ssize_t n, bint crc) noexcept nogil:
     return SHARD_ENTRY_BYTES * n + (SHARD_CRC_BYTES if crc else 0)

@@ -10,7 +10,7 @@ from zarrc._kernels.crc32c cimport zc_crc32c_update
 
 ENTRY_BYTES = SHARD_ENTRY_BYTES
 CRC_BYTES = SHARD_CRC_BYTES
-EMPTY = 0xFFFFFFFFFFFFFFFF          # an empty entry's offset and nbytes
+EMPTY = SHARD_EMPTY                 # an empty entry's offset and nbytes
 
 
 def index_nbytes(Py_ssize_t n, bint crc):
@@ -34,7 +34,7 @@ cdef Py_ssize_t fill_index(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssiz
     cdef uint32_t crc
     for i in range(n):
         if ptrs[i] == NULL:
-            off = nb = <uint64_t>(-1)
+            off = nb = SHARD_EMPTY
         else:
             off = <uint64_t>pos
             nb = <uint64_t>lens[i]

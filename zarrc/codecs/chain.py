@@ -1,6 +1,6 @@
 """CodecChain: array->array*, exactly one array->bytes, bytes->bytes*, and its
 preparation, for a chunk shape and data type, into a native plan
-(:class:`zarrc._kernels.pipeline.Chain`) that the engine runs without the GIL."""
+(:class:`zarrc._kernels.chain.Chain`) that the engine runs without the GIL."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc._kernels.pipeline import Chain
+from zarrc._kernels.chain import Chain
 from zarrc.codecs._base import Codec
 from zarrc.codecs.blosc import Blosc
 from zarrc.codecs.bytes import Bytes

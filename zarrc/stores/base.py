@@ -138,7 +138,7 @@ class Snapshot:
     cannot name versions (nothing read from the value may then be cached).
     ``read(start, length)``: those bytes (where ``size`` is None, also ``start <
     0``, ``length`` None: the last ``-start`` bytes); ``sources(offsets, lengths)``: those ranges as sources
-    of the native batch (``zarrc._kernels.pipeline``).  ``close()`` releases what
+    of the native batch (``zarrc._kernels.batch``).  ``close()`` releases what
     the snapshot holds (an open file); it is a context manager.
     """
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import errno
-import itertools
 import os
-import secrets
 import stat
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from zarrc._kernels.chunk_files import TEMP_END, TEMP_MARK, temp_path
 from zarrc.errors import ArgumentError, StoreError
 from zarrc.stores.base import (
     MAX_IO,
@@ -26,10 +24,6 @@ from zarrc.stores.base import (
 
 MODES = ("r", "r+", "a", "w", "w-")
 
-# Temporary files are named ".{name}.zarrc-{pid}-{thread}-{token}{n}.tmp"; listings skip them.
-_TMP_MARK = ".zarrc-"
-_TOKEN = secrets.token_hex(4)
-_COUNTER = itertools.count()
 _ATTEMPTS = 3  # a write retried when a concurrent delete_prefix removed its directory
 _OPEN_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _READ_FLAGS = os.O_RDONLY | _OPEN_FLAGS
@@ -37,8 +31,9 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS
 
 
 def is_temp_name(name: str) -> bool:
-    """True if ``name`` is one of LocalStore's in-flight temporary files."""
-    return name[:1] == "." and name.endswith(".tmp") and _TMP_MARK in name
+    """True if ``name`` is an in-flight temporary file of an atomic write (the rule:
+    zarrc._kernels.chunk_files.temp_path, shared with the native writer)."""
+    return name[:1] == "." and name.endswith(TEMP_END) and TEMP_MARK in name
 
 
 def _remove_tree(path: str) -> None:
@@ -233,12 +228,9 @@ class LocalStore(Store):
         self.check_writable("set", key)
         view = byte_view(value)
         path = self._path(key)
-        directory, _, name = path.rpartition(os.sep)
+        directory = path.rpartition(os.sep)[0]
         for attempt in range(_ATTEMPTS):
-            tmp = (
-                f"{directory}{os.sep}.{name[:32]}{_TMP_MARK}{os.getpid()}-"
-                f"{threading.get_ident()}-{_TOKEN}{next(_COUNTER)}.tmp"
-            )
+            tmp = temp_path(path)
             try:
                 self._write_file(tmp, directory, view)
                 os.replace(tmp, path)

@@ -1,0 +1,411 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Batch orchestration: what the read and write batches (read.pyx, write.pyx) share.
+
+A batch holds every chunk task of one call: the plan table (one row per touched
+chunk of a dimension, columns: plan.pxd), the user's array, and each task's
+source.  Each worker thread calls ``run()``, which takes tasks from a shared
+atomic counter until none are left, so Python runs once per worker per call,
+never per chunk.  Local files are read through chunk_files.pxd; other stores hand
+over bytes fetched beforehand.
+"""
+
+from cpython.buffer cimport PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+from zarrc._kernels.chain cimport scratch_free, scratch_trim, thread_scratch
+from zarrc._kernels.chunk_files cimport close_file, read_file, read_range
+from zarrc._kernels.copy cimport stream_fence
+from zarrc._kernels.errors cimport ZC_CHECKSUM, ZC_IO, ZC_NOMEM, describe
+from zarrc._kernels.plan cimport (PLAN_COL_COUNT, PLAN_COL_FULL, PLAN_COL_IDX, PLAN_COL_OUT,
+                                  PLAN_COL_START, PLAN_COL_STEP, PLAN_NCOLS, plan_free)
+
+import sys
+
+cdef extern from *:
+    """
+    static inline Py_ssize_t zc_next_task(Py_ssize_t* counter) {
+        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    }
+    static inline Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) {
+        return __atomic_add_fetch(counter, delta, __ATOMIC_RELAXED);
+    }
+    """
+    Py_ssize_t zc_next_task(Py_ssize_t* counter) noexcept nogil
+    Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) noexcept nogil
+
+cdef extern from "src/gil_handoff.h" nogil:
+    void zc_gil_pool_thread() noexcept
+    void zc_gil_disable() noexcept
+    void zc_gil_taken() noexcept
+    void zc_gil_released() noexcept
+    void zc_gil_wait() noexcept
+
+
+
+class TaskError(Exception):
+    """A chunk task failed.  ``code`` is a ZC_* code (or ZC_IO), ``expected`` /
+    ``actual`` the values involved; the engine adds the chunk key."""
+
+    def __init__(self, message, code, expected, actual):
+        super().__init__(message)
+        self.code = code
+        self.expected = expected
+        self.actual = actual
+
+
+CHECKSUM = ZC_CHECKSUM
+IO = ZC_IO
+
+
+def mark_pool_thread():
+    """Call on each pool thread once: its returns from run() neither record that it
+    holds the GIL nor spin for it (src/gil_handoff.h)."""
+    zc_gil_pool_thread()
+
+
+if not getattr(sys, "_is_gil_enabled", lambda: True)():
+    zc_gil_disable()            # free-threaded Python: nothing to hand over
+
+cdef Py_ssize_t calls_in_progress = 0
+
+
+def count_calls(Py_ssize_t delta):
+    """Add ``delta`` to the count of array reads and writes in progress (over all
+    threads, atomically, without a lock) and return the new count."""
+    return zc_add_count(&calls_in_progress, delta)
+
+
+cdef Py_ssize_t add_calls(Py_ssize_t delta) noexcept nogil:
+    return zc_add_count(&calls_in_progress, delta)
+
+
+cdef object raise_task_error(ZcError* err, str context):
+    if err.code == ZC_NOMEM:
+        raise MemoryError(f"{context}out of memory")
+    raise TaskError(f"{context}{describe(err, -1)}", err.code, err.expected, err.actual)
+
+
+# ---------------------------------------------------------------- batches
+
+cdef write_path(char* p, bytes head, bytes separator, const int64_t* coords, Py_ssize_t ndim):
+    """Write ``head`` + the chunk coordinates joined by the one-byte ``separator``,
+    NUL-terminated, to ``p`` (room for len(head) + 21 * max(1, ndim) bytes)."""
+    cdef Py_ssize_t d, k
+    cdef char digits[24]
+    cdef int64_t c
+    memcpy(p, <const char*>head, len(head))
+    p += len(head)
+    for d in range(ndim):
+        c = coords[d]
+        if c < 0:
+            raise ValueError(f"chunk coordinates {c} must not be negative")
+        if d:
+            p[0] = (<const char*>separator)[0]
+            p += 1
+        k = 0
+        while True:
+            digits[k] = <char>(48 + c % 10)
+            k += 1
+            c //= 10
+            if c == 0:
+                break
+        while k:
+            k -= 1
+            p[0] = digits[k]
+            p += 1
+    p[0] = 0
+
+cdef class _Batch:
+    """What read and write batches share: the plan, the user array, the sources."""
+
+    def __cinit__(self):
+        self.have_arr = False
+        self.src_data = NULL
+        self.src_len = NULL
+        self.src_path = NULL
+        self.src_offset = NULL
+        self.src_fd = NULL
+        self.fds = NULL
+        self.nfds = 0
+        self.path_buf = NULL
+        self.errs = NULL
+        self.status = NULL
+        self.plan.table = self.plan.tasks = self.plan.coords = NULL
+
+    def __dealloc__(self):
+        if self.have_arr:
+            PyBuffer_Release(&self.arr)
+        self.close_files()
+        free(self.src_data)
+        free(self.src_len)
+        free(self.src_path)
+        free(self.src_offset)
+        free(self.src_fd)
+        free(self.path_buf)
+        free(self.errs)
+        free(self.status)
+        plan_free(&self.plan)
+
+    def close_files(self):
+        """Close the files the batch holds open (shards read by the BasicReader)."""
+        cdef Py_ssize_t i
+        for i in range(self.nfds):
+            if self.fds[i] >= 0:
+                close_file(self.fds[i])
+        free(self.fds)
+        self.fds = NULL
+        self.nfds = 0
+
+    cdef setup(self, Chain chain, table, local, outidx, tasks, arr, tuple arr_strides,
+               bytes fill, sources, bint writable):
+        cdef const int64_t[:, ::1] tv = table
+        cdef const int64_t[:, ::1] kv = tasks
+        cdef const int64_t[::1] lv = local
+        cdef const int64_t[::1] ov = outidx
+        if kv.shape[1] != chain.ndim or tv.shape[1] != PLAN_NCOLS:
+            raise ValueError("plan does not match the chain's dimensions")
+        self.plan_arrays = (table, local, outidx, tasks)
+        self.table = &tv[0, 0] if tv.shape[0] else NULL
+        self.nrows = tv.shape[0]
+        self.tasks = &kv[0, 0] if kv.shape[0] * kv.shape[1] else NULL
+        self.ntasks = kv.shape[0]
+        self.local = &lv[0] if lv.shape[0] else NULL
+        self.outidx = &ov[0] if ov.shape[0] else NULL
+        self.setup_common(chain, arr, arr_strides, fill, sources, writable)
+
+    cdef setup_plan(self, Chain chain, Plan* plan, arr, tuple arr_strides, bytes fill,
+                    bytes head, bytes separator, const int64_t* file_of_task=NULL,
+                    const int64_t* ranges=NULL):
+        """Set up from a native plan (its buffers now belong to the batch) with
+        chunk files head + coordinates (see set_paths), or, given ``file_of_task``
+        (an index into the batch's open ``fds``) and ``ranges`` (ntasks x 2: offset,
+        length; offset -1: the chunk is missing), byte ranges of open shard files."""
+        cdef Py_ssize_t t
+        self.plan = plan[0]
+        plan.table = plan.tasks = plan.coords = NULL
+        if self.plan.ndim != chain.ndim:
+            raise ValueError("plan does not match the chain's dimensions")
+        self.table = self.plan.table
+        self.nrows = self.plan.nrows
+        self.tasks = self.plan.tasks
+        self.ntasks = self.plan.ntasks
+        self.local = self.outidx = NULL
+        self.setup_common(chain, arr, arr_strides, fill, None, True)
+        if file_of_task == NULL:
+            self.set_paths(head, separator, self.plan.coords)
+            return
+        for t in range(self.ntasks):
+            self.src_path[t] = NULL
+            self.src_data[t] = NULL
+            self.status[t] = 0
+            self.src_fd[t] = -1 if ranges[2 * t] < 0 else self.fds[file_of_task[t]]
+            self.src_offset[t] = ranges[2 * t]
+            self.src_len[t] = <size_t>ranges[2 * t + 1] if ranges[2 * t] >= 0 else 0
+
+    cdef setup_common(self, Chain chain, arr, tuple arr_strides, bytes fill, sources,
+                      bint writable):
+        cdef Py_ssize_t t, d, flags, max_count
+        self.chain = chain
+        self.ndim = chain.ndim
+        if len(fill) != chain.itemsize:
+            raise ValueError(f"fill value has {len(fill)} bytes, itemsize is {chain.itemsize}")
+        flags = PyBUF_STRIDES | (PyBUF_WRITABLE if writable else 0)
+        PyObject_GetBuffer(arr, &self.arr, flags)
+        self.have_arr = True
+        # an output far larger than the caches: writing its lines without reading
+        # them first saves a third of the scatter's memory traffic
+        self.stream = writable and self.arr.len >= STREAM_MIN
+        for d in range(self.ndim):
+            self.arr_strides[d] = arr_strides[d]
+        self.fill = fill
+        self.fill_ptr = <const char*>self.fill
+        if sources is None:             # setup_plan: set_paths follows
+            pass
+        elif type(sources) is tuple:
+            if len(sources) != 4 or sources[0] != "paths":
+                raise TypeError(f"unknown sources {sources!r}")
+        elif type(sources) is not list:
+            raise TypeError(f"sources must be a list or a tuple, not {type(sources).__name__}")
+        elif len(sources) != self.ntasks:
+            raise ValueError(f"{len(sources)} sources for {self.ntasks} tasks")
+        self.keep = sources
+        self.src_data = <const uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
+        self.src_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
+        self.src_path = <const char**>malloc(max(1, self.ntasks) * sizeof(void*))
+        self.src_offset = <int64_t*>malloc(max(1, self.ntasks) * sizeof(int64_t))
+        self.src_fd = <int*>malloc(max(1, self.ntasks) * sizeof(int))
+        self.errs = <ZcError*>malloc(max(1, self.ntasks) * sizeof(ZcError))
+        self.status = <int*>malloc(max(1, self.ntasks) * sizeof(int))
+        if not (self.src_data and self.src_len and self.src_path and self.src_offset and self.src_fd
+                and self.errs and self.status):
+            raise MemoryError()
+        if type(sources) is tuple:
+            self.set_coords_paths(sources[1], sources[2], sources[3])
+        for t in range(self.ntasks if type(sources) is list else 0):
+            src = sources[t]
+            self.src_data[t] = NULL
+            self.src_path[t] = NULL
+            self.src_offset[t] = -1
+            self.src_fd[t] = -1
+            self.src_len[t] = 0
+            self.status[t] = 0
+            if src is None:
+                continue
+            if type(src) is bytes:
+                self.src_data[t] = <const uint8_t*>PyBytes_AS_STRING(src)
+                self.src_len[t] = <size_t>PyBytes_GET_SIZE(src)
+            elif src[0] == "path":       # ("path", b"/file"): the whole file
+                if len(src) != 2:
+                    raise ValueError(f"task {t}: a path source is (\"path\", file), not {src!r}")
+                self.src_path[t] = <const char*>(<bytes>src[1])
+            elif src[0] == "fd":         # ("fd", descriptor, offset, length): a range of an open file
+                if src[1] < 0 or src[2] < 0 or src[3] < 0:
+                    raise ValueError(f"task {t}: bad file range {src[1:]}")
+                self.src_fd[t] = src[1]
+                self.src_offset[t] = src[2]
+                self.src_len[t] = src[3]
+            elif src[0] == "bytes":      # ("bytes", b"...", offset, length)
+                buf = <bytes>src[1]
+                if src[2] < 0 or src[3] < 0 or src[2] + src[3] > len(buf):
+                    raise ValueError(f"task {t}: byte range {src[2:]} outside {len(buf)} bytes")
+                self.src_data[t] = <const uint8_t*>PyBytes_AS_STRING(buf) + <Py_ssize_t>src[2]
+                self.src_len[t] = <size_t>src[3]
+            else:
+                raise TypeError(f"task {t}: unknown source {src!r}")
+        max_count = 0
+        for t in range(self.nrows):
+            max_count = max(max_count, self.table[t * PLAN_NCOLS + PLAN_COL_COUNT])
+        self.offs_needed = 2 * <size_t>self.ndim * <size_t>max_count
+        self.next_task = 0
+
+    cdef set_coords_paths(self, bytes head, bytes separator, const int64_t[:, ::1] coords):
+        if coords.shape[0] != self.ntasks or coords.shape[1] != self.ndim:
+            raise ValueError("paths do not match the tasks")
+        self.set_paths(head, separator, &coords[0, 0] if coords.shape[0] * coords.shape[1] else NULL)
+
+    cdef set_paths(self, bytes head, bytes separator, const int64_t* coords):
+        """Task t reads the file ``head`` + its chunk coordinates (``coords``, ntasks x
+        ndim) joined by ``separator`` (the local store's path of its chunk key): no
+        key strings."""
+        cdef Py_ssize_t t, width = len(head) + 21 * max(1, self.ndim)
+        if len(separator) != 1:
+            raise ValueError(f"chunk key separator {separator!r} is not one byte")
+        self.path_buf = <char*>malloc(max(1, self.ntasks) * width)
+        if self.path_buf == NULL:
+            raise MemoryError()
+        for t in range(self.ntasks):
+            self.src_path[t] = self.path_buf + t * width
+            self.src_data[t] = NULL
+            self.src_offset[t] = -1
+            self.src_fd[t] = -1
+            self.src_len[t] = 0
+            self.status[t] = 0
+            write_path(self.path_buf + t * width, head, separator, coords + t * self.ndim, self.ndim)
+
+    cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil:
+        """Offsets of task t: chunk side from the chain's strides, array side from the
+        user array's.  For reads the chunk is the source; for writes the array is."""
+        cdef int d
+        cdef Py_ssize_t k, row, cnt, start, step, out0, ix, cs, ars
+        cdef Py_ssize_t* chunk_off
+        cdef Py_ssize_t* arr_off
+        cdef Py_ssize_t pos = 0
+        if s.offs_cap < self.offs_needed:
+            free(s.offs)
+            s.offs = <Py_ssize_t*>malloc(max(<size_t>1, self.offs_needed) * sizeof(Py_ssize_t))
+            if s.offs == NULL:
+                s.offs_cap = 0
+                return -1
+            s.offs_cap = self.offs_needed
+        for d in range(self.ndim):
+            row = self.tasks[t * self.ndim + d]
+            cnt = self.table[row * PLAN_NCOLS + PLAN_COL_COUNT]
+            start = self.table[row * PLAN_NCOLS + PLAN_COL_START]
+            step = self.table[row * PLAN_NCOLS + PLAN_COL_STEP]
+            out0 = self.table[row * PLAN_NCOLS + PLAN_COL_OUT]
+            ix = self.table[row * PLAN_NCOLS + PLAN_COL_IDX]
+            cs = self.chain.strides[d]
+            ars = self.arr_strides[d]
+            chunk_off = s.offs + pos
+            arr_off = s.offs + pos + cnt
+            pos += 2 * cnt
+            if ix < 0:
+                for k in range(cnt):
+                    chunk_off[k] = (start + k * step) * cs
+                    arr_off[k] = (out0 + k) * ars
+            else:
+                for k in range(cnt):
+                    chunk_off[k] = self.local[ix + k] * cs
+                    arr_off[k] = self.outidx[ix + k] * ars
+            dims[d].count = cnt
+            dims[d].src_off = arr_off if arr_is_src else chunk_off
+            dims[d].dst_off = chunk_off if arr_is_src else arr_off
+            dims[d].contiguous = (ix < 0 and step == 1 and cs == self.chain.itemsize
+                                  and ars == self.chain.itemsize)
+        return 0
+
+    cdef bint covers_chunk(self, Py_ssize_t t) noexcept nogil:
+        """Whether task t selects every in-bounds element of its chunk (FULL everywhere)."""
+        cdef int d
+        for d in range(self.ndim):
+            if self.table[(self.tasks[t * self.ndim + d]) * PLAN_NCOLS + PLAN_COL_FULL] == 0:
+                return False
+        return True
+
+    cdef Py_ssize_t fetch(self, Py_ssize_t t, const uint8_t** data, Scratch* s,
+                          ZcError* err) noexcept nogil:
+        """The encoded bytes of task t's chunk: MISSING, or their length (data[0] set)."""
+        cdef Py_ssize_t r
+        if self.src_data[t] != NULL:
+            data[0] = self.src_data[t]
+            return <Py_ssize_t>self.src_len[t]
+        if self.src_fd[t] >= 0:
+            r = read_range(self.src_fd[t], self.src_offset[t], self.src_len[t], &s.buf[0], &s.cap[0], err)
+        elif self.src_path[t] != NULL:
+            r = read_file(self.src_path[t], &s.buf[0], &s.cap[0], err)
+        else:
+            return MISSING
+        if r >= 0:
+            data[0] = s.buf[0]
+        return r
+
+    cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        pass
+
+    def run(self):
+        """Work through the batch's tasks until none are left (call from each worker)."""
+        cdef Scratch local
+        cdef Scratch* s
+        cdef Py_ssize_t t
+        memset(&local, 0, sizeof(Scratch))
+        with nogil:
+            zc_gil_released()
+            s = thread_scratch()
+            if s == NULL:
+                s = &local
+            while True:
+                t = zc_next_task(&self.next_task)
+                if t >= self.ntasks:
+                    break
+                self.run_task(t, s)
+            if self.stream:
+                stream_fence()
+            if s == &local:
+                scratch_free(s)
+            else:
+                scratch_trim(s)
+            zc_gil_wait()       # see src/gil_handoff.h
+        zc_gil_taken()
+
+    def first_error(self):
+        """(task index, TaskError) of the first failed task, or None."""
+        cdef Py_ssize_t t
+        for t in range(self.ntasks):
+            if self.status[t] < 0:
+                try:
+                    raise_task_error(&self.errs[t], "")
+                except (TaskError, MemoryError) as exc:
+                    return t, exc
+        return None

@@ -1,0 +1,81 @@
+# The prepared codec chain and the per-worker scratch, for the batch modules.
+
+from libc.stdint cimport uint8_t
+from libc.stdlib cimport realloc
+
+from zarrc._kernels.deflate cimport Deflater
+from zarrc._kernels.errors cimport ZcError
+from zarrc._kernels.plan cimport PLAN_MAX_DIMS
+from zarrc._kernels.zstd cimport ZSTD_CCtx, ZSTD_DCtx
+
+cdef enum:
+    MAX_STEPS = 8       # bytes -> bytes codecs a chain may have
+
+cdef enum StepKind:
+    BLOSC = 1
+    ZSTD = 2
+    GZIP = 3
+    ZLIB = 4
+    CRC32C = 5
+
+
+cdef struct Step:
+    int kind
+    int clevel
+    int shuffle
+    size_t typesize
+    size_t blocksize
+    int level
+    bint checksum
+    char cname[16]
+    bint ranges          # blosc: its frames are read a few bytes at a time (LZ4, no bit shuffle)
+
+
+# A worker's buffers and codec contexts.
+cdef struct Scratch:
+    uint8_t* buf[4]      # 0: file bytes, 1-2: codec ping-pong, 3: chunk buffer
+    size_t cap[4]
+    ZSTD_DCtx* dctx
+    ZSTD_CCtx* cctx
+    Deflater deflater
+    Py_ssize_t* offs
+    size_t offs_cap
+
+
+cdef inline int ensure(Scratch* s, int slot, size_t n) noexcept nogil:
+    """Make scratch buffer ``slot`` hold at least n bytes: 0, or -1 if out of memory."""
+    cdef uint8_t* p
+    if s.cap[slot] >= n and s.buf[slot] != NULL:
+        return 0
+    p = <uint8_t*>realloc(s.buf[slot], n if n > 0 else 1)
+    if p == NULL:
+        return -1
+    s.buf[slot] = p
+    s.cap[slot] = n
+    return 0
+
+
+# This thread's scratch, kept between batches (NULL if out of memory or thread keys
+# are unavailable); scratch_trim releases its large buffers when a batch ends.
+cdef Scratch* thread_scratch() noexcept nogil
+cdef void scratch_trim(Scratch* s) noexcept nogil
+cdef void scratch_free(Scratch* s) noexcept nogil
+
+
+cdef class Chain:
+    cdef int n
+    cdef Step steps[MAX_STEPS]
+    cdef readonly Py_ssize_t chunk_nbytes
+    cdef readonly Py_ssize_t itemsize
+    cdef readonly Py_ssize_t nitems
+    cdef readonly Py_ssize_t swap_unit
+    cdef readonly bint c_layout
+    cdef int ndim
+    cdef Py_ssize_t shape[PLAN_MAX_DIMS]
+    cdef Py_ssize_t strides[PLAN_MAX_DIMS]   # byte strides of the logical chunk in the decoded buffer
+    cdef int last_decompressor          # index of the step decoded last (-1: none)
+
+    cdef const uint8_t* decode(self, const uint8_t* src, size_t n, uint8_t* dst, Scratch* s,
+                               ZcError* err) noexcept nogil
+    cdef Py_ssize_t encode(self, const uint8_t* src, const uint8_t** result, Scratch* s,
+                           ZcError* err) noexcept nogil

@@ -1,0 +1,279 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The prepared codec chain: a chunk's bytes -> bytes codecs (blosc, zstd, gzip,
+zlib, crc32c) set up once for one chunk shape and data type, run per chunk
+without the GIL by the batches (decode / encode, see chain.pxd), and the
+per-worker scratch they run with (buffers and codec contexts kept per thread).
+"""
+
+from libc.stdint cimport uint8_t, uint32_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+
+from zarrc._kernels.blosc cimport zc_blosc_compress, zc_blosc_decode_into, zc_blosc_decoded_size
+from zarrc._kernels.crc32c cimport zc_crc32c_update
+from zarrc._kernels.deflate cimport (ZC_GZIP, ZC_ZLIB, zc_deflate, zc_deflate_bound, zc_deflater_free,
+                                     zc_inflate_into)
+from zarrc._kernels.errors cimport (ZC_CHECKSUM, ZC_NOMEM, ZC_SIZE, ZC_TRUNCATED, ZC_UNSUPPORTED,
+                                    fail, load_le32)
+from zarrc._kernels.zstd cimport (zc_zstd_bound, zc_zstd_cctx_free, zc_zstd_cctx_new,
+                                  zc_zstd_compress, zc_zstd_dctx_free, zc_zstd_dctx_new,
+                                  zc_zstd_decode_into, zc_zstd_decoded_size)
+
+
+# ---------------------------------------------------------------- per-worker scratch
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef int pthread_key_t       # (opaque here: only passed by address)
+    int pthread_key_create(pthread_key_t* key, void (*destructor)(void*))
+    void* pthread_getspecific(pthread_key_t key)
+    int pthread_setspecific(pthread_key_t key, const void* value)
+
+
+# Scratch buffers outlive a batch, one set per thread: small reads then reuse warm
+# memory instead of mapping and faulting in fresh pages (and unmapping them, which
+# stalls every other thread of the process) on each call.  Buffers larger than
+# KEEP_BYTES are released when a batch ends; a thread's set is freed when it exits.
+DEF KEEP_BYTES = 16 << 20
+cdef pthread_key_t scratch_key
+cdef bint scratch_key_ok = False
+
+
+cdef void scratch_destroy(void* p) noexcept nogil:
+    if p != NULL:
+        scratch_free(<Scratch*>p)
+        free(p)
+
+
+cdef Scratch* thread_scratch() noexcept nogil:
+    """This thread's scratch (NULL if out of memory or thread keys are unavailable)."""
+    cdef Scratch* s
+    if not scratch_key_ok:
+        return NULL
+    s = <Scratch*>pthread_getspecific(scratch_key)
+    if s == NULL:
+        s = <Scratch*>calloc(1, sizeof(Scratch))
+        if s != NULL and pthread_setspecific(scratch_key, s) != 0:
+            free(s)
+            s = NULL
+    return s
+
+
+cdef void scratch_trim(Scratch* s) noexcept nogil:
+    cdef int i
+    for i in range(4):
+        if s.cap[i] > KEEP_BYTES:
+            free(s.buf[i])
+            s.buf[i] = NULL
+            s.cap[i] = 0
+
+
+scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0
+
+
+cdef void scratch_free(Scratch* s) noexcept nogil:
+    cdef int i
+    for i in range(4):
+        free(s.buf[i])
+        s.buf[i] = NULL
+    free(s.offs)
+    s.offs = NULL
+    if s.dctx != NULL:
+        zc_zstd_dctx_free(s.dctx)
+        s.dctx = NULL
+    if s.cctx != NULL:
+        zc_zstd_cctx_free(s.cctx)
+        s.cctx = NULL
+    zc_deflater_free(&s.deflater)
+
+
+# ---------------------------------------------------------------- the prepared codec chain
+
+cdef class Chain:
+    """A codec chain prepared for one chunk shape and data type.
+
+    ``steps``: the bytes -> bytes codecs in encode order, as tuples
+    ("blosc", cname, clevel, shuffle, typesize, blocksize), ("zstd", level,
+    checksum), ("gzip", level), ("zlib", level), ("crc32c",).
+    ``chunk_shape``, ``itemsize``: the chunk; ``swap_unit``: 0 if the stored byte
+    order is the native one, else the size of the units whose bytes are reversed
+    (the item size; for complex types, one component); ``order``: the transpose
+    codec's permutation (the stored array is ``chunk.transpose(order)`` in C
+    order) or None.
+    """
+
+    def __init__(self, list steps, tuple chunk_shape, Py_ssize_t itemsize,
+                 Py_ssize_t swap_unit=0, order=None):
+        cdef int i, d
+        cdef Py_ssize_t stride
+        cdef Step* st
+        if len(steps) > MAX_STEPS:
+            raise ValueError(f"at most {MAX_STEPS} bytes->bytes codecs are supported, got {len(steps)}")
+        if len(chunk_shape) > PLAN_MAX_DIMS:
+            raise ValueError(f"at most {PLAN_MAX_DIMS} dimensions are supported, got {len(chunk_shape)}")
+        if itemsize < 1:
+            raise ValueError(f"itemsize must be positive, got {itemsize}")
+        self.ndim = len(chunk_shape)
+        self.itemsize = itemsize
+        if swap_unit < 0 or (swap_unit > 0 and itemsize % swap_unit):
+            raise ValueError(f"swap_unit {swap_unit} does not divide itemsize {itemsize}")
+        self.swap_unit = swap_unit if swap_unit > 1 else 0
+        self.nitems = 1
+        for d in range(self.ndim):
+            self.shape[d] = chunk_shape[d]
+            self.nitems *= chunk_shape[d]
+        self.chunk_nbytes = self.nitems * itemsize
+        perm = list(range(self.ndim)) if order is None else [int(o) for o in order]
+        if sorted(perm) != list(range(self.ndim)):
+            raise ValueError(f"transpose order {order!r} is not a permutation of {self.ndim} dimensions")
+        self.c_layout = perm == list(range(self.ndim))
+        # stored array B = A.transpose(perm) in C order: A's stride along perm[i] = B's stride i
+        stride = itemsize
+        for i in range(self.ndim - 1, -1, -1):
+            self.strides[perm[i]] = stride
+            stride *= chunk_shape[perm[i]]
+        self.n = len(steps)
+        self.last_decompressor = -1
+        for i, spec in enumerate(steps):
+            st = &self.steps[i]
+            memset(st, 0, sizeof(Step))
+            name = spec[0]
+            if name == "blosc":
+                st.kind = BLOSC
+                cname = spec[1].encode("ascii")
+                if len(cname) >= 16:
+                    raise ValueError(f"blosc cname {spec[1]!r} is too long")
+                memcpy(st.cname, <const char*>cname, len(cname) + 1)
+                st.clevel, st.shuffle, st.typesize, st.blocksize = spec[2], spec[3], spec[4], spec[5]
+                st.ranges = spec[1] == "lz4" and st.shuffle != 2
+            elif name == "zstd":
+                st.kind = ZSTD
+                st.level, st.checksum = spec[1], spec[2]
+            elif name == "gzip" or name == "zlib":
+                st.kind = GZIP if name == "gzip" else ZLIB
+                st.level = spec[1]
+            elif name == "crc32c":
+                st.kind = CRC32C
+            else:
+                raise ValueError(f"codec {name!r} has no native kernel")
+            if st.kind != CRC32C:
+                if self.last_decompressor < 0:
+                    self.last_decompressor = i
+                elif st.kind in (GZIP, ZLIB):
+                    raise ValueError(f"{name} after another compressor has no native kernel")
+
+    cdef const uint8_t* decode(self, const uint8_t* src, size_t n, uint8_t* dst, Scratch* s,
+                               ZcError* err) noexcept nogil:
+        """Undo the bytes->bytes codecs.  Returns a pointer to chunk_nbytes decoded
+        bytes: ``dst`` if a decompressor ran, else a pointer into ``src`` (no copy)."""
+        cdef const uint8_t* ptr = src
+        cdef size_t length = n
+        cdef uint32_t stored, computed
+        cdef Py_ssize_t size, r
+        cdef uint8_t* target
+        cdef int i, slot = 1
+        cdef Step* st
+        for i in range(self.n - 1, -1, -1):
+            st = &self.steps[i]
+            if st.kind == CRC32C:
+                if length < 4:
+                    fail(err, ZC_TRUNCATED, 4, length, "crc32c checksum")
+                    return NULL
+                stored = load_le32(ptr + length - 4)
+                computed = zc_crc32c_update(0, ptr, length - 4)
+                if stored != computed:
+                    fail(err, ZC_CHECKSUM, stored, computed, "crc32c")
+                    return NULL
+                length -= 4
+                continue
+            if i == self.last_decompressor:
+                target = dst
+                size = self.chunk_nbytes
+            else:
+                if st.kind == BLOSC:
+                    size = zc_blosc_decoded_size(ptr, length, err)
+                else:
+                    size = zc_zstd_decoded_size(ptr, length, err)
+                    if size == -2:
+                        fail(err, ZC_UNSUPPORTED, 0, 0, "zstd frame without a content size inside the chain")
+                        return NULL
+                if size < 0:
+                    return NULL
+                if ensure(s, slot, <size_t>size) != 0:
+                    fail(err, ZC_NOMEM, 0, 0, NULL)
+                    return NULL
+                target = s.buf[slot]
+                slot = 3 - slot
+            if st.kind == BLOSC:
+                r = zc_blosc_decode_into(ptr, length, target, size, 1, err)
+            elif st.kind == ZSTD:
+                if s.dctx == NULL:
+                    s.dctx = zc_zstd_dctx_new()
+                r = zc_zstd_decode_into(s.dctx, ptr, length, target, size, err)
+            elif st.kind == GZIP:
+                r = zc_inflate_into(ptr, length, target, size, ZC_GZIP, err)
+            else:
+                r = zc_inflate_into(ptr, length, target, size, ZC_ZLIB, err)
+            if r < 0:
+                return NULL
+            ptr = target
+            length = <size_t>r
+        if length != <size_t>self.chunk_nbytes:
+            fail(err, ZC_SIZE, self.chunk_nbytes, length, "chunk holds")
+            return NULL
+        return ptr
+
+    cdef Py_ssize_t encode(self, const uint8_t* src, const uint8_t** result, Scratch* s,
+                           ZcError* err) noexcept nogil:
+        """Apply the bytes->bytes codecs to chunk_nbytes bytes at src; result[0] is set
+        to the encoded bytes (src itself when there are no codecs)."""
+        cdef const uint8_t* ptr = src
+        cdef size_t length = self.chunk_nbytes, cap
+        cdef Py_ssize_t r
+        cdef int i, slot = 1
+        cdef uint32_t crc
+        cdef uint8_t* out
+        cdef Step* st
+        for i in range(self.n):
+            st = &self.steps[i]
+            if st.kind == BLOSC:
+                cap = length + 16
+            elif st.kind == ZSTD:
+                cap = zc_zstd_bound(length)
+            elif st.kind == CRC32C:
+                cap = length + 4
+            else:
+                cap = zc_deflate_bound(length, ZC_GZIP if st.kind == GZIP else ZC_ZLIB)
+            if ensure(s, slot, cap) != 0:
+                return fail(err, ZC_NOMEM, 0, 0, NULL)
+            out = s.buf[slot]
+            if st.kind == BLOSC:
+                r = zc_blosc_compress(ptr, length, out, cap, st.clevel, st.shuffle, st.typesize,
+                                      st.cname, st.blocksize, 1, err)
+            elif st.kind == ZSTD:
+                if s.cctx == NULL:
+                    s.cctx = zc_zstd_cctx_new()
+                r = zc_zstd_compress(s.cctx, ptr, length, out, cap, st.level, st.checksum, err)
+            elif st.kind == GZIP:
+                r = zc_deflate(&s.deflater, ptr, length, out, cap, st.level, ZC_GZIP, err)
+            elif st.kind == ZLIB:
+                r = zc_deflate(&s.deflater, ptr, length, out, cap, st.level, ZC_ZLIB, err)
+            else:
+                memcpy(out, ptr, length)
+                crc = zc_crc32c_update(0, ptr, length)
+                out[length] = crc & 0xff
+                out[length + 1] = (crc >> 8) & 0xff
+                out[length + 2] = (crc >> 16) & 0xff
+                out[length + 3] = (crc >> 24) & 0xff
+                r = <Py_ssize_t>(length + 4)
+            if r < 0:
+                return -1
+            ptr = out
+            length = <size_t>r
+            slot = 3 - slot
+        result[0] = ptr
+        return <Py_ssize_t>length
+
+    @property
+    def ncodecs(self):
+        """The number of bytes -> bytes codecs (0: chunks are stored uncompressed)."""
+        return self.n

@@ -1,0 +1,619 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Reads: the fused per-chunk read worker (fetch -> decode -> scatter), run over a
+batch of chunks without the GIL (:class:`ReadBatch`), and :class:`BasicReader`,
+which serves int/slice reads of plain chunk (or shard) files in one native call,
+from the selection to the filled output.
+
+A ReadBatch picks, per chunk, the cheapest way to its selected part: a whole
+chunk decoded straight into the output, a few bytes of a blosc file, the byte
+span of an uncompressed file, the blocks of a blosc frame or the prefix of a zstd
+frame that hold the selection, a blosc frame decoded row by row, or a whole
+decode into scratch and a scatter.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stddef cimport ptrdiff_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp, memcpy, memset, strerror
+
+from zarrc._kernels.batch cimport MISSING, NOT_TAKEN, STREAM_MIN, _Batch, add_calls, write_path
+from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blosc_decode_rows,
+                                   zc_blosc_decoded_size, zc_blosc_file_range, zc_rows)
+from zarrc._kernels.chain cimport BLOSC, ZSTD, Chain, Scratch, ensure
+from zarrc._kernels.chunk_files cimport close_file, open_regular, read_chunk_slabs
+from zarrc._kernels.copy cimport DimPlan, byteswap, copy_nd, fill_nd, prefault
+from zarrc._kernels.errors cimport ZC_NOMEM, ZC_SIZE, ZcError, fail, load_le32
+from zarrc._kernels.plan cimport (PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_OUT, PLAN_COL_STEP,
+                                  PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free,
+                                  plan_selection)
+from zarrc._kernels.shard cimport SHARD_EMPTY, SHARD_ENTRY_BYTES
+from zarrc._kernels.slabs cimport output_array
+from zarrc._kernels.zstd cimport zc_zstd_dctx_new, zc_zstd_decode_prefix, zc_zstd_decoded_size
+
+import numpy as np
+
+# shard files one BasicReader call may hold open (BasicReader's max_open is at
+# most this); a file's identity: device, inode, size, mtime_ns (open_regular)
+cdef enum:
+    MAX_OPEN_LIMIT = 256
+    IDENT_WORDS = 4
+
+# an uncompressed chunk's file is read in slabs when that skips more than this many
+# bytes per slab (about what a pread call costs beyond its copying)
+cdef enum:
+    SLAB_READ_COST = 16384
+
+# a blosc chunk is decoded whole when the selection spans more than 3/4 of its
+# blocks, a zstd chunk when it reaches past 3/4 of the chunk
+cdef enum:
+    SPAN_MAX_NUM = 3
+    SPAN_MAX_DEN = 4
+
+STREAM_MIN_BYTES = STREAM_MIN   # outputs this large are written with streaming stores
+DEF PREFAULT_MIN_BYTES = 256 << 10  # one-thread reads this large map their output in one call
+cdef object _empty = np.empty
+
+
+cdef bint blosc_rows_on = True
+
+
+def blosc_rows(enabled=None):
+    """Whether whole blosc chunks are decoded straight into their rows of the output
+    (ReadBatch.read_blosc_rows); ``enabled`` turns that on or off first (for tests and
+    measurements: off, they are decoded by c-blosc and then copied)."""
+    global blosc_rows_on
+    if enabled is not None:
+        blosc_rows_on = bool(enabled)
+    return blosc_rows_on
+
+
+cdef object new_output(tuple shape, object dtype, Py_ssize_t nbytes):
+    """A new C-order array for a read.  One of SLAB_MIN_BYTES or more comes from
+    slabs.pyx (a huge-page slab or mapping, reused from earlier outputs that died).
+    Elsewhere, one of STREAM_MIN_BYTES or more starts on a 64-byte boundary (malloc's
+    large blocks start 16 bytes into a page) so that rows of 64 or 128 bytes at
+    multiples of 64 cover whole cache lines and are written with streaming stores too
+    (copy_nd); the array is then a view of a slightly larger one."""
+    out = output_array(shape, dtype, nbytes)
+    if out is not None:
+        return out
+    if nbytes < STREAM_MIN or dtype.hasobject:
+        return _empty(shape, dtype)
+    whole = _empty(nbytes + 64, np.uint8)
+    skip = (-whole.ctypes.data) & 63
+    return whole[skip:skip + nbytes].view(dtype).reshape(shape)
+
+
+cdef Py_ssize_t read_chunk_range(const char* path, size_t size, size_t lo, size_t hi,
+                                 uint8_t* dst, ZcError* err) noexcept nogil:
+    """Bytes [lo, hi) of an uncompressed chunk's file, which must hold exactly ``size``
+    bytes, into ``dst``.  MISSING if there is no such file."""
+    cdef Py_ssize_t start = <Py_ssize_t>lo
+    return read_chunk_slabs(path, size, &start, 1, hi - lo, dst, err)
+
+
+cdef class ReadBatch(_Batch):
+    """Decode chunks and scatter the selected parts into ``out``.
+
+    ``table``: int64 (rows, 7) projection rows of all dimensions (see
+    zarrc.indexing, plus the FULL column); ``local``/``outidx``: flat index
+    arrays for indexed rows; ``tasks``: int64 (ntasks, ndim) rows per task;
+    ``out``: the writable output array; ``out_strides``: its byte stride for each
+    *array* dimension (0 for dimensions the selection drops); ``fill``: the fill
+    value's bytes in native order; ``sources``: per task, bytes (encoded chunk),
+    ("bytes", b"...", offset, length) (a part of them), ("path", b"/file") (read
+    here), ("fd", descriptor, offset, length) (a byte range of a file the caller
+    holds open, read here with pread: a shard's inner chunk), or None (missing).
+    """
+
+    def __init__(self, Chain chain, table, local, outidx, tasks, out, tuple out_strides,
+                 bytes fill, sources):
+        self.setup(chain, table, local, outidx, tasks, out, out_strides, fill, sources, True)
+
+    cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        cdef DimPlan dims[PLAN_MAX_DIMS]
+        cdef ZcError* err = &self.errs[t]
+        cdef const uint8_t* data = NULL
+        cdef const uint8_t* p
+        cdef Py_ssize_t n, r, row, base = 0
+        cdef int d
+        cdef bint direct
+        cdef char* out = <char*>self.arr.buf
+        if self.build_dims(t, dims, s, False) != 0:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        # whole chunk selected, chunk layout = output layout: decode straight into out
+        direct = self.chain.c_layout
+        for d in range(self.ndim):
+            if not direct:
+                break
+            row = self.tasks[t * self.ndim + d]
+            direct = (self.table[row * PLAN_NCOLS + PLAN_COL_IDX] < 0 and self.table[row * PLAN_NCOLS + PLAN_COL_STEP] == 1
+                      and self.table[row * PLAN_NCOLS + PLAN_COL_COUNT] == self.chain.shape[d]
+                      and (self.chain.shape[d] == 1 or self.arr_strides[d] == self.chain.strides[d]))
+            base += self.table[row * PLAN_NCOLS + PLAN_COL_OUT] * self.arr_strides[d]
+        if self.chain.n == 0 and self.src_path[t] != NULL:
+            # an uncompressed chunk file: a whole chunk is read straight into out (one
+            # copy, not two), a part of one reads only the byte span that holds it
+            if direct:
+                n = read_chunk_range(self.src_path[t], self.chain.chunk_nbytes, 0,
+                                     self.chain.chunk_nbytes, <uint8_t*>(out + base), err)
+                if n >= 0 and self.chain.swap_unit:
+                    byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
+                             self.chain.swap_unit)
+            else:
+                n = self.read_uncompressed(t, dims, out, s, err)
+            if n == MISSING:
+                fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            elif n < 0:
+                self.status[t] = -1
+            return
+        if (self.chain.n == 1 and self.chain.steps[0].kind == BLOSC and self.chain.steps[0].ranges
+                and (self.src_path[t] != NULL or self.src_fd[t] >= 0) and not direct):
+            n = self.read_blosc_file(t, dims, out, s, err)   # a few bytes of a blosc file
+            if n == MISSING:
+                fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            if n != NOT_TAKEN:
+                if n == -1:
+                    self.status[t] = -1
+                return
+        n = self.fetch(t, &data, s, err)
+        if n == MISSING:
+            fill_nd(out, self.ndim, dims, self.fill_ptr, self.chain.itemsize)
+            return
+        if n < 0:
+            self.status[t] = -1
+            return
+        if (blosc_rows_on and self.chain.n == 1 and self.chain.steps[0].kind == BLOSC
+                and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
+                and dims[self.ndim - 1].contiguous and self.covers_chunk(t)
+                and self.read_blosc_rows(dims, data, n, out, s) > 0):
+            return
+        if direct:
+            p = self.chain.decode(data, <size_t>n, <uint8_t*>(out + base), s, err)
+            if p == NULL:
+                self.status[t] = -1
+                return
+            if p != <const uint8_t*>(out + base):
+                memcpy(out + base, p, self.chain.chunk_nbytes)
+            if self.chain.swap_unit:
+                byteswap(out + base, self.chain.chunk_nbytes // self.chain.swap_unit,
+                         self.chain.swap_unit)
+            return
+        r = NOT_TAKEN                   # a part of a large chunk: decode only what it needs
+        if self.chain.n == 1 and not self.covers_chunk(t):
+            if self.chain.steps[0].kind == BLOSC:
+                r = self.read_blosc_span(dims, data, n, out, s, err)
+            elif self.chain.steps[0].kind == ZSTD:
+                r = self.read_zstd_prefix(dims, data, n, out, s, err)
+        if r != NOT_TAKEN:
+            if r < 0:
+                self.status[t] = -1
+            return
+        if ensure(s, 3, self.chain.chunk_nbytes) != 0:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        p = self.chain.decode(data, <size_t>n, s.buf[3], s, err)
+        if p == NULL:
+            self.status[t] = -1
+            return
+        if self.chain.swap_unit:
+            if p != s.buf[3]:
+                memcpy(s.buf[3], p, self.chain.chunk_nbytes)
+            byteswap(<char*>s.buf[3], self.chain.chunk_nbytes // self.chain.swap_unit,
+                     self.chain.swap_unit)
+            p = s.buf[3]
+        copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize, self.stream)
+
+    cdef Py_ssize_t read_blosc_rows(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n, char* out,
+                                    Scratch* s) noexcept nogil:
+        """A whole blosc chunk (every in-bounds element selected, rows contiguous in
+        out) decoded straight into its rows of out: no chunk-sized buffer, no second
+        copy (zc_blosc_decode_rows).  Returns its bytes, or 0 when the frame is not
+        one decoded that way: the caller decodes it as usual, wording any error."""
+        cdef zc_rows rows
+        cdef int64_t shape[PLAN_MAX_DIMS]
+        cdef int64_t count[PLAN_MAX_DIMS]
+        cdef const ptrdiff_t* offs[PLAN_MAX_DIMS]
+        cdef int d, last = self.ndim - 1
+        if ensure(s, 3, self.chain.chunk_nbytes) != 0:
+            return 0
+        for d in range(last):
+            shape[d] = self.chain.shape[d]
+            count[d] = dims[d].count
+            offs[d] = <const ptrdiff_t*>dims[d].dst_off
+        rows.nlead = last
+        rows.shape = shape
+        rows.count = count
+        rows.off = offs
+        rows.row_bytes = <size_t>(self.chain.shape[last] * self.chain.itemsize)
+        rows.keep_bytes = <size_t>(dims[last].count * self.chain.itemsize)
+        rows.dst = out + dims[last].dst_off[0]
+        rows.stream = self.stream
+        return zc_blosc_decode_rows(data, <size_t>n, <size_t>self.chain.chunk_nbytes, &rows, s.buf[3],
+                                    s.cap[3])
+
+    cdef Py_ssize_t read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
+                                      ZcError* err) noexcept nogil:
+        """Part of an uncompressed chunk file: read only the byte span from the first
+        to the last selected element, or, when the first dimension's positions are
+        far apart (a small box in a large chunk), the span of the other dimensions at
+        each of them; copy the selection out.  Returns what read_chunk_slabs returns.
+        Changes the dims' source offsets (their destination offsets stay)."""
+        cdef Py_ssize_t lo, hi, n, inner_lo, inner_hi, k, nslabs = 1
+        cdef Py_ssize_t lo_d[PLAN_MAX_DIMS]
+        cdef Py_ssize_t* starts = &lo
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        if self.ndim > 1 and dims[0].count > 1:
+            selected_span(dims + 1, self.ndim - 1, self.chain.itemsize, lo_d + 1,
+                          &inner_lo, &inner_hi)
+            if dims[0].count * (inner_hi - inner_lo + SLAB_READ_COST) < hi - lo:
+                nslabs = dims[0].count
+                starts = dims[0].src_off       # becomes each slab's file offset, then
+                for k in range(nslabs):        # its offset in the slabs read
+                    starts[k] += inner_lo
+                lo, hi = 0, inner_hi - inner_lo
+                lo_d[0] = 0
+        if ensure(s, 0, <size_t>(nslabs * (hi - lo))) != 0:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+        n = read_chunk_slabs(self.src_path[t], self.chain.chunk_nbytes, starts, nslabs, hi - lo,
+                             s.buf[0], err)
+        if n < 0:
+            return n
+        if nslabs > 1:
+            for k in range(nslabs):
+                starts[k] = k * (hi - lo)
+        self.copy_span(dims, lo_d, <char*>s.buf[0], n, out)
+        return n
+
+    cdef Py_ssize_t read_blosc_span(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n,
+                                    char* out, Scratch* s, ZcError* err) noexcept nogil:
+        """Part of a blosc chunk: decode only the blocks that hold the byte span from
+        the first to the last selected element (a small read of a chunk of many
+        blocks).  Returns the span's length, NOT_TAKEN when the span needs most of
+        the blocks (the caller decodes the chunk whole), or -1 with ``err`` set."""
+        cdef Py_ssize_t lo, hi, nbytes, typesize, blocksize, nblocks, r
+        cdef Py_ssize_t lo_d[PLAN_MAX_DIMS]
+        nbytes = zc_blosc_decoded_size(data, <size_t>n, err)
+        if nbytes < 0:
+            return -1
+        if nbytes != self.chain.chunk_nbytes:
+            return fail(err, ZC_SIZE, self.chain.chunk_nbytes, nbytes, "chunk holds")
+        typesize = data[3]                 # >= 1 if nbytes > 0 (checked with the header)
+        if nbytes == 0 or nbytes % typesize:   # (blosc reads ranges of whole items)
+            return NOT_TAKEN
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        lo_d[0] -= lo % typesize           # the span, widened to whole blosc items
+        lo -= lo % typesize
+        hi = min(nbytes, hi + (typesize - hi % typesize) % typesize)
+        blocksize = load_le32(data + 8)    # 1 .. nbytes (checked with the header)
+        nblocks = (nbytes - 1) // blocksize + 1
+        if ((hi - 1) // blocksize - lo // blocksize + 1) * SPAN_MAX_DEN > nblocks * SPAN_MAX_NUM:
+            return NOT_TAKEN
+        if ensure(s, 3, <size_t>(hi - lo)) != 0:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+        r = zc_blosc_decode_range(data, <size_t>n, <size_t>lo, <size_t>(hi - lo), s.buf[3], err)
+        if r < 0:
+            return -1
+        self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
+        return r
+
+    cdef Py_ssize_t read_blosc_file(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
+                                    ZcError* err) noexcept nogil:
+        """A few bytes (at most ZC_PARTIAL_MAX from the first to the last selected
+        element) of a blosc chunk in a file, or in a byte range of one: only the
+        frame's header, the block's offset and the parts of its streams that hold
+        them are read (zc_blosc_file_range).  Returns the bytes decoded, MISSING
+        (no file), -1 (header wrong: ``err`` set) or NOT_TAKEN: the caller reads
+        and decodes the whole chunk, which also words any error in its streams."""
+        cdef Py_ssize_t lo, hi, r
+        cdef Py_ssize_t lo_d[PLAN_MAX_DIMS]
+        cdef int64_t base = 0, size
+        cdef bint kept = self.src_fd[t] >= 0     # a shard's inner chunk, in a file held open
+        cdef int64_t ident[IDENT_WORDS]
+        cdef int fd, error
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        if hi - lo > ZC_PARTIAL_MAX:
+            return NOT_TAKEN
+        if kept:
+            fd = self.src_fd[t]
+            base = self.src_offset[t]
+            size = <int64_t>self.src_len[t]
+        else:
+            # (the size: a truncated file is an error)
+            fd = open_regular(self.src_path[t], ident, &error)
+            if fd < 0:
+                return MISSING if fd == -1 else NOT_TAKEN
+            size = ident[2]
+        r = NOT_TAKEN
+        if ensure(s, 3, <size_t>(hi - lo)) == 0:
+            r = zc_blosc_file_range(fd, base, size, <size_t>self.chain.chunk_nbytes, <size_t>lo,
+                                    <size_t>(hi - lo), s.buf[3], err)
+            if r == 0:
+                r = NOT_TAKEN
+        if not kept:
+            close_file(fd)
+        if r == hi - lo:
+            self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
+        return r
+
+    cdef Py_ssize_t read_zstd_prefix(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n,
+                                     char* out, Scratch* s, ZcError* err) noexcept nogil:
+        """Part of a zstd chunk: decode only up to the last selected element (a
+        small read near the start of a large chunk stops early).  Returns the bytes
+        decoded, NOT_TAKEN when the selection reaches far into the chunk or the
+        frame is not one that can stop early, or -1 with ``err`` set."""
+        cdef Py_ssize_t lo, hi, r
+        cdef Py_ssize_t lo_d[PLAN_MAX_DIMS]
+        selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
+        if hi * SPAN_MAX_DEN > self.chain.chunk_nbytes * SPAN_MAX_NUM:
+            return NOT_TAKEN
+        r = zc_zstd_decoded_size(data, <size_t>n, err)
+        if r == -1:
+            return -1
+        if r != self.chain.chunk_nbytes:
+            return NOT_TAKEN             # (the whole decode names a wrong size)
+        if ensure(s, 3, <size_t>hi) != 0:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+        if s.dctx == NULL:
+            s.dctx = zc_zstd_dctx_new()
+            if s.dctx == NULL:
+                return fail(err, ZC_NOMEM, 0, 0, NULL)
+        r = zc_zstd_decode_prefix(s.dctx, data, <size_t>n, s.buf[3], <size_t>hi, err)
+        if r == -2:
+            return NOT_TAKEN
+        if r < 0:
+            return -1
+        memset(lo_d, 0, sizeof(lo_d))    # the decoded bytes start at the chunk's start
+        self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
+        return r
+
+    cdef void copy_span(self, DimPlan* dims, const Py_ssize_t* lo_d, char* span, Py_ssize_t n,
+                        char* out) noexcept nogil:
+        """Copy the selection out of the decoded bytes starting at the chunk's byte
+        sum(lo_d) (see selected_span)."""
+        cdef int d
+        cdef Py_ssize_t k
+        for d in range(self.ndim):      # offsets into the span
+            for k in range(dims[d].count):
+                dims[d].src_off[k] -= lo_d[d]
+        if self.chain.swap_unit:
+            byteswap(span, n // self.chain.swap_unit, self.chain.swap_unit)
+        copy_nd(<const char*>span, out, self.ndim, dims, self.chain.itemsize, self.stream)
+
+
+cdef void selected_span(DimPlan* dims, int ndim, Py_ssize_t itemsize, Py_ssize_t* lo_d,
+                        Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    """The chunk's bytes [lo, hi) from the first to the last selected element (dims'
+    source offsets); lo_d: each dimension's smallest offset (they add up to lo)."""
+    cdef Py_ssize_t k, hi_d
+    cdef int d
+    lo[0] = 0
+    hi[0] = itemsize
+    for d in range(ndim):
+        lo_d[d] = dims[d].src_off[0]
+        hi_d = lo_d[d]
+        for k in range(1, dims[d].count):
+            if dims[d].src_off[k] < lo_d[d]:
+                lo_d[d] = dims[d].src_off[k]
+            elif dims[d].src_off[k] > hi_d:
+                hi_d = dims[d].src_off[k]
+        lo[0] += lo_d[d]
+        hi[0] += hi_d
+
+
+cdef class BasicReader:
+    """Reads basic selections (integers and slices) of an array stored as plain chunk
+    files in one native call: plan, output, chunk paths and the batch are built
+    here, and a read small enough for one thread runs here too, so a call holds
+    the GIL for a few microseconds (other Python threads read meanwhile).
+
+    ``head``/``separator``: chunk (i, j, ...) is the file head + b"i" + separator +
+    b"j" ...; ``run_batch(batch, ntasks, work_bytes)`` runs a batch worth more
+    threads (zarrc.engine.run_batch); ``raise_error(batch, coords)`` raises the
+    error of a failed batch, naming the chunk.
+    """
+
+    cdef Chain chain
+    cdef tuple shape
+    cdef tuple chunks
+    cdef object dtype
+    cdef bytes fill
+    cdef bytes head
+    cdef bytes separator
+    cdef Py_ssize_t parallel_min_bytes
+    cdef object run_batch
+    cdef object raise_error
+    # sharded (one level): inner chunks per shard, per dimension; the shard grid's
+    # shape; decoded indexes by linear shard number, each after the identity of the
+    # file it was read from (bytes: int64 st_dev, st_ino, st_size, mtime_ns, then
+    # uint64 offset, length per inner chunk); index_of(shard coords, fd, size) reads
+    # one from an open shard file (see setup_sharded)
+    cdef bint sharded
+    cdef Py_ssize_t cps[PLAN_MAX_DIMS]
+    cdef Py_ssize_t grid[PLAN_MAX_DIMS]
+    cdef dict indexes
+    cdef object index_of
+    cdef Py_ssize_t max_open     # the most shard files one read holds open
+
+    def __init__(self, Chain chain, tuple shape, tuple chunks, dtype, bytes fill, bytes head,
+                 bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error,
+                 tuple shard_shape=None, dict indexes=None, index_of=None, Py_ssize_t max_open=64):
+        cdef Py_ssize_t d
+        self.sharded = shard_shape is not None
+        if self.sharded:
+            if len(shard_shape) != len(shape) or indexes is None or index_of is None:
+                raise ValueError("a sharded reader needs the shard shape, the indexes, index_of")
+            for d in range(len(shape)):
+                self.cps[d] = shard_shape[d] // chunks[d]
+                self.grid[d] = -(-shape[d] // shard_shape[d])
+            self.indexes = indexes
+            self.index_of = index_of
+            if not 1 <= max_open <= MAX_OPEN_LIMIT:
+                raise ValueError(f"max_open must be 1 to {MAX_OPEN_LIMIT}, not {max_open}")
+            self.max_open = max_open
+        self.chain = chain
+        self.shape = shape
+        self.chunks = chunks
+        self.dtype = dtype
+        self.fill = fill
+        self.head = head
+        self.separator = separator
+        self.parallel_min_bytes = parallel_min_bytes
+        self.run_batch = run_batch
+        self.raise_error = raise_error
+
+    def read(self, selection):
+        """``array[selection]`` as a new numpy array, or None if ``selection`` is not
+        made of integers and slices with positive steps (or an integer is out of
+        bounds: the general path words the error), or it touches more than
+        ``max_open`` shards (the general path reads them a group at a time)."""
+        cdef Plan plan
+        cdef ReadBatch batch
+        cdef Py_ssize_t d, t, ntasks, work, nbytes = self.chain.itemsize
+        if not plan_selection(selection, self.shape, self.chunks, &plan):
+            return None
+        try:
+            out_shape = []
+            for d in range(plan.ndim):
+                if not plan.dropped[d]:
+                    out_shape.append(plan.count[d])
+                    nbytes *= plan.count[d]
+            out = new_output(tuple(out_shape), self.dtype, nbytes)
+            if nbytes == 0:
+                return out
+            ntasks = plan.ntasks
+            out_strides = iter(out.strides)
+            strides = tuple([0 if plan.dropped[d] else next(out_strides) for d in range(plan.ndim)])
+            batch = ReadBatch.__new__(ReadBatch)
+            if self.sharded:
+                if not self.setup_sharded(batch, &plan, out, strides):
+                    return None        # more shards than files to hold open at once
+            else:
+                batch.setup_plan(self.chain, &plan, out, strides, self.fill, self.head,
+                                 self.separator)
+        finally:
+            plan_free(&plan)           # (nothing left to free once the batch owns it)
+        # uncompressed chunks: only the selected bytes are read and copied
+        work = nbytes if self.chain.n == 0 else ntasks * self.chain.chunk_nbytes
+        add_calls(1)
+        try:
+            if ntasks == 1 or work < 2 * self.parallel_min_bytes:
+                if nbytes >= PREFAULT_MIN_BYTES and nbytes < STREAM_MIN:
+                    with nogil:        # (one thread: its faults would all be in a row)
+                        prefault(<char*>batch.arr.buf, <size_t>nbytes)
+                batch.run()            # (run_batch would give it one thread too)
+            else:
+                self.run_batch(batch, ntasks, work)
+        finally:
+            add_calls(-1)
+            batch.close_files()
+        for t in range(ntasks):
+            if batch.status[t] < 0:       # (coords: of the inner chunks when sharded)
+                self.raise_error(batch, int64_array(batch.plan.coords, ntasks, batch.ndim))
+        return out
+
+    cdef bint setup_sharded(self, ReadBatch batch, Plan* plan, out, tuple strides) except -1:
+        """Open each shard the plan touches once, locate its inner chunks through the
+        shard's index and set the batch up to read their byte ranges from that open
+        file, so that the index and every inner chunk come from one version of the
+        shard (shards are replaced whole, by rename).  A cached index is used only
+        while the open file is the one it was read from (device, inode, size,
+        mtime: one fstat per shard); else ``index_of(shard coords, fd, size)`` reads
+        it from the descriptor.  False, with nothing set up, if the plan touches
+        more than ``max_open`` shards."""
+        cdef Py_ssize_t t, d, i, ndim = plan.ndim, ntasks = plan.ntasks, sid, prev = -1
+        cdef Py_ssize_t nslots = 0, flat, nchunks = 1, width
+        cdef int64_t c
+        cdef const uint64_t* entry
+        cdef bytes index
+        cdef list indexes = []
+        # per shard touched (at most max_open): its number in the shard grid, its
+        # first task, the errno of its open, its file's identity (see open_regular)
+        cdef Py_ssize_t slot_sid[MAX_OPEN_LIMIT + 1]
+        cdef Py_ssize_t first[MAX_OPEN_LIMIT + 1]
+        cdef int errnos[MAX_OPEN_LIMIT + 1]
+        cdef int64_t ident[MAX_OPEN_LIMIT + 1][IDENT_WORDS]
+        # per task: its shard's grid coordinates, (offset, length), its shard's slot
+        cdef int64_t* block = <int64_t*>malloc(max(1, ntasks * (ndim + 3)) * sizeof(int64_t))
+        cdef int64_t* shards = block
+        cdef int64_t* ranges = block + ntasks * ndim
+        cdef int64_t* slot_of = ranges + 2 * ntasks
+        cdef char* paths = NULL
+        try:
+            if block == NULL:
+                raise MemoryError()
+            for d in range(ndim):
+                nchunks *= self.cps[d]
+            # each task's shard, its slot among the shards touched, its chunk in it
+            for t in range(ntasks):
+                sid = 0
+                flat = 0
+                for d in range(ndim):
+                    c = plan.coords[t * ndim + d]
+                    shards[t * ndim + d] = c // self.cps[d]
+                    sid = sid * self.grid[d] + c // self.cps[d]
+                    flat = flat * self.cps[d] + c % self.cps[d]
+                ranges[2 * t + 1] = flat
+                if sid != prev:
+                    prev = sid
+                    i = 0
+                    while i < nslots and slot_sid[i] != sid:
+                        i += 1
+                    if i == nslots:
+                        if nslots == self.max_open:
+                            return False
+                        slot_sid[i] = sid
+                        first[i] = t
+                        nslots += 1
+                slot_of[t] = i
+            # open and fstat every shard once, without the GIL
+            width = len(self.head) + 21 * max(1, ndim)
+            paths = <char*>malloc(nslots * width)
+            batch.fds = <int*>malloc(nslots * sizeof(int))   # the batch closes them (close_files)
+            if paths == NULL or batch.fds == NULL:
+                raise MemoryError()
+            for i in range(nslots):
+                batch.fds[i] = -1
+                write_path(paths + i * width, self.head, self.separator, shards + first[i] * ndim, ndim)
+            batch.nfds = nslots
+            with nogil:
+                for i in range(nslots):
+                    # (-1: no shard, or it failed: errnos[i] set; see open_regular)
+                    batch.fds[i] = max(-1, open_regular(paths + i * width, ident[i], &errnos[i]))
+            for i in range(nslots):
+                if batch.fds[i] < 0:
+                    if errnos[i] != 0:
+                        raise OSError(errnos[i], strerror(errnos[i]).decode(errors="replace"),
+                                      (paths + i * width).decode(errors="replace"))
+                    indexes.append(b"")        # no shard: its inner chunks are missing
+                    continue
+                # a cached index: the identity of the file it was read from, then the index
+                known = self.indexes.get(slot_sid[i])
+                if known is not None and memcmp(PyBytes_AS_STRING(known), ident[i], sizeof(ident[i])) == 0:
+                    indexes.append(known)
+                    continue
+                index = self.index_of(tuple([shards[first[i] * ndim + d] for d in range(ndim)]),
+                                      batch.fds[i], ident[i][2])
+                if PyBytes_GET_SIZE(index) != SHARD_ENTRY_BYTES * nchunks:
+                    raise ValueError(f"shard index of {len(index)} bytes for {nchunks} chunks")
+                known = PyBytes_FromStringAndSize(<const char*>ident[i], sizeof(ident[i])) + index
+                self.indexes[slot_sid[i]] = known
+                indexes.append(known)
+            for t in range(ntasks):
+                index = <bytes>indexes[slot_of[t]]
+                ranges[2 * t] = -1
+                if PyBytes_GET_SIZE(index):
+                    entry = <const uint64_t*>(PyBytes_AS_STRING(index) + sizeof(ident[0])) + 2 * ranges[2 * t + 1]
+                    if entry[0] != SHARD_EMPTY:       # the chunk is missing
+                        ranges[2 * t] = <int64_t>entry[0]
+                        ranges[2 * t + 1] = <int64_t>entry[1]
+            batch.setup_plan(self.chain, plan, out, strides, self.fill, self.head, self.separator,
+                             slot_of, ranges)
+            return True
+        finally:
+            free(block)
+            free(paths)

@@ -1,0 +1,345 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Writes: the fused per-chunk write worker (gather -> encode -> store), run over a
+batch of chunks without the GIL (:class:`WriteBatch`), and shards assembled or
+written straight from a batch's encoded chunks.  Local files are written
+atomically through chunk_files.pxd (a file with no name, or a temporary file,
+then its name).
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from zarrc._kernels.batch cimport MISSING, _Batch, raise_task_error
+from zarrc._kernels.chain cimport Chain, Scratch, ensure
+from zarrc._kernels.chunk_files cimport delete_file, write_parts
+from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, fill_pattern, gather_nd,
+                                  next_position)
+from zarrc._kernels.errors cimport ZC_NOMEM, ZcError, fail
+from zarrc._kernels.plan cimport PLAN_COL_COUNT, PLAN_MAX_DIMS, PLAN_NCOLS
+from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer, shard_index_nbytes
+
+from zarrc._kernels import chunk_files
+
+# the shortest rows of a value worth writing straight from it (each costs the
+# kernel a segment of a writev call)
+cdef enum:
+    ROW_MIN_BYTES = 512
+
+# write outcomes
+cdef enum:
+    OUT_STORED = 1
+    OUT_DELETED = 2
+STORED = OUT_STORED
+DELETED = OUT_DELETED
+
+
+cdef inline Py_ssize_t write_file(const char* path, const char* tag, const uint8_t* data,
+                                  size_t n, ZcError* err) noexcept nogil:
+    """Write data to path atomically (see write_parts)."""
+    return write_parts(path, tag, &data, &n, 1, err)
+
+
+cdef class WriteBatch(_Batch):
+    """Gather values into chunks, encode, and store them (or drop chunks that are
+    all fill value).
+
+    Arguments as for ReadBatch, with ``value`` (the values to write, any strides,
+    0 for broadcast dimensions) in place of ``out``, and ``sources`` giving the
+    old chunk for tasks that only partly cover their chunk (bytes, None for
+    missing) or, for a local store, ("path", b"/file") for every task: the old
+    chunk is read from it when needed and the new one written to it.
+    ``temp_tag``: the writer's tag in the names of temporary files (see
+    chunk_files.temp_path; default: a new chunk_files.temp_tag()).  ``write_empty``: store chunks even if they are all fill value.
+    Two phases, so that an error (e.g. a corrupt old chunk) changes nothing:
+    run() encodes every chunk into memory; if no task failed, start_commit() and
+    run() again write the files of path tasks.  ``outcome(t)`` is STORED or
+    DELETED and, for tasks without a path, ``encoded(t)`` the bytes to store.
+    ``commit_now``: when every task overwrites its whole chunk (no old chunk is
+    read, so no input can fail), path tasks write their file as soon as they are
+    encoded, straight from the encoder's buffer: one phase, no copy kept.
+    """
+
+    cdef bytes temp_tag
+    cdef const char* temp_tag_ptr
+    cdef bint write_empty
+    cdef bint committing
+    cdef bint commit_now
+    cdef int* outcomes
+    cdef uint8_t** results
+    cdef size_t* result_len
+
+    def __cinit__(self):
+        self.outcomes = NULL
+        self.results = NULL
+        self.result_len = NULL
+
+    def __dealloc__(self):
+        cdef Py_ssize_t t
+        if self.results != NULL:
+            for t in range(self.ntasks):
+                free(self.results[t])
+        free(self.results)
+        free(self.result_len)
+        free(self.outcomes)
+
+    def __init__(self, Chain chain, table, local, outidx, tasks, value, tuple value_strides,
+                 bytes fill, sources, bytes temp_tag=None, bint write_empty=False,
+                 bint commit_now=False):
+        cdef Py_ssize_t t
+        self.setup(chain, table, local, outidx, tasks, value, value_strides, fill, sources, False)
+        self.temp_tag = chunk_files.temp_tag() if temp_tag is None else temp_tag
+        self.temp_tag_ptr = <const char*>self.temp_tag
+        self.write_empty = write_empty
+        self.committing = False
+        self.commit_now = commit_now
+        self.outcomes = <int*>malloc(max(1, self.ntasks) * sizeof(int))
+        self.results = <uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
+        self.result_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
+        if not (self.outcomes and self.results and self.result_len):
+            raise MemoryError()
+        for t in range(self.ntasks):
+            self.outcomes[t] = 0
+            self.results[t] = NULL
+            self.result_len[t] = 0
+
+    cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        if self.committing:
+            self.commit_task(t)
+        else:
+            self.encode_task(t, s)
+
+    cdef void commit_task(self, Py_ssize_t t) noexcept nogil:
+        cdef ZcError* err = &self.errs[t]
+        if self.src_path[t] == NULL:
+            return
+        if self.outcomes[t] == OUT_STORED:
+            if write_file(self.src_path[t], self.temp_tag_ptr, self.results[t],
+                          self.result_len[t], err) < 0:
+                self.status[t] = -1
+            free(self.results[t])
+            self.results[t] = NULL
+        elif self.outcomes[t] == OUT_DELETED:
+            if delete_file(self.src_path[t], err) < 0:
+                self.status[t] = -1
+
+    cdef bint rows_in_value_order(self, DimPlan* dims) noexcept nogil:
+        """Whether a whole (C-order, native byte order) chunk's rows lie in the value as
+        contiguous runs of at least ROW_MIN_BYTES (see write_rows)."""
+        return (self.chain.c_layout and not self.chain.swap_unit and self.ndim >= 2
+                and dims[self.ndim - 1].contiguous
+                and self.chain.shape[self.ndim - 1] * self.chain.itemsize >= ROW_MIN_BYTES)
+
+    cdef void write_rows(self, Py_ssize_t t, DimPlan* dims, ZcError* err) noexcept nogil:
+        """Store task t's whole uncompressed chunk straight from the value's rows (one
+        writev call per 256 rows: no gathered copy), or delete it if every row
+        is the fill value (unless write_empty)."""
+        cdef Py_ssize_t nrows = 1, k, row_bytes = self.chain.shape[self.ndim - 1] * self.chain.itemsize
+        cdef Py_ssize_t idx[PLAN_MAX_DIMS]
+        cdef const char* value = <const char*>self.arr.buf + dims[self.ndim - 1].src_off[0]
+        cdef const uint8_t** rows
+        cdef size_t* lens
+        cdef bint empty = not self.write_empty
+        cdef int d
+        for d in range(self.ndim - 1):
+            nrows *= dims[d].count
+            idx[d] = 0
+        rows = <const uint8_t**>malloc(nrows * sizeof(void*))
+        lens = <size_t*>malloc(nrows * sizeof(size_t))
+        if rows == NULL or lens == NULL:
+            free(rows)
+            free(lens)
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        for k in range(nrows):           # C order over all but the last dimension
+            rows[k] = <const uint8_t*>value
+            for d in range(self.ndim - 1):
+                rows[k] += dims[d].src_off[idx[d]]
+            lens[k] = <size_t>row_bytes
+            if empty:
+                empty = all_equal_pattern(<const char*>rows[k], row_bytes, self.fill_ptr,
+                                          self.chain.itemsize)
+            next_position(idx, dims, self.ndim - 1)
+        if empty:
+            self.outcomes[t] = OUT_DELETED
+            if delete_file(self.src_path[t], err) < 0:
+                self.status[t] = -1
+        else:
+            self.outcomes[t] = OUT_STORED
+            if write_parts(self.src_path[t], self.temp_tag_ptr, rows, lens, nrows, err) < 0:
+                self.status[t] = -1
+        free(rows)
+        free(lens)
+
+    def start_commit(self):
+        """Second phase: write (or delete) the encoded chunks of tasks that have a path.
+        Call once every task has been encoded without error, then run() again."""
+        self.committing = True
+        self.next_task = 0
+
+    cdef void encode_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        cdef DimPlan dims[PLAN_MAX_DIMS]
+        cdef ZcError* err = &self.errs[t]
+        cdef const uint8_t* data = NULL
+        cdef const uint8_t* p
+        cdef const uint8_t* encoded
+        cdef Py_ssize_t n, r
+        cdef int d
+        cdef bint full = self.covers_chunk(t), edge = False
+        cdef uint8_t* chunk
+        cdef const char* fill = self.fill_ptr
+        if self.build_dims(t, dims, s, True) != 0 or ensure(s, 3, self.chain.chunk_nbytes) != 0:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        chunk = s.buf[3]
+        for d in range(self.ndim):
+            edge = edge or self.table[(self.tasks[t * self.ndim + d]) * PLAN_NCOLS + PLAN_COL_COUNT] < self.chain.shape[d]
+        if (full and not edge and self.commit_now and self.src_path[t] != NULL
+                and self.chain.n == 0 and self.rows_in_value_order(dims)):
+            self.write_rows(t, dims, err)     # uncompressed: from the value's rows to the file
+            return
+        if full:
+            if edge:   # the part of an edge chunk outside the array holds the fill value
+                fill_pattern(<char*>chunk, self.chain.nitems, fill, self.chain.itemsize)
+        else:
+            n = self.fetch(t, &data, s, err)
+            if n == MISSING:
+                fill_pattern(<char*>chunk, self.chain.nitems, fill, self.chain.itemsize)
+            elif n < 0:
+                self.status[t] = -1
+                return
+            else:
+                p = self.chain.decode(data, <size_t>n, chunk, s, err)
+                if p == NULL:
+                    self.status[t] = -1
+                    return
+                if p != chunk:
+                    memcpy(chunk, p, self.chain.chunk_nbytes)
+                if self.chain.swap_unit:   # to native order while values are scattered in
+                    byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
+                             self.chain.swap_unit)
+        gather_nd(<const char*>self.arr.buf, <char*>chunk, self.ndim, dims, self.chain.itemsize)
+        if not self.write_empty and all_equal_pattern(<const char*>chunk, self.chain.chunk_nbytes,
+                                                      fill, self.chain.itemsize):
+            self.outcomes[t] = OUT_DELETED
+            if self.commit_now and self.src_path[t] != NULL:
+                if delete_file(self.src_path[t], err) < 0:
+                    self.status[t] = -1
+            return
+        if self.chain.swap_unit:
+            byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
+                     self.chain.swap_unit)
+        r = self.chain.encode(chunk, &encoded, s, err)
+        if r < 0:
+            self.status[t] = -1
+            return
+        self.outcomes[t] = OUT_STORED
+        if self.commit_now and self.src_path[t] != NULL:
+            if write_file(self.src_path[t], self.temp_tag_ptr, encoded, <size_t>r, err) < 0:
+                self.status[t] = -1
+            return
+        self.results[t] = <uint8_t*>malloc(r if r > 0 else 1)
+        if self.results[t] == NULL:
+            fail(err, ZC_NOMEM, 0, 0, NULL)
+            self.status[t] = -1
+            return
+        memcpy(self.results[t], encoded, r)
+        self.result_len[t] = <size_t>r
+
+    def outcome(self, Py_ssize_t t):
+        """STORED, DELETED, or 0 (task failed or not run)."""
+        return self.outcomes[t]
+
+    cdef int shard_parts(self, const int64_t[::1] task_of_chunk, list old_parts,
+                         const uint8_t** ptrs, Py_ssize_t* lens) except -1:
+        """Inner chunk i of a shard: task ``task_of_chunk[i]``'s result (NULL if that
+        chunk was all fill value) or, where it is -1, ``old_parts[i]``."""
+        cdef Py_ssize_t n = task_of_chunk.shape[0], i, t
+        if len(old_parts) != n:
+            raise ValueError(f"{len(old_parts)} old parts for {n} inner chunks")
+        for i in range(n):
+            t = task_of_chunk[i]
+            if t < 0:
+                part_pointer(old_parts[i], i, &ptrs[i], &lens[i])
+            elif t >= self.ntasks:
+                raise ValueError(f"inner chunk {i}: task {t} out of range")
+            elif self.outcomes[t] == OUT_STORED:
+                ptrs[i] = self.results[t]
+                lens[i] = <Py_ssize_t>self.result_len[t]
+            else:
+                ptrs[i] = NULL
+                lens[i] = 0
+        return 0
+
+    def shard(self, const int64_t[::1] task_of_chunk, list old_parts, bint index_at_start,
+              bint index_big_endian, bint index_crc):
+        """Assemble a shard (see shard.assemble_shard) straight from this batch's
+        encoded chunks: inner chunk i is task ``task_of_chunk[i]``'s result (empty if
+        that task's chunk was all fill value) or, where it is -1, ``old_parts[i]``
+        (None, or (bytes, offset, length) of the old shard)."""
+        cdef Py_ssize_t n = task_of_chunk.shape[0]
+        cdef const uint8_t** ptrs = <const uint8_t**>malloc(max(n, 1) * sizeof(void*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
+        try:
+            if ptrs == NULL or lens == NULL:
+                raise MemoryError()
+            self.shard_parts(task_of_chunk, old_parts, ptrs, lens)
+            return build_shard(ptrs, lens, n, index_at_start, index_big_endian, index_crc)
+        finally:
+            free(ptrs)
+            free(lens)
+
+    def write_shard(self, bytes path, bytes temp_tag, const int64_t[::1] task_of_chunk,
+                    list old_parts, bint index_at_start, bint index_big_endian, bint index_crc):
+        """Like shard(), but write the shard straight to the file ``path`` (atomically:
+        temporary file, then rename) without building it in memory.  Returns False,
+        writing nothing, if every inner chunk is empty."""
+        cdef Py_ssize_t n = task_of_chunk.shape[0], i, r
+        cdef Py_ssize_t index_nbytes = shard_index_nbytes(n, index_crc)
+        cdef const uint8_t** ptrs = <const uint8_t**>malloc((n + 1) * sizeof(void*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        cdef size_t* sizes = <size_t*>malloc((n + 1) * sizeof(size_t))
+        cdef uint8_t* index = <uint8_t*>malloc(index_nbytes)
+        cdef const char* cpath = path
+        cdef const char* ctag = temp_tag
+        cdef ZcError err
+        cdef bint any_data = False
+        try:
+            if ptrs == NULL or lens == NULL or sizes == NULL or index == NULL:
+                raise MemoryError()
+            # the index goes first or last: chunks in ptrs[1..n] or ptrs[0..n-1]
+            self.shard_parts(task_of_chunk, old_parts, ptrs + (1 if index_at_start else 0),
+                             lens + (1 if index_at_start else 0))
+            for i in range(n):
+                any_data = any_data or ptrs[i + (1 if index_at_start else 0)] != NULL
+            if not any_data:
+                return False
+            with nogil:
+                if index_at_start:
+                    fill_index(ptrs + 1, lens + 1, n, index_nbytes, index_big_endian, index_crc, index)
+                    ptrs[0] = index
+                    lens[0] = index_nbytes
+                else:
+                    fill_index(ptrs, lens, n, 0, index_big_endian, index_crc, index)
+                    ptrs[n] = index
+                    lens[n] = index_nbytes
+                for i in range(n + 1):
+                    sizes[i] = <size_t>lens[i]
+                r = write_parts(cpath, ctag, ptrs, sizes, n + 1, &err)
+            if r < 0:
+                raise_task_error(&err, f"shard {path.decode(errors='replace')}: ")
+            return True
+        finally:
+            free(ptrs)
+            free(lens)
+            free(sizes)
+            free(index)
+
+    def encoded(self, Py_ssize_t t):
+        """The encoded chunk of a STORED task that had no path (bytes), else None."""
+        if self.results[t] == NULL:
+            return None
+        return PyBytes_FromStringAndSize(<const char*>self.results[t], self.result_len[t])
