@@ -2,7 +2,7 @@
 
 One extension module per C library (blosc, zstd, deflate, crc32c), the library-free
 errors and buffers they share, and the engine's kernels (plan, copy, shard, slabs,
-pipeline): see docs/architecture.md, "Kernels".
+chain, batch, read, write, chunk_files): see docs/architecture.md, "Kernels".
 """
 
 

@@ -1,1 +1,1 @@
-"""N-d strided copy / fill kernels (cdef only; used from pipeline.pyx via copy.pxd)."""
+"""N-d strided copy / fill kernels (cdef only; used from the read and write batches via copy.pxd)."""
