@@ -223,6 +223,27 @@ CONFIG_PARSERS = {
 }
 
 
+def check_next(name: str, category: str, seen_array_to_bytes: str | None) -> None:
+    """The order of a codec chain (array->array*, one array->bytes, bytes->bytes*),
+    one codec at a time: MetadataError if codec ``name`` of ``category`` cannot come
+    next, after the array -> bytes codec ``seen_array_to_bytes`` (None: none yet).
+    Used for spec lists here and for codec objects by ``zarrc.codecs.chain``."""
+    if category == ARRAY_TO_ARRAY and seen_array_to_bytes:
+        raise MetadataError(f'array -> array codec "{name}" comes after the array -> bytes codec '
+                            f'"{seen_array_to_bytes}"')
+    if category == ARRAY_TO_BYTES and seen_array_to_bytes:
+        raise MetadataError(
+            f'"{name}" is a second array -> bytes codec (after "{seen_array_to_bytes}")')
+    if category == BYTES_TO_BYTES and not seen_array_to_bytes:
+        raise MetadataError(f'bytes -> bytes codec "{name}" comes before any array -> bytes codec')
+
+
+def check_complete(names: list[str], seen_array_to_bytes: str | None) -> None:
+    """MetadataError if the chain ``names`` has no array -> bytes codec."""
+    if not seen_array_to_bytes:
+        raise MetadataError(f'"codecs" {names} has no array -> bytes codec (e.g. "bytes")')
+
+
 def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) -> tuple[CodecSpec, ...]:
     """Parse and validate a codec list for chunks of ``chunk_shape`` and ``data_type``.
 
@@ -247,14 +268,7 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
                          'is not a supported codec (and is not marked "must_understand": false)')
                 specs.append(CodecSpec(name, freeze(config), must_understand=False))
                 continue
-            if category == ARRAY_TO_ARRAY and seen_array_to_bytes:
-                raise MetadataError(f'array -> array codec "{name}" comes after the array -> bytes codec '
-                                    f'"{seen_array_to_bytes}"')
-            if category == ARRAY_TO_BYTES and seen_array_to_bytes:
-                raise MetadataError(
-                    f'"{name}" is a second array -> bytes codec (after "{seen_array_to_bytes}")')
-            if category == BYTES_TO_BYTES and not seen_array_to_bytes:
-                raise MetadataError(f'bytes -> bytes codec "{name}" comes before any array -> bytes codec')
+            check_next(name, category, seen_array_to_bytes)
             with error_context(f'"{name}": '):
                 normalised = CONFIG_PARSERS[name](config, shape, data_type)
             specs.append(CodecSpec(name, freeze(normalised)))
@@ -262,6 +276,5 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
                 shape = tuple(shape[k] for k in normalised["order"])
             if category == ARRAY_TO_BYTES:
                 seen_array_to_bytes = name
-    if not seen_array_to_bytes:
-        raise MetadataError(f'"codecs" {[s.name for s in specs]} has no array -> bytes codec (e.g. "bytes")')
+    check_complete([s.name for s in specs], seen_array_to_bytes)
     return tuple(specs)
