@@ -3,6 +3,10 @@ native step (the tuple the kernels' prepared Chain runs)."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -160,3 +164,16 @@ def test_v3_and_v2_preparation_ask_the_codec_for_its_step():
     assert native_steps({"id": "zstd", "level": 2}, [{"id": "delta", "dtype": "<u2"}], np.dtype("u2")) is None
     chain = CodecChain([Bytes(), blosc, Crc32c()])
     assert isinstance(chain.prepare((16,), np.dtype("f8")), Chain)
+
+
+def test_codec_modules_import_nothing_above_them():
+    """registry <- each codec <- chain <- sharding: chain and the registry never
+    import the sharding codec, no codec module imports the chain but sharding."""
+    def imports(module):
+        tree = ast.parse(pathlib.Path(importlib.util.find_spec(module).origin).read_text())
+        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+
+    assert "zarrc.codecs.sharding" not in imports("zarrc.codecs.chain")
+    for module in ("registry", "_base", "blosc", "bytes", "crc32c", "gzip", "transpose", "vlen", "zlib", "zstd"):
+        found = imports(f"zarrc.codecs.{module}")
+        assert not found & {"zarrc.codecs.chain", "zarrc.codecs.sharding", "zarrc.codecs"}, module
