@@ -17,7 +17,7 @@ from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.numcodecs_compat import native_steps
 from zarrc.codecs.registry import CODECS, codec_class, codec_from_spec, register
 from zarrc.codecs.sharding import ShardingIndexed
-from zarrc.errors import ArgumentTypeError, CodecError, MetadataError, ZarrcError
+from zarrc.errors import ArgumentError, ArgumentTypeError, CodecError, MetadataError, ZarrcError
 from zarrc.metadata.codecs import CODEC_CATEGORIES, parse_codecs
 from zarrc.metadata.dtypes import CORE_TYPES
 
@@ -49,7 +49,7 @@ def test_a_name_cannot_be_taken_twice():
         name = "zstd"
         codec_id = "zstd"
 
-    with pytest.raises(ValueError, match="'zstd' is taken by Zstd"):
+    with pytest.raises(ArgumentError, match="'zstd' is taken by Zstd"):
         register(Other)
     assert CODECS["zstd"] is Zstd
     assert register(Zstd) is Zstd              # registering the same class again is harmless
@@ -177,3 +177,13 @@ def test_codec_modules_import_nothing_above_them():
     for module in ("registry", "_base", "blosc", "bytes", "crc32c", "gzip", "transpose", "vlen", "zlib", "zstd"):
         found = imports(f"zarrc.codecs.{module}")
         assert not found & {"zarrc.codecs.chain", "zarrc.codecs.sharding", "zarrc.codecs"}, module
+
+
+def test_codec_constructors_and_the_spec_parser_share_their_facts():
+    from zarrc._kernels import codecs as k
+    from zarrc.codecs import blosc
+    from zarrc.metadata import codecs as spec
+
+    assert blosc.CNAMES is spec.BLOSC_CNAMES
+    assert blosc.SHUFFLES == {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+    assert tuple(k.zstd_levels()) == spec.ZSTD_LEVELS

@@ -10,11 +10,12 @@ from zarrc.codecs._base import Codec, raise_codec_error
 from zarrc.codecs.registry import register
 from zarrc.config import config
 from zarrc.errors import CodecError
+from zarrc.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES
 from zarrc.threads import run_each
 
-SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+SHUFFLES = {name: code for code, name in enumerate(BLOSC_SHUFFLES)}   # {"noshuffle": 0, ...}
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
-CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy")
+CNAMES = BLOSC_CNAMES
 
 
 def _check_built(cname: str) -> None:

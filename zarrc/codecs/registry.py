@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from zarrc.codecs._base import Codec
-from zarrc.errors import ArgumentTypeError, MetadataError
+from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError
 from zarrc.metadata.codecs import CodecSpec
 
 CODECS: dict[str, type[Codec]] = {}
@@ -22,10 +22,11 @@ C = TypeVar("C", bound=type[Codec])
 
 
 def register(cls: C) -> C:
-    """Register codec class ``cls`` under its ``name`` (a class decorator)."""
+    """Register codec class ``cls`` under its ``name`` (a class decorator);
+    ArgumentError if another class has that name."""
     known = CODECS.get(cls.name)
     if known is not None and known is not cls:
-        raise ValueError(f"codec name {cls.name!r} is taken by {known.__qualname__}")
+        raise ArgumentError(f"codec name {cls.name!r} is taken by {known.__qualname__}")
     CODECS[cls.name] = cls
     return cls
 

@@ -52,7 +52,8 @@ CODEC_CATEGORIES = {
 # a sharding index
 FIXED_SIZE_CODECS = ("transpose", "bytes", "crc32c")
 BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
-BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")      # in the order of blosc's codes 0, 1, 2
+ZSTD_LEVELS = (-131072, 22)     # zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
 # the array -> bytes codec of each variable-length data type kind
 VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
 # codecs written with "configuration": {} when it is empty (as zarr-python writes them)
@@ -175,7 +176,7 @@ def _zstd(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
     checksum = config.get("checksum", False)
     if not isinstance(checksum, bool):
         fail("checksum", checksum, "must be a boolean")
-    return {"level": _level("level", config, -131072, 22), "checksum": checksum}
+    return {"level": _level("level", config, *ZSTD_LEVELS), "checksum": checksum}
 
 
 def _crc32c(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
