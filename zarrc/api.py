@@ -35,8 +35,9 @@ def create_group(store: Any, path: str = "", *, overwrite: bool = False,
     dict or a Store.  Raises ContainsNodeError if a node is there and not
     ``overwrite``, ArgumentTypeError for a path that is not a str or attributes
     that are not a mapping, MetadataError for an invalid path or ``zarr_format``."""
-    return new_group(_as_store(store), node_path(path), overwrite=overwrite,
-                     attributes=attributes, zarr_format=zarr_format)
+    where = node_path(path)
+    return new_group(_as_store(store), where, overwrite=overwrite, attributes=attributes,
+                     zarr_format=zarr_format)
 
 
 def create_array(store: Any, *, name: str | None = None, path: str | None = None,
@@ -192,7 +193,7 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
     return the group opened with it.  ``store``: a path, dict or Store.  Raises
     NodeNotFoundError if there is no group at ``path``, MetadataError if
     ``zarr_format`` is not the group's."""
-    s = _as_store(store)
     where = node_path(path)
+    s = _as_store(store)
     md, nodes = consolidate(s, where, zarr_format)
     return Group(s, where, md, consolidated=nodes)
