@@ -1,11 +1,18 @@
 """zarrc: a fast Zarr library with native, GIL-free kernels (zarr-python 3 style API)."""
 
 from zarrc import codecs, errors
+from zarrc.api import (
+    consolidate_metadata,
+    create_array,
+    group,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+)
 from zarrc.array import Array
 from zarrc.config import config
-from zarrc.consolidate import consolidate_metadata
 from zarrc.group import Group
-from zarrc.hierarchy import create_array, group, open, open_array, open_consolidated, open_group
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,7 @@
-"""Consolidated metadata in a store: writing it (``consolidate_metadata``) and
-finding it when a group is opened.
+"""Consolidated metadata in a store: writing it (:func:`consolidate`, under the
+public ``zarrc.consolidate_metadata``) and finding it when a group is opened
+(:func:`read_group`).  Below the node classes: these read and write metadata, and
+``zarrc.group`` builds the nodes.
 
 v2 keeps it in the group's ``.zmetadata`` key, v3 inline in the group's
 zarr.json (``consolidated_metadata``); the documents are zarrc.metadata.consolidated's.
@@ -9,12 +11,13 @@ from it, without touching the store.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from zarrc import node_metadata
 from zarrc.errors import MetadataError, NodeNotFoundError
 from zarrc.metadata import consolidated as docs
-from zarrc.metadata.names import join_path, key_prefix, normalize_path
+from zarrc.metadata.names import join_path, key_prefix
 from zarrc.metadata.v3 import metadata_from_json
 
 ZMETADATA = ".zmetadata"
@@ -56,35 +59,28 @@ def _walk(store: Any, path: str, rel: str, nodes: dict) -> None:
             continue
         child_rel = f"{rel}/{child}" if rel else child
         if md.node_type == "group" and md.zarr_format == 3 and md.consolidated_metadata is not None:
-            import dataclasses
             md = dataclasses.replace(md, consolidated_metadata=None)
         nodes[child_rel] = md
         if md.node_type == "group":
             _walk(store, child_path, child_rel, nodes)
 
 
-def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = None) -> Any:
-    """Gather the metadata of every node below the group at ``path`` into consolidated
-    metadata, in the group's format (v2: ``.zmetadata``; v3: its zarr.json), and
-    return the group opened with it.  ``store``: a path, dict or Store.  Raises
-    NodeNotFoundError if there is no group at ``path``, MetadataError if
-    ``zarr_format`` is not the group's."""
-    from zarrc.group import Group
-    from zarrc.stores import Store, make_store
-
-    s = store if isinstance(store, Store) else make_store(store, mode="a")
-    path = normalize_path(path)
-    md = node_metadata.read(s, path)
+def consolidate(store: Any, path: str, zarr_format: int | None = None) -> tuple[Any, dict[str, Any]]:
+    """Gather the metadata of every node below the group at ``path`` (normalised) into
+    consolidated metadata, in the group's format (v2: ``.zmetadata``; v3: its
+    zarr.json), and write it.  Returns (the group's metadata as stored, the nodes
+    below it keyed by relative path).  Raises NodeNotFoundError if there is no group
+    at ``path``, MetadataError if ``zarr_format`` is not the group's."""
+    md = node_metadata.read(store, path)
     if md is None or md.node_type != "group":
-        raise NodeNotFoundError(f"no group at {path} in {s!r}")
+        raise NodeNotFoundError(f"no group at {path} in {store!r}")
     if zarr_format is not None and zarr_format != md.zarr_format:
         raise MetadataError(f"the group at {path} is Zarr v{md.zarr_format}, not v{zarr_format}")
     nodes: dict[str, Any] = {}
-    _walk(s, path, "", nodes)
+    _walk(store, path, "", nodes)
     if md.zarr_format == 2:
-        s.set(key_prefix(path) + ZMETADATA, docs.to_bytes_v2({"": md, **nodes}))
+        store.set(key_prefix(path) + ZMETADATA, docs.to_bytes_v2({"": md, **nodes}))
     else:
-        import dataclasses
-        md = node_metadata.write(s, path, dataclasses.replace(
+        md = node_metadata.write(store, path, dataclasses.replace(
             md, consolidated_metadata=docs.to_json_v3(nodes)))
-    return Group(s, path, md, consolidated=nodes)
+    return md, nodes

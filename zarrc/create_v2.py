@@ -3,12 +3,12 @@ meaning of each for ``zarr_format=2``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import ArgumentTypeError, MetadataError
 from zarrc.metadata.dtypes_v2 import OBJECT_CODECS, object_codec_id
 from zarrc.metadata.v2 import ArrayMetadataV2
 
@@ -18,12 +18,21 @@ BYTES_NAMES = ("bytes", "variable_length_bytes")
 
 
 def codec_config(codec: Any, what: str) -> dict[str, Any]:
-    """The numcodecs configuration ({"id": ...}) of a codec object or dict."""
+    """The numcodecs configuration ({"id": ...}) of a codec object or dict.
+    MetadataError for a dict without an "id", ArgumentTypeError for other objects."""
     if isinstance(codec, Mapping) and isinstance(codec.get("id"), str):
         return dict(codec)
     if hasattr(codec, "get_config"):
         return dict(codec.get_config())
-    raise MetadataError(f"{what} {codec!r} is not a numcodecs codec or a configuration with an \"id\"")
+    cls = MetadataError if isinstance(codec, Mapping) else ArgumentTypeError
+    raise cls(f"{what} {codec!r} is not a numcodecs codec or a configuration with an \"id\"")
+
+
+def _list(value: Any, what: str) -> list:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ArgumentTypeError(f"{what} must be a numcodecs codec, a configuration with an \"id\" "
+                                f"or a sequence of them, got {value!r}")
+    return list(value)
 
 
 def _object_codec(dtype: Any) -> tuple[np.dtype, str | None]:
@@ -69,7 +78,7 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
         raise MetadataError("Zarr v2 arrays have no serializer (give filters and a compressor)")
     np_dtype, vlen = _object_codec(dtype)
     filter_list = [] if filters is None else [filters] if isinstance(filters, Mapping) or hasattr(
-        filters, "get_config") else list(filters)
+        filters, "get_config") else _list(filters, "filters")
     configs = [codec_config(f, "filter") for f in filter_list]
     if vlen is not None and object_codec_id(configs) is None:
         configs.insert(0, {"id": vlen})
@@ -80,7 +89,7 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
     if isinstance(compressors, str) and compressors == "auto":
         compressors = DEFAULT_COMPRESSOR
     if compressors is not None and not isinstance(compressors, Mapping) and not hasattr(compressors, "get_config"):
-        compressors = list(compressors)
+        compressors = _list(compressors, "compressors")
         if len(compressors) > 1:
             raise MetadataError(f"Zarr v2 arrays take at most one compressor, got {len(compressors)}")
         compressors = compressors[0] if compressors else None

@@ -17,6 +17,16 @@ class ArgumentError(ZarrcError, ValueError):
     not fit the selection it is assigned to, a byte range of negative length."""
 
 
+class ArgumentTypeError(ZarrcError, TypeError):
+    """An argument is of the wrong type: a path that is not a str, a shape or chunk
+    shape that is not integers, attributes that are not a mapping, an object that is
+    not a codec where a codec is expected."""
+
+
+class NodeTypeError(ZarrcError, TypeError):
+    """The node at a path is of the other kind: an array where a group is required."""
+
+
 class MetadataError(ZarrcError, ValueError):
     """Array or group metadata is malformed, unsupported or inconsistent."""
 

@@ -1,17 +1,60 @@
-"""The Group: a node holding arrays and groups."""
+"""The Group: a node holding arrays and groups; and the building of nodes from
+what is in a store (:func:`open_node`, :func:`new_array`, :func:`new_group`), used
+by groups for their members and by the public API (``zarrc.api``) above.
+
+The metadata side of creating and opening (arguments -> metadata, documents read
+and written, consolidated metadata) sits below, in ``zarrc.create``,
+``zarrc.node_metadata`` and ``zarrc.consolidate``; this module is the one that
+knows both node classes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from zarrc import hierarchy, node_metadata
+from zarrc import create, node_metadata
 from zarrc.array import Array
-from zarrc.errors import MetadataError, NodeNotFoundError
+from zarrc.consolidate import read_group
+from zarrc.errors import MetadataError, NodeNotFoundError, NodeTypeError
 from zarrc.metadata import consolidated as consolidated_docs
 from zarrc.metadata.names import join_path, key_prefix
 from zarrc.node import Node
 from zarrc.stores import Store
+
+
+def open_node(store: Store, path: str, *, read_only: bool = False,
+              use_consolidated: bool | None = False) -> Array | Group | None:
+    """The array or group at ``path`` (normalised), or None if there is no node.  A
+    group's consolidated metadata is used if ``use_consolidated`` is None (when
+    present) or True (required: MetadataError if absent)."""
+    if use_consolidated is False:
+        md, nodes = node_metadata.read(store, path), None
+    else:
+        md, nodes = read_group(store, path, use_consolidated)
+    if md is None:
+        return None
+    if md.node_type == "array":
+        return Array(store, path, md, read_only=read_only)
+    return Group(store, path, md, read_only=read_only, consolidated=nodes)
+
+
+def new_array(store: Store, path: str, metadata: Any, *, overwrite: bool = False,
+              write_empty_chunks: bool = False) -> Array:
+    """A new array at ``path`` (normalised) with ``metadata`` (from
+    ``create.array_metadata``).  Its codecs are prepared before anything is written;
+    ContainsNodeError if a node is there and not ``overwrite``."""
+    Array(store, path, metadata)  # validates the codecs before anything is written
+    metadata = create.store_node(store, path, metadata, overwrite)
+    return Array(store, path, metadata, write_empty_chunks=write_empty_chunks)
+
+
+def new_group(store: Store, path: str, *, overwrite: bool = False, attributes: Any = None,
+              zarr_format: int = 3) -> Group:
+    """A new group at ``path`` (normalised), its missing ancestors created;
+    ContainsNodeError if a node is there and not ``overwrite``."""
+    metadata = create.group_metadata(zarr_format, attributes)
+    return Group(store, path, create.store_node(store, path, metadata, overwrite))
 
 
 class Group(Node):
@@ -32,6 +75,10 @@ class Group(Node):
         """True if members are looked up in consolidated metadata (read when opened)."""
         return self._consolidated is not None
 
+    def _child_path(self, name: Any) -> str:
+        """The path of member ``name``; ArgumentTypeError if it is not a str."""
+        return join_path(self._path, create.check_path_type(name))
+
     def _relative(self, path: str) -> str:
         return path[len(self._path):].lstrip("/")
 
@@ -48,11 +95,11 @@ class Group(Node):
     # -------------------------------------------------------------- members
 
     def __getitem__(self, name: str) -> Array | Group:
-        path = join_path(self._path, name)
+        path = self._child_path(name)
         if self._consolidated is not None:
             node = self._from_consolidated(path)
         else:
-            node = hierarchy.open_node(self._store, path, read_only=self._read_only)
+            node = open_node(self._store, path, read_only=self._read_only)
         if node is None:
             raise NodeNotFoundError(f"no array or group named {name!r} in group {self._path}")
         return node
@@ -83,8 +130,7 @@ class Group(Node):
         _, children = self._store.list_dir(key_prefix(self._path))
         for child in sorted(children):
             child = child.rstrip("/")
-            node = hierarchy.open_node(self._store, join_path(self._path, child),
-                                       read_only=self._read_only)
+            node = open_node(self._store, join_path(self._path, child), read_only=self._read_only)
             if node is not None:
                 yield child, node
 
@@ -122,16 +168,16 @@ class Group(Node):
         if a node is there, unless ``overwrite``)."""
         self._check_writable()
         self._consolidated = None          # no longer the whole picture
-        return hierarchy.create_group(self._store, join_path(self._path, name),
-                                      overwrite=overwrite, attributes=attributes,
-                                      zarr_format=self.zarr_format)
+        return new_group(self._store, self._child_path(name), overwrite=overwrite,
+                         attributes=attributes, zarr_format=self.zarr_format)
 
     def require_group(self, name: str, *, overwrite: bool = False) -> Group:
-        """The group ``name``, created if missing (TypeError if an array is there)."""
+        """The group ``name``, created if missing (NodeTypeError, a TypeError, if an
+        array is there)."""
         if not overwrite and name in self:
             node = self[name]
             if not isinstance(node, Group):
-                raise TypeError(f"{join_path(self._path, name)} is an array, not a group")
+                raise NodeTypeError(f"{join_path(self._path, name)} is an array, not a group")
             return node
         return self.create_group(name, overwrite=overwrite)
 
@@ -141,7 +187,11 @@ class Group(Node):
         self._check_writable()
         self._consolidated = None          # no longer the whole picture
         kwargs.setdefault("zarr_format", self.zarr_format)
-        return hierarchy.create_array(self._store, path=join_path(self._path, name), **kwargs)
+        path = self._child_path(name)
+        overwrite = kwargs.pop("overwrite", False)
+        write_empty_chunks = kwargs.pop("write_empty_chunks", False)
+        return new_array(self._store, path, create.array_metadata(**kwargs), overwrite=overwrite,
+                         write_empty_chunks=write_empty_chunks)
 
     def tree(self, level: int | None = None) -> TreeRepr:
         """The hierarchy below this group (``print(g.tree())``)."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+import dataclasses
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, ClassVar
 
-from zarrc.errors import StoreError
+from zarrc import node_metadata
+from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
 from zarrc.metadata.common import thaw
 from zarrc.metadata.names import normalize_path
 
@@ -37,14 +39,22 @@ class Attributes(MutableMapping):
         return len(self._node.metadata.attributes)
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
+        """As ``dict.update``, in one write; ArgumentTypeError / ArgumentError for
+        arguments ``dict.update`` refuses."""
         data = self._data()
-        data.update(*args, **kwargs)
+        try:
+            data.update(*args, **kwargs)
+        except TypeError as exc:
+            raise ArgumentTypeError(f"attributes update: {exc}") from None
+        except ValueError as exc:
+            raise ArgumentError(f"attributes update: {exc}") from None
         self.put(data)
 
     def put(self, data: dict[str, Any]) -> None:
-        """Replace all attributes with ``data``."""
-        import dataclasses
-
+        """Replace all attributes with ``data`` (a mapping of JSON values:
+        ArgumentTypeError otherwise)."""
+        if not isinstance(data, Mapping):
+            raise ArgumentTypeError(f"attributes must be a mapping (dict), got {type(data).__name__} {data!r}")
         self._node._set_metadata(dataclasses.replace(self._node.metadata, attributes=data))
 
     def asdict(self) -> dict[str, Any]:
@@ -71,8 +81,6 @@ class Node:
             raise StoreError(f"{self.kind} {self._path} is read-only")
 
     def _set_metadata(self, metadata: Any) -> None:
-        from zarrc import node_metadata
-
         self._check_writable()
         self._metadata = node_metadata.write(self._store, self._path, metadata)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from zarrc.errors import MetadataError
+from zarrc.errors import ArgumentTypeError, MetadataError
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import metadata_from_json
@@ -51,11 +51,23 @@ def documents(metadata: Any) -> dict[str, bytes]:
     return {name: metadata.to_bytes(), ".zattrs": metadata.attributes_to_bytes()}
 
 
-def write(store: Any, path: str, metadata: Any) -> Any:
-    """Store ``metadata`` at ``path``; returns it as a reader will see it (JSON
-    turns tuples and numpy arrays into lists, non-str keys into str)."""
+def encode(path: str, metadata: Any) -> dict[str, bytes]:
+    """The documents of ``metadata`` (see :func:`documents`); ArgumentTypeError if a
+    value (an attribute, say) is not JSON."""
+    try:
+        return documents(metadata)
+    except TypeError as exc:
+        raise ArgumentTypeError(f"the metadata of {path} cannot be written as JSON: {exc}") from None
+
+
+def write(store: Any, path: str, metadata: Any, docs: dict[str, bytes] | None = None) -> Any:
+    """Store ``metadata`` at ``path`` (its documents ``docs`` if already encoded);
+    returns it as a reader will see it (JSON turns tuples and numpy arrays into
+    lists, non-str keys into str).  Raises ArgumentTypeError, writing nothing, if a
+    value (an attribute, say) is not JSON."""
+    if docs is None:
+        docs = encode(path, metadata)
     prefix = key_prefix(path)
-    docs = documents(metadata)
     store.set_many({prefix + name: raw for name, raw in docs.items()})
     return _reparse(metadata, path, docs)
 

@@ -13,11 +13,12 @@ import warnings
 import numpy as np
 import pytest
 
-from zarrc.codecs import Codec, VLenBytes, VLenUTF8, Zstd
-from zarrc.codecs import chain as chain_module
+from zarrc.codecs import Codec, VLenBytes, VLenUTF8, Zstd, registry
 from zarrc.codecs import vlen as vlen_module
-from zarrc.codecs.chain import CodecChain, codec_from_spec
+from zarrc.codecs.chain import CodecChain
+from zarrc.codecs.registry import codec_from_spec
 from zarrc.errors import CodecError
+from zarrc.metadata.codecs import ARRAY_TO_BYTES
 
 numcodecs = pytest.importorskip("numcodecs")
 
@@ -346,7 +347,7 @@ def test_codec_object_forms(codec):
     assert eval(repr(codec), {cls.__name__: cls}) == codec
     theirs = numcodecs.get_codec(codec.get_config())
     assert theirs.codec_id == codec.codec_id
-    assert chain_module.CODECS[codec.name] is cls and cls in chain_module.ARRAY_TO_BYTES
+    assert registry.CODECS[codec.name] is cls and cls.category == ARRAY_TO_BYTES
     assert codec_from_spec(codec.name) == codec == codec_from_spec(codec.to_dict())
     chain = CodecChain([codec.to_dict(), {"name": "zstd", "configuration": {"level": 1}}])
     assert chain.array_to_bytes == codec and [c.name for c in chain.bytes_to_bytes] == ["zstd"]

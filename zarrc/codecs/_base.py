@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, NoReturn
 
 from zarrc._kernels.errors import CHECKSUM, KernelError
 from zarrc.errors import ChecksumError, CodecError
+from zarrc.metadata.codecs import BYTES_TO_BYTES
 
 
 def raise_codec_error(exc: KernelError, context: str = "") -> NoReturn:
@@ -27,13 +29,31 @@ def buffer_nbytes(buf: Any) -> int:
 class Codec:
     """A bytes -> bytes codec usable on its own (numcodecs style) or in a chain.
 
-    Subclasses set ``name`` (the v3 spec name) and ``codec_id`` (the numcodecs id
-    used in v2 metadata), and implement ``encode``, ``decode``, ``configuration``
-    and ``from_config``.
+    Subclasses set ``name`` (the v3 spec name), ``codec_id`` (the numcodecs id
+    used in v2 metadata) and ``category`` (array->array, array->bytes or
+    bytes->bytes, as ``zarrc.metadata.codecs`` names them), implement ``encode``,
+    ``decode`` and ``configuration``, register with
+    ``zarrc.codecs.registry.register``, and give ``native_step`` if the kernels
+    run them.  The constructor checks its arguments (CodecError); ``from_spec``
+    builds from a configuration already validated by the spec parser.
     """
 
     name: ClassVar[str]
     codec_id: ClassVar[str]
+    category: ClassVar[str] = BYTES_TO_BYTES
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> Codec:
+        """The codec for a configuration that ``zarrc.metadata.codecs.parse_codecs``
+        has validated and normalised (a CodecSpec's); codecs whose constructor
+        checks what the parser checked skip those checks here."""
+        return cls(**configuration)
+
+    def native_step(self, itemsize: int) -> tuple | None:
+        """This codec as a step of the kernels' prepared Chain
+        (``zarrc._kernels.chain.Chain``) for items of ``itemsize`` bytes, or None
+        if the kernels cannot run it (bytes->bytes codecs only)."""
+        return None
 
     def encode(self, buf: Any) -> bytes:
         raise NotImplementedError

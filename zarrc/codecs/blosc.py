@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from zarrc._kernels import blosc as k
 from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs.registry import register
 from zarrc.config import config
 from zarrc.errors import CodecError
+from zarrc.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES
 from zarrc.threads import run_each
 
-SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+SHUFFLES = {name: code for code, name in enumerate(BLOSC_SHUFFLES)}   # {"noshuffle": 0, ...}
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
-CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy")
+CNAMES = BLOSC_CNAMES
+
+
+def _check_built(cname: str) -> None:
+    if cname not in k.blosc_compressors():
+        raise CodecError(f"blosc: compressor {cname!r} is not built into this blosc "
+                         f"(available: {k.blosc_compressors()})")
 
 
 def _decode_blocks_parallel(buf: Any, dest: memoryview, nbytes: int, blocksize: int,
@@ -26,6 +35,7 @@ def _decode_blocks_parallel(buf: Any, dest: memoryview, nbytes: int, blocksize: 
              lambda start: k.blosc_decode_range(buf, start, dest[start:start + per_task]), threads)
 
 
+@register
 class Blosc(Codec):
     """Blosc: shuffle + compress with lz4, lz4hc, blosclz, zstd or zlib.
 
@@ -49,9 +59,7 @@ class Blosc(Codec):
                  typesize: int | None = None, blocksize: int = 0) -> None:
         if cname not in CNAMES:
             raise CodecError(f"blosc: unknown cname {cname!r}; expected one of {CNAMES}")
-        if cname not in k.blosc_compressors():
-            raise CodecError(f"blosc: compressor {cname!r} is not built into this blosc "
-                             f"(available: {k.blosc_compressors()})")
+        _check_built(cname)
         if not isinstance(clevel, int) or isinstance(clevel, bool) or not 0 <= clevel <= 9:
             raise CodecError(f"blosc: clevel must be an integer in 0..9, got {clevel!r}")
         if isinstance(shuffle, str):
@@ -66,12 +74,32 @@ class Blosc(Codec):
             raise CodecError(f"blosc: typesize must be a positive integer, got {typesize!r}")
         if not isinstance(blocksize, int) or blocksize < 0:
             raise CodecError(f"blosc: blocksize must be a non-negative integer, got {blocksize!r}")
+        self._set(cname, clevel, shuffle_code, typesize, blocksize)
+
+    def _set(self, cname: str, clevel: int, shuffle_code: int, typesize: int | None,
+             blocksize: int) -> None:
         self.cname = cname
         self.clevel = clevel
         self.shuffle = SHUFFLE_NAMES[shuffle_code]
         self._shuffle = shuffle_code
         self.typesize = typesize
         self.blocksize = blocksize
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> Blosc:
+        """From a validated spec configuration: only checks that this build of blosc
+        has the compressor (the spec also allows snappy)."""
+        _check_built(configuration["cname"])
+        codec = cls.__new__(cls)
+        codec._set(configuration["cname"], configuration["clevel"], SHUFFLES[configuration["shuffle"]],
+                   configuration.get("typesize"), configuration.get("blocksize", 0))
+        return codec
+
+    def native_step(self, itemsize: int) -> tuple:
+        """("blosc", cname, clevel, shuffle code, typesize, blocksize); the typesize is
+        ``itemsize`` unless the codec sets one."""
+        typesize = self.typesize if self.typesize is not None else itemsize
+        return ("blosc", self.cname, self.clevel, self._shuffle, typesize, self.blocksize)
 
     def encode(self, buf: Any) -> bytes:
         view = memoryview(buf)

@@ -4,23 +4,34 @@ little or big endian."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from zarrc.codecs._base import Codec
+from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
+from zarrc.metadata.codecs import ARRAY_TO_BYTES
 
 
+@register
 class Bytes(Codec):
     """array -> bytes: elements in lexicographical (C) order, ``endian`` "little" or
     "big" (None only for data types of one byte)."""
 
     name = "bytes"
     codec_id = "bytes"
+    category = ARRAY_TO_BYTES
 
     def __init__(self, endian: str | None = "little") -> None:
         if endian not in ("little", "big", None):
             raise CodecError(f"bytes: endian must be 'little' or 'big', got {endian!r}")
         self.endian = endian
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> Bytes:
+        codec = cls.__new__(cls)
+        codec.endian = configuration.get("endian")
+        return codec
 
     def swaps(self, itemsize: int) -> bool:
         """True if the stored byte order differs from this machine's for items of itemsize."""

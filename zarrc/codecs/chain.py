@@ -4,80 +4,53 @@ preparation, for a chunk shape and data type, into a native plan
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from zarrc._kernels.chain import Chain
 from zarrc.codecs._base import Codec
-from zarrc.codecs.blosc import Blosc
-from zarrc.codecs.bytes import Bytes
-from zarrc.codecs.crc32c import Crc32c
-from zarrc.codecs.gzip import Gzip
-from zarrc.codecs.transpose import Transpose
-from zarrc.codecs.vlen import VLenBytes, VLenUTF8
-from zarrc.codecs.zlib import Zlib
-from zarrc.codecs.zstd import Zstd
+from zarrc.codecs.registry import codec_from_spec
 from zarrc.errors import MetadataError
+from zarrc.metadata.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, CodecSpec, check_complete, check_next
+from zarrc.metadata.common import error_context
 
-CODECS: dict[str, type[Codec]] = {
-    "blosc": Blosc, "bytes": Bytes, "crc32c": Crc32c, "gzip": Gzip,
-    "transpose": Transpose, "zlib": Zlib, "zstd": Zstd,
-    "vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes,
-}
-ARRAY_TO_ARRAY = (Transpose,)
-ARRAY_TO_BYTES = (Bytes, VLenUTF8, VLenBytes)
+__all__ = ["CodecChain", "codec_from_spec", "native_chain"]
 
 
-def codec_from_spec(spec: Any) -> Codec:
-    """A codec object from a codec object, a v3 spec dict / CodecSpec, or a name."""
-    if isinstance(spec, Codec):
-        return spec
-    if isinstance(spec, str):
-        name, conf = spec, {}
-    elif isinstance(spec, Mapping):
-        name, conf = spec.get("name"), spec.get("configuration", {})
-    elif hasattr(spec, "name") and hasattr(spec, "configuration"):
-        name, conf = spec.name, spec.configuration
-    else:
-        raise MetadataError(f"codec {spec!r} is not a codec object, a spec dict or a name")
-    if name == "sharding_indexed":
-        from zarrc.codecs.sharding import ShardingIndexed
-        cls = ShardingIndexed
-    else:
-        cls = CODECS.get(name)
-    if cls is None:
-        raise MetadataError(f"unknown codec {name!r}")
-    try:
-        return cls(**dict(conf))
-    except TypeError as exc:
-        raise MetadataError(f"codec {name!r}: bad configuration {dict(conf)!r} ({exc})") from None
+def check_order(codecs: Sequence[Codec]) -> None:
+    """MetadataError unless ``codecs`` are array->array*, one array->bytes,
+    bytes->bytes* (the spec parser's rule, ``zarrc.metadata.codecs.check_next``)."""
+    names = [c.name for c in codecs]
+    with error_context(f"codecs {names}: "):
+        seen: str | None = None
+        for c in codecs:
+            check_next(c.name, c.category, seen)
+            if c.category == ARRAY_TO_BYTES:
+                seen = c.name
+        check_complete(names, seen)
 
 
 class CodecChain:
-    """An ordered codec list, checked for v3's array->array*, array->bytes,
-    bytes->bytes* structure."""
+    """An ordered codec list: array->array*, exactly one array->bytes, bytes->bytes*.
+
+    ``codecs``: codec objects, spec dicts, names, or CodecSpecs from
+    ``zarrc.metadata.codecs.parse_codecs``.  A list of CodecSpecs has been checked
+    by the parser and is not checked again; anything else is (MetadataError)."""
 
     def __init__(self, codecs: Sequence[Any]) -> None:
         # unknown codecs marked "must_understand": false are skipped, as the spec allows
-        objs = [codec_from_spec(c) for c in codecs if getattr(c, "must_understand", True)]
+        known = [c for c in codecs if getattr(c, "must_understand", True)]
+        objs = [codec_from_spec(c) for c in known]
+        if not (known and all(isinstance(c, CodecSpec) for c in known)):
+            check_order(objs)
         n_a2a = 0
-        while n_a2a < len(objs) and isinstance(objs[n_a2a], ARRAY_TO_ARRAY):
+        while objs[n_a2a].category == ARRAY_TO_ARRAY:
             n_a2a += 1
-        from zarrc.codecs.sharding import ShardingIndexed
-        array_to_bytes = ARRAY_TO_BYTES + (ShardingIndexed,)
-        if n_a2a == len(objs) or not isinstance(objs[n_a2a], array_to_bytes):
-            raise MetadataError(f"codecs {[c.name for c in objs]}: the chain needs exactly one "
-                                "array->bytes codec (e.g. 'bytes') after the array->array codecs")
-        rest = objs[n_a2a + 1:]
-        for c in rest:
-            if isinstance(c, ARRAY_TO_ARRAY + array_to_bytes):
-                raise MetadataError(f"codecs {[c.name for c in objs]}: {c.name!r} cannot follow "
-                                    "the array->bytes codec")
         self.array_to_array: tuple[Codec, ...] = tuple(objs[:n_a2a])
         self.array_to_bytes: Codec = objs[n_a2a]
-        self.bytes_to_bytes: tuple[Codec, ...] = tuple(rest)
+        self.bytes_to_bytes: tuple[Codec, ...] = tuple(objs[n_a2a + 1:])
 
     @property
     def codecs(self) -> tuple[Codec, ...]:
@@ -100,17 +73,10 @@ class CodecChain:
         dtype = np.dtype(dtype)
         steps = []
         for c in self.bytes_to_bytes:
-            if isinstance(c, Blosc):
-                typesize = c.typesize if c.typesize is not None else dtype.itemsize
-                steps.append(("blosc", c.cname, c.clevel, c._shuffle, typesize, c.blocksize))
-            elif isinstance(c, Zstd):
-                steps.append(("zstd", c.level, c.checksum))
-            elif isinstance(c, (Gzip, Zlib)):
-                steps.append((c.name, c.level))
-            elif isinstance(c, Crc32c):
-                steps.append(("crc32c",))
-            else:
+            step = c.native_step(dtype.itemsize)
+            if step is None:
                 raise MetadataError(f"codec {c.name!r} has no native kernel")
+            steps.append(step)
         swap_unit = 0
         if self.array_to_bytes.swaps(dtype.itemsize):
             swap_unit = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize

@@ -9,6 +9,7 @@ import numpy as np
 
 from zarrc._kernels import crc32c as k
 from zarrc.codecs._base import Codec
+from zarrc.codecs.registry import register
 from zarrc.errors import ChecksumError, CodecError
 
 
@@ -23,6 +24,7 @@ def byte_view(buf: Any) -> memoryview:
     return memoryview(np.asarray(view).reshape(-1, order="A").view(np.uint8))
 
 
+@register
 class Crc32c(Codec):
     """Append / verify a CRC-32C checksum (hardware-accelerated where the CPU has it).
 
@@ -58,6 +60,9 @@ class Crc32c(Codec):
             raise CodecError(f"crc32c: data holds {payload.nbytes} bytes, {dest.nbytes} expected")
         dest[:] = payload
         return out
+
+    def native_step(self, itemsize: int) -> tuple:
+        return ("crc32c",)
 
     def configuration(self) -> dict[str, Any]:
         return {}

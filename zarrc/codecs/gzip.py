@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from zarrc._kernels import deflate as k
 from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
 
 
@@ -15,6 +17,7 @@ def check_level(codec: str, level: Any) -> int:
     return level
 
 
+@register
 class Gzip(Codec):
     """gzip (RFC 1952), one member per encode (header without file name,
     modification time 0; the deflate stream from libdeflate, so the bytes differ
@@ -28,6 +31,15 @@ class Gzip(Codec):
 
     def __init__(self, level: int = 5) -> None:
         self.level = check_level("gzip", level)
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> Gzip:
+        codec = cls.__new__(cls)
+        codec.level = configuration["level"]
+        return codec
+
+    def native_step(self, itemsize: int) -> tuple:
+        return ("gzip", self.level)
 
     def encode(self, buf: Any) -> bytes:
         try:

@@ -2,7 +2,8 @@
 
 A v2 array whose only codec is a ``blosc``, ``zstd``, ``zlib`` or ``gzip``
 compressor (or none), holding fixed-size items, runs on the native pipeline:
-:func:`native_steps` translates the compressor into the pipeline's steps.  Any
+:func:`native_steps` builds zarrc's codec object for the compressor and asks it
+for its pipeline step (``Codec.native_step``).  Any
 other combination (filters, compressors only numcodecs implements, object
 arrays) is decoded and encoded by :class:`V2ChunkCodec`, chunk by chunk, on the
 engine's Python path (zarrc.engine_python), with zarrc's own codecs for the four
@@ -15,6 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numcodecs
 import numpy as np
 
 from zarrc.codecs._base import Codec
@@ -67,21 +69,13 @@ def native_steps(compressor: Mapping[str, Any] | None, filters: Sequence[Mapping
     if compressor is None:
         return []
     codec = native_codec(compressor, dtype.itemsize)
-    if isinstance(codec, Blosc):
-        typesize = codec.typesize if codec.typesize is not None else dtype.itemsize
-        return [("blosc", codec.cname, codec.clevel, codec._shuffle, typesize, codec.blocksize)]
-    if isinstance(codec, Zstd):
-        return [("zstd", codec.level, codec.checksum)]
-    if isinstance(codec, (Gzip, Zlib)):
-        return [(codec.name, codec.level)]
-    return None
+    step = None if codec is None else codec.native_step(dtype.itemsize)
+    return None if step is None else [step]
 
 
 def numcodecs_codec(config: Mapping[str, Any], what: str) -> Any:
     """The numcodecs codec object for a configuration; MetadataError naming ``what``
     ("compressor", "filters") if numcodecs does not know it."""
-    import numcodecs
-
     try:
         return numcodecs.get_codec(dict(config))
     except Exception as exc:  # noqa: BLE001 (numcodecs raises ValueError, TypeError, KeyError ...)

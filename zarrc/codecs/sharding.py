@@ -4,6 +4,7 @@ or end of the shard."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -11,11 +12,15 @@ import numpy as np
 from zarrc._kernels import crc32c as k
 from zarrc._kernels import shard as shard_layout
 from zarrc.codecs._base import Codec
+from zarrc.codecs.chain import CodecChain
+from zarrc.codecs.registry import codec_from_spec, register
 from zarrc.errors import ChecksumError, CodecError, MetadataError
+from zarrc.metadata.codecs import ARRAY_TO_BYTES
 
 EMPTY = np.uint64(shard_layout.EMPTY)
 
 
+@register
 class ShardingIndexed(Codec):
     """array -> bytes: the chunk (shard) is cut into inner chunks of ``chunk_shape``,
     each encoded with ``codecs``; ``index_codecs`` (bytes, optionally crc32c)
@@ -23,20 +28,32 @@ class ShardingIndexed(Codec):
 
     name = "sharding_indexed"
     codec_id = "sharding_indexed"
+    category = ARRAY_TO_BYTES
 
     def __init__(self, chunk_shape, codecs=({"name": "bytes"},),
                  index_codecs=({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}),
                  index_location: str = "end") -> None:
-        from zarrc.codecs.chain import CodecChain, codec_from_spec
-
         try:
-            self.chunk_shape = tuple(int(c) for c in chunk_shape)
+            chunk_shape = tuple(int(c) for c in chunk_shape)
         except (TypeError, ValueError):
             raise MetadataError(f"sharding_indexed: chunk_shape {chunk_shape!r} is not a list of integers") from None
-        if any(c < 1 for c in self.chunk_shape):
-            raise MetadataError(f"sharding_indexed: chunk_shape {list(self.chunk_shape)} must be positive")
+        if any(c < 1 for c in chunk_shape):
+            raise MetadataError(f"sharding_indexed: chunk_shape {list(chunk_shape)} must be positive")
         if index_location not in ("start", "end"):
             raise MetadataError(f"sharding_indexed: index_location must be 'start' or 'end', got {index_location!r}")
+        self._set(chunk_shape, codecs, index_codecs, index_location)
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> ShardingIndexed:
+        """From a validated spec configuration (its inner codecs CodecSpecs, not checked
+        again); only the index codecs zarrc supports are checked."""
+        codec = cls.__new__(cls)
+        codec._set(tuple(configuration["chunk_shape"]), configuration["codecs"],
+                   configuration["index_codecs"], configuration.get("index_location", "end"))
+        return codec
+
+    def _set(self, chunk_shape: tuple[int, ...], codecs: Any, index_codecs: Any, index_location: str) -> None:
+        self.chunk_shape = chunk_shape
         self.index_location = index_location
         self.inner = CodecChain(codecs)
         index = [codec_from_spec(c) for c in index_codecs]

@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from zarrc.codecs._base import Codec
+from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
+from zarrc.metadata.codecs import ARRAY_TO_ARRAY
 
 
+@register
 class Transpose(Codec):
     """array -> array: permute the chunk's dimensions by ``order`` (a permutation of
     0..ndim-1) before the array -> bytes codec."""
 
     name = "transpose"
     codec_id = "transpose"
+    category = ARRAY_TO_ARRAY
 
     def __init__(self, order) -> None:
         try:
@@ -24,6 +29,12 @@ class Transpose(Codec):
         if sorted(perm) != list(range(len(perm))):
             raise CodecError(f"transpose: order {list(perm)} is not a permutation of 0..{len(perm) - 1}")
         self.order = perm
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> Transpose:
+        codec = cls.__new__(cls)
+        codec.order = tuple(configuration["order"])
+        return codec
 
     def configuration(self) -> dict[str, Any]:
         return {"order": list(self.order)}

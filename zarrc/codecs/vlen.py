@@ -17,7 +17,9 @@ import numcodecs.vlen
 import numpy as np
 
 from zarrc.codecs._base import Codec
+from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
+from zarrc.metadata.codecs import ARRAY_TO_BYTES
 
 HEADER_BYTES = 4            # u32 item count
 LENGTH_BYTES = 4            # u32 length before each item
@@ -33,6 +35,7 @@ def _short_repr(value: Any, limit: int = 60) -> str:
 class _VLen(Codec):
     """Shared encode / decode; subclasses set the item type and numcodecs codec."""
 
+    category = ARRAY_TO_BYTES
     item_type: ClassVar[type]
     item_name: ClassVar[str]
     _numcodecs: ClassVar[Any]
@@ -166,6 +169,7 @@ class _VLen(Codec):
             raise CodecError(f"{self.name}: out is read-only")
 
 
+@register
 class VLenUTF8(_VLen):
     """array -> bytes: ``str`` items as UTF-8, each prefixed by its byte length
     (numcodecs ``VLenUTF8``).  The array->bytes codec of the ``string`` data type."""
@@ -189,6 +193,7 @@ class VLenUTF8(_VLen):
         return len(item.encode("utf-8", "surrogatepass"))
 
 
+@register
 class VLenBytes(_VLen):
     """array -> bytes: ``bytes`` items, each prefixed by its length (numcodecs
     ``VLenBytes``).  The array->bytes codec of the variable-length bytes data type."""

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from zarrc._kernels import deflate as k
 from zarrc.codecs._base import Codec, raise_codec_error
 from zarrc.codecs.gzip import check_level
+from zarrc.codecs.registry import register
 
 
+@register
 class Zlib(Codec):
     """zlib streams (deflate with a 2-byte header and an Adler-32 trailer, verified
     on decode), compressed with libdeflate: ``zlib.decompress`` reads them, though
@@ -19,6 +22,15 @@ class Zlib(Codec):
 
     def __init__(self, level: int = 1) -> None:
         self.level = check_level("zlib", level)
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> Zlib:
+        codec = cls.__new__(cls)
+        codec.level = configuration["level"]
+        return codec
+
+    def native_step(self, itemsize: int) -> tuple:
+        return ("zlib", self.level)
 
     def encode(self, buf: Any) -> bytes:
         try:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from zarrc._kernels import zstd as k
 from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
 
 MIN_LEVEL, MAX_LEVEL = k.zstd_levels()
 
 
+@register
 class Zstd(Codec):
     """Zstandard, any level from zstd's negative "fast" levels to 22.
 
@@ -33,6 +36,15 @@ class Zstd(Codec):
             raise CodecError(f"zstd: checksum must be a bool, got {checksum!r}")
         self.level = level
         self.checksum = checksum
+
+    @classmethod
+    def from_spec(cls, configuration: Mapping[str, Any]) -> Zstd:
+        codec = cls.__new__(cls)
+        codec.level, codec.checksum = configuration["level"], configuration.get("checksum", False)
+        return codec
+
+    def native_step(self, itemsize: int) -> tuple:
+        return ("zstd", self.level, self.checksum)
 
     def encode(self, buf: Any) -> bytes:
         try:

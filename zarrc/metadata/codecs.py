@@ -52,7 +52,8 @@ CODEC_CATEGORIES = {
 # a sharding index
 FIXED_SIZE_CODECS = ("transpose", "bytes", "crc32c")
 BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
-BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")      # in the order of blosc's codes 0, 1, 2
+ZSTD_LEVELS = (-131072, 22)     # zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
 # the array -> bytes codec of each variable-length data type kind
 VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
 # codecs written with "configuration": {} when it is empty (as zarr-python writes them)
@@ -175,7 +176,7 @@ def _zstd(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
     checksum = config.get("checksum", False)
     if not isinstance(checksum, bool):
         fail("checksum", checksum, "must be a boolean")
-    return {"level": _level("level", config, -131072, 22), "checksum": checksum}
+    return {"level": _level("level", config, *ZSTD_LEVELS), "checksum": checksum}
 
 
 def _crc32c(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
@@ -223,6 +224,27 @@ CONFIG_PARSERS = {
 }
 
 
+def check_next(name: str, category: str, seen_array_to_bytes: str | None) -> None:
+    """The order of a codec chain (array->array*, one array->bytes, bytes->bytes*),
+    one codec at a time: MetadataError if codec ``name`` of ``category`` cannot come
+    next, after the array -> bytes codec ``seen_array_to_bytes`` (None: none yet).
+    Used for spec lists here and for codec objects by ``zarrc.codecs.chain``."""
+    if category == ARRAY_TO_ARRAY and seen_array_to_bytes:
+        raise MetadataError(f'array -> array codec "{name}" comes after the array -> bytes codec '
+                            f'"{seen_array_to_bytes}"')
+    if category == ARRAY_TO_BYTES and seen_array_to_bytes:
+        raise MetadataError(
+            f'"{name}" is a second array -> bytes codec (after "{seen_array_to_bytes}")')
+    if category == BYTES_TO_BYTES and not seen_array_to_bytes:
+        raise MetadataError(f'bytes -> bytes codec "{name}" comes before any array -> bytes codec')
+
+
+def check_complete(names: list[str], seen_array_to_bytes: str | None) -> None:
+    """MetadataError if the chain ``names`` has no array -> bytes codec."""
+    if not seen_array_to_bytes:
+        raise MetadataError(f'"codecs" {names} has no array -> bytes codec (e.g. "bytes")')
+
+
 def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) -> tuple[CodecSpec, ...]:
     """Parse and validate a codec list for chunks of ``chunk_shape`` and ``data_type``.
 
@@ -247,14 +269,7 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
                          'is not a supported codec (and is not marked "must_understand": false)')
                 specs.append(CodecSpec(name, freeze(config), must_understand=False))
                 continue
-            if category == ARRAY_TO_ARRAY and seen_array_to_bytes:
-                raise MetadataError(f'array -> array codec "{name}" comes after the array -> bytes codec '
-                                    f'"{seen_array_to_bytes}"')
-            if category == ARRAY_TO_BYTES and seen_array_to_bytes:
-                raise MetadataError(
-                    f'"{name}" is a second array -> bytes codec (after "{seen_array_to_bytes}")')
-            if category == BYTES_TO_BYTES and not seen_array_to_bytes:
-                raise MetadataError(f'bytes -> bytes codec "{name}" comes before any array -> bytes codec')
+            check_next(name, category, seen_array_to_bytes)
             with error_context(f'"{name}": '):
                 normalised = CONFIG_PARSERS[name](config, shape, data_type)
             specs.append(CodecSpec(name, freeze(normalised)))
@@ -262,6 +277,5 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
                 shape = tuple(shape[k] for k in normalised["order"])
             if category == ARRAY_TO_BYTES:
                 seen_array_to_bytes = name
-    if not seen_array_to_bytes:
-        raise MetadataError(f'"codecs" {[s.name for s in specs]} has no array -> bytes codec (e.g. "bytes")')
+    check_complete([s.name for s in specs], seen_array_to_bytes)
     return tuple(specs)

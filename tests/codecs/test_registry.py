@@ -1,0 +1,189 @@
+"""The codec registry (name -> class), building codecs from specs, and each codec's
+native step (the tuple the kernels' prepared Chain runs)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import zarrc.codecs  # noqa: F401  (registers every codec)
+from zarrc._kernels.pipeline import Chain
+from zarrc.codecs import Blosc, Bytes, Codec, Crc32c, Gzip, Transpose, VLenBytes, VLenUTF8, Zlib, Zstd
+from zarrc.codecs.chain import CodecChain
+from zarrc.codecs.numcodecs_compat import native_steps
+from zarrc.codecs.registry import CODECS, codec_class, codec_from_spec, register
+from zarrc.codecs.sharding import ShardingIndexed
+from zarrc.errors import ArgumentError, ArgumentTypeError, CodecError, MetadataError, ZarrcError
+from zarrc.metadata.codecs import CODEC_CATEGORIES, parse_codecs
+from zarrc.metadata.dtypes import CORE_TYPES
+
+
+def test_every_codec_is_registered_under_its_name():
+    assert CODECS == {
+        "blosc": Blosc, "bytes": Bytes, "crc32c": Crc32c, "gzip": Gzip, "sharding_indexed": ShardingIndexed,
+        "transpose": Transpose, "vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes, "zlib": Zlib, "zstd": Zstd}
+    for name, cls in CODECS.items():
+        assert codec_class(name) is cls and cls.name == name
+
+
+def test_categories_agree_with_the_spec_parser():
+    """A class's category is the one the metadata layer gives its name (zlib is a v2
+    compressor only, unknown to the v3 parser)."""
+    for name, cls in CODECS.items():
+        assert cls.category == CODEC_CATEGORIES.get(name, "bytes->bytes"), name
+
+
+def test_unknown_name_is_a_metadata_error():
+    with pytest.raises(MetadataError, match="unknown codec 'lzma-9000'"):
+        codec_class("lzma-9000")
+    with pytest.raises(MetadataError, match="unknown codec 'lzma-9000'"):
+        codec_from_spec({"name": "lzma-9000"})
+
+
+def test_a_name_cannot_be_taken_twice():
+    class Other(Codec):
+        name = "zstd"
+        codec_id = "zstd"
+
+    with pytest.raises(ArgumentError, match="'zstd' is taken by Zstd"):
+        register(Other)
+    assert CODECS["zstd"] is Zstd
+    assert register(Zstd) is Zstd              # registering the same class again is harmless
+
+
+@pytest.mark.parametrize("spec", [
+    "crc32c", {"name": "zstd", "configuration": {"level": 3}}, Zstd(level=3),
+    {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": "bitshuffle"}},
+])
+def test_codec_from_spec_forms(spec):
+    codec = codec_from_spec(spec)
+    assert isinstance(codec, Codec)
+    if isinstance(spec, Codec):
+        assert codec is spec
+    assert codec_from_spec(codec.to_dict()) == codec
+
+
+def test_codec_from_spec_rejects_objects_and_bad_configurations():
+    with pytest.raises(ArgumentTypeError, match="is not a codec object") as info:
+        codec_from_spec(5)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ZarrcError)
+    with pytest.raises(MetadataError, match="codec 'zstd': bad configuration"):
+        codec_from_spec({"name": "zstd", "configuration": {"speed": 9}})
+    with pytest.raises(CodecError, match="zstd: level must be an integer"):
+        codec_from_spec({"name": "zstd", "configuration": {"level": 99}})
+
+
+SPECS = [
+    ("bytes", {"endian": "little"}, Bytes("little")),
+    ("transpose", {"order": [1, 0]}, Transpose((1, 0))),
+    ("blosc", {"cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 4, "blocksize": 0},
+     Blosc("zstd", 3, "shuffle", typesize=4)),
+    ("zstd", {"level": -5, "checksum": True}, Zstd(-5, True)),
+    ("gzip", {"level": 6}, Gzip(6)),
+    ("crc32c", {}, Crc32c()),
+]
+
+
+@pytest.mark.parametrize(("name", "config", "expected"), SPECS, ids=[s[0] for s in SPECS])
+def test_parsed_specs_build_the_same_codec_as_the_constructor(name, config, expected):
+    """A CodecSpec from the parser is built by ``from_spec`` (no second check), and
+    gives the codec the constructor gives."""
+    chain = [{"name": name, "configuration": config}]
+    if name == "transpose":
+        chain.append({"name": "bytes", "configuration": {"endian": "little"}})
+    elif name not in ("bytes",):
+        chain.insert(0, {"name": "bytes", "configuration": {"endian": "little"}})
+    specs = parse_codecs(chain, (4, 4), CORE_TYPES["int32"])
+    spec = next(s for s in specs if s.name == name)
+    codec = codec_from_spec(spec)
+    assert type(codec) is type(expected) and codec == expected
+    assert codec.to_dict() == expected.to_dict()
+
+
+def test_blosc_from_spec_still_checks_that_the_compressor_is_built():
+    spec = parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}},
+                         {"name": "blosc", "configuration": {"cname": "snappy", "clevel": 1,
+                                                             "shuffle": "noshuffle"}}],
+                        (4,), CORE_TYPES["int32"])[1]
+    with pytest.raises(CodecError, match="'snappy' is not built into this blosc"):
+        codec_from_spec(spec)
+
+
+def test_chain_order_is_checked_for_codec_objects():
+    with pytest.raises(MetadataError, match='bytes -> bytes codec "zstd" comes before'):
+        CodecChain([Zstd(), Bytes()])
+    with pytest.raises(MetadataError, match='"bytes" is a second array -> bytes codec'):
+        CodecChain([Bytes(), Bytes()])
+    with pytest.raises(MetadataError, match='array -> array codec "transpose" comes after'):
+        CodecChain([Bytes(), Transpose((0,))])
+    with pytest.raises(MetadataError, match="has no array -> bytes codec"):
+        CodecChain([Transpose((0,))])
+    with pytest.raises(MetadataError, match="has no array -> bytes codec"):
+        CodecChain([])
+    chain = CodecChain([Transpose((1, 0)), Bytes(), Zstd(), Crc32c()])
+    assert chain.array_to_array == (Transpose((1, 0)),) and chain.array_to_bytes == Bytes()
+    assert chain.bytes_to_bytes == (Zstd(), Crc32c())
+
+
+# ------------------------------------------------------------------ native steps
+
+@pytest.mark.parametrize(("codec", "itemsize", "step"), [
+    (Blosc("lz4", 5, "shuffle"), 8, ("blosc", "lz4", 5, 1, 8, 0)),
+    (Blosc("zstd", 1, "bitshuffle", typesize=2, blocksize=4096), 8, ("blosc", "zstd", 1, 2, 2, 4096)),
+    (Blosc("blosclz", 0, "noshuffle"), 1, ("blosc", "blosclz", 0, 0, 1, 0)),
+    (Zstd(7, True), 4, ("zstd", 7, True)),
+    (Gzip(9), 4, ("gzip", 9)),
+    (Zlib(2), 4, ("zlib", 2)),
+    (Crc32c(), 4, ("crc32c",)),
+], ids=repr)
+def test_native_step_of_each_bytes_codec(codec, itemsize, step):
+    assert codec.native_step(itemsize) == step
+    Chain([step], (16,), itemsize, 0, (0,))     # the kernels take it
+
+
+@pytest.mark.parametrize("codec", [Bytes(), Transpose((0,)), VLenUTF8(), VLenBytes(),
+                                   ShardingIndexed(chunk_shape=(2,))], ids=repr)
+def test_codecs_without_a_native_step(codec):
+    assert codec.native_step(4) is None
+
+
+def test_v3_and_v2_preparation_ask_the_codec_for_its_step():
+    """The v3 chain and a v2 compressor of the same codec give the same native steps."""
+    blosc = Blosc("lz4", 4, "bitshuffle")
+    steps = native_steps(blosc.get_config(), None, np.dtype("<f8"))
+    assert steps == [blosc.native_step(8)]
+    assert native_steps({"id": "zstd", "level": 2}, None, np.dtype("u2")) == [("zstd", 2, False)]
+    assert native_steps({"id": "blosc", "cname": "lz4", "clevel": 1, "shuffle": -1}, None,
+                        np.dtype("u1")) == [("blosc", "lz4", 1, 2, 1, 0)]   # auto shuffle: bit for bytes
+    assert native_steps(None, None, np.dtype("u2")) == []
+    assert native_steps({"id": "lzma"}, None, np.dtype("u2")) is None
+    assert native_steps({"id": "zstd", "level": 2}, [{"id": "delta", "dtype": "<u2"}], np.dtype("u2")) is None
+    chain = CodecChain([Bytes(), blosc, Crc32c()])
+    assert isinstance(chain.prepare((16,), np.dtype("f8")), Chain)
+
+
+def test_codec_modules_import_nothing_above_them():
+    """registry <- each codec <- chain <- sharding: chain and the registry never
+    import the sharding codec, no codec module imports the chain but sharding."""
+    def imports(module):
+        tree = ast.parse(pathlib.Path(importlib.util.find_spec(module).origin).read_text())
+        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+
+    assert "zarrc.codecs.sharding" not in imports("zarrc.codecs.chain")
+    for module in ("registry", "_base", "blosc", "bytes", "crc32c", "gzip", "transpose", "vlen", "zlib", "zstd"):
+        found = imports(f"zarrc.codecs.{module}")
+        assert not found & {"zarrc.codecs.chain", "zarrc.codecs.sharding", "zarrc.codecs"}, module
+
+
+def test_codec_constructors_and_the_spec_parser_share_their_facts():
+    from zarrc._kernels import codecs as k
+    from zarrc.codecs import blosc
+    from zarrc.metadata import codecs as spec
+
+    assert blosc.CNAMES is spec.BLOSC_CNAMES
+    assert blosc.SHUFFLES == {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+    assert tuple(k.zstd_levels()) == spec.ZSTD_LEVELS

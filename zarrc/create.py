@@ -1,0 +1,230 @@
+"""Creating nodes in a store, below the node classes: ``create_array``'s and
+``create_group``'s arguments -> v3 or v2 metadata (:func:`array_metadata`,
+:func:`group_metadata`), and room made for a new node at a path, its missing
+ancestor groups created, its documents written (:func:`store_node`).
+
+Nothing here builds an :class:`~zarrc.array.Array` or a
+:class:`~zarrc.group.Group`: ``zarrc.group`` does (``new_array``, ``new_group``,
+``open_node``), and the public API (``zarrc.api``) sits on top of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from zarrc import node_metadata
+from zarrc.create_v2 import array_metadata_v2
+from zarrc.errors import ArgumentError, ArgumentTypeError, ContainsNodeError, MetadataError
+from zarrc.metadata.dtypes import as_data_type
+from zarrc.metadata.names import key_prefix, normalize_path, parent_path
+from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
+
+MODES = ("r", "r+", "a", "w", "w-")
+
+ArrayMetadata = ArrayMetadataV3 | ArrayMetadataV2
+GroupMetadata = GroupMetadataV3 | GroupMetadataV2
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+DEFAULT = _Default()     # an argument not given (``None`` can be a value: v2's null fill)
+
+
+def check_mode(mode: Any) -> None:
+    """ArgumentError unless ``mode`` is one of MODES."""
+    if mode not in MODES:
+        raise ArgumentError(f"mode must be one of {MODES}, got {mode!r}")
+
+
+def check_format(zarr_format: Any) -> int:
+    """``zarr_format`` if it is 2 or 3, else MetadataError."""
+    if zarr_format not in (2, 3) or isinstance(zarr_format, bool):
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    return zarr_format
+
+
+def check_attributes(attributes: Any) -> dict | None:
+    """``attributes`` (None or a mapping) as a dict; ArgumentTypeError otherwise."""
+    if attributes is None:
+        return None
+    if not isinstance(attributes, Mapping):
+        raise ArgumentTypeError(f"attributes must be a mapping (dict), got {type(attributes).__name__} "
+                                f"{attributes!r}")
+    return dict(attributes)
+
+
+def check_path_type(path: Any) -> str:
+    """``path`` if it is a str, else ArgumentTypeError."""
+    if not isinstance(path, str):
+        raise ArgumentTypeError(f"path {path!r} must be a str, not {type(path).__name__}")
+    return path
+
+
+def node_path(path: Any) -> str:
+    """``path`` normalised ("/a/b"); ArgumentTypeError if it is not a str,
+    MetadataError if a name in it is invalid."""
+    return normalize_path(check_path_type(path))
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple of ints (as zarr-python: each item
+    through ``int``); ArgumentTypeError / ArgumentError for anything else."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ArgumentTypeError(f"shape must be an integer or a sequence of integers, got {value!r}")
+    try:
+        return tuple(int(s) for s in value)
+    except TypeError:
+        raise ArgumentTypeError(f"shape must be an integer or a sequence of integers, got {value!r}") from None
+    except ValueError:
+        raise ArgumentError(f"shape must be an integer or a sequence of integers, got {value!r}") from None
+
+
+def _grid(value: Any, what: str, ndim: int) -> tuple:
+    """A chunk or shard shape (an int for every dimension, or a sequence) as a tuple
+    (its items are checked with the metadata); ArgumentTypeError for anything else."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * ndim
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ArgumentTypeError(f"{what} must be an integer or a sequence of integers, got {value!r}")
+    return tuple(value)
+
+
+def group_metadata(zarr_format: int, attributes: Any = None) -> GroupMetadata:
+    """The metadata of a new group (ArgumentTypeError for non-mapping attributes)."""
+    cls = GroupMetadataV2 if check_format(zarr_format) == 2 else GroupMetadataV3
+    return cls(attributes=check_attributes(attributes) or {})
+
+
+def _is_codec(value: Any) -> bool:
+    return isinstance(value, (str, Mapping)) or hasattr(value, "to_dict")
+
+
+def _codec_list(value: Any, what: str) -> list:
+    """``filters`` / ``compressors`` (None, a codec, or codecs) as a list; a codec is a
+    codec object, a spec dict or a name (ArgumentTypeError for anything else)."""
+    if value is None:
+        return []
+    if _is_codec(value):
+        return [value]
+    if isinstance(value, bytes) or not isinstance(value, Iterable):
+        raise ArgumentTypeError(f"{what} must be a codec (a codec object, a spec dict or a name) "
+                                f"or a sequence of codecs, got {value!r}")
+    codecs = list(value)
+    for codec in codecs:
+        if not _is_codec(codec):
+            raise ArgumentTypeError(f"{what}: {codec!r} is not a codec (a codec object, a spec dict "
+                                    "or a name)")
+    return codecs
+
+
+def guess_chunks(shape: Sequence[int], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
+    """A chunk shape of roughly ``target`` bytes (at least 1 per dimension), halving the
+    largest dimension until it fits."""
+    chunks = [max(int(s), 1) for s in shape]
+    while math.prod(chunks) * itemsize > target and max(chunks) > 1:
+        i = chunks.index(max(chunks))
+        chunks[i] = -(-chunks[i] // 2)
+    return tuple(chunks)
+
+
+def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "auto", shards: Any = None,
+                   filters: Any = None, compressors: Any = "auto", serializer: Any = "auto",
+                   fill_value: Any = DEFAULT, order: str | None = None, zarr_format: int = 3,
+                   attributes: Any = None, chunk_key_encoding: Any = None,
+                   dimension_names: Sequence[str | None] | None = None, compressor: Any = "unset",
+                   dimension_separator: str | None = None) -> ArrayMetadata:
+    """The metadata of a new array from ``zarrc.create_array``'s keywords (see there).
+    Raises MetadataError for invalid arguments, ArgumentTypeError (a TypeError) for
+    arguments of the wrong type (a shape or chunks that are not integers,
+    attributes that are not a mapping)."""
+    check_format(zarr_format)
+    if order not in (None, "C", "F"):
+        raise MetadataError(f"order must be 'C' or 'F', got {order!r}")
+    attributes = check_attributes(attributes)
+    shape = _shape(shape)
+    if isinstance(chunks, str) and chunks == "auto":
+        itemsize = 8 if zarr_format == 2 else as_data_type(dtype).itemsize
+        if zarr_format == 2 and dtype not in (str, bytes):
+            itemsize = np.dtype(dtype).itemsize or 8
+        chunks = guess_chunks(shape, itemsize)
+    else:
+        chunks = _grid(chunks, "chunks", len(shape))
+    if zarr_format == 2:
+        return array_metadata_v2(
+            shape, dtype, chunks, fill_value=fill_value, order=order, filters=filters,
+            compressors=compressors, compressor=compressor, serializer=serializer,
+            chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
+            dimension_names=dimension_names, shards=shards, attributes=attributes,
+            default=DEFAULT)
+    if not (isinstance(compressor, str) and compressor == "unset"):
+        compressors = compressor
+    if isinstance(serializer, str) and serializer == "auto":
+        kind = as_data_type(dtype).kind
+        serializer = {"name": {"string": "vlen-utf8", "bytes": "vlen-bytes"}.get(kind, "bytes")}
+    elif not _is_codec(serializer):
+        raise ArgumentTypeError(f"serializer must be a codec (a codec object, a spec dict or a name), "
+                                f"got {serializer!r}")
+    if isinstance(compressors, str) and compressors == "auto":
+        compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+    codecs = _codec_list(filters, "filters") + [serializer] + _codec_list(compressors, "compressors")
+    grid = chunks
+    if shards is not None:
+        # as zarr-python: ``shards`` is the stored object's shape, ``chunks`` the inner
+        # chunks, and every codec goes inside the sharding codec
+        grid = _grid(shards, "shards", len(shape))
+        codecs = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(chunks), "codecs": codecs,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"}}]
+    encoding = chunk_key_encoding if chunk_key_encoding is not None else "default"
+    if isinstance(encoding, dict) and "configuration" not in encoding and "separator" in encoding:
+        # zarr-python's short form {"name": ..., "separator": ...} -> the spec's JSON form
+        rest = {k: v for k, v in encoding.items() if k != "separator"}
+        encoding = {"name": "default", **rest, "configuration": {"separator": encoding["separator"]}}
+    return ArrayMetadataV3.create(
+        shape, dtype, grid, fill_value=None if fill_value is DEFAULT else fill_value, codecs=codecs,
+        chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names)
+
+
+def prepare_location(store: Any, path: str, overwrite: bool, zarr_format: int = 3) -> None:
+    """Make room for a new node at ``path`` and create its missing ancestor groups
+    (in ``zarr_format``).  Everything is checked before anything is deleted or
+    written: ContainsNodeError if a node is at ``path`` (unless ``overwrite``) or
+    an ancestor is an array."""
+    if not overwrite and node_metadata.exists(store, path):
+        raise ContainsNodeError(f"a node already exists at {path} in {store!r}")
+    missing = []
+    ancestor = path
+    while ancestor != "/":
+        ancestor = parent_path(ancestor)
+        md = node_metadata.read(store, ancestor)
+        if md is None:
+            missing.append(ancestor)
+        elif md.node_type != "group":
+            # (checked first: "arr/c" with overwrite would otherwise delete arr's chunks)
+            raise ContainsNodeError(f"cannot create {path}: {ancestor} is an array")
+    if overwrite:
+        if path == "/":
+            store.delete_prefix("")
+        else:
+            store.delete_prefix(key_prefix(path))
+    for ancestor in reversed(missing):
+        node_metadata.write(store, ancestor, group_metadata(zarr_format))
+
+
+def store_node(store: Any, path: str, metadata: Any, overwrite: bool) -> Any:
+    """Write a new node's ``metadata`` at ``path`` (normalised) after
+    :func:`prepare_location`; returns the metadata as a reader will see it."""
+    docs = node_metadata.encode(path, metadata)      # (a value that is not JSON: nothing written)
+    prepare_location(store, path, overwrite, metadata.zarr_format)
+    return node_metadata.write(store, path, metadata, docs)
