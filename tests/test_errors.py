@@ -15,6 +15,8 @@ import zarrc
 from zarrc.errors import (ChecksumError, CodecError, MetadataError, SelectionError, StoreError,
                           ZarrcError)
 
+from helpers import snapshot
+
 CHAINS = {
     "bytes": dict(compressors=None),
     "blosc": dict(compressors=[{"name": "blosc", "configuration": {
@@ -37,7 +39,7 @@ def files(root) -> dict[str, bytes]:
     return out
 
 
-def make(zh, store, chain, path="grp/temperature"):
+def make(store, chain, path="grp/temperature"):
     arr = zarrc.create_array(store, path=path, shape=(9, 9), chunks=(3, 3), dtype="float64",
                              fill_value=-1.0, **CHAINS[chain])
     arr[...] = np.arange(81.0).reshape(9, 9)
@@ -62,12 +64,12 @@ CASES = [(chain, how) for chain in CHAINS for how in ("truncated", "random", "em
 
 
 @pytest.mark.parametrize("chain, how", CASES)
-def test_corrupt_chunk_raises_and_changes_nothing(zh, rw_store_maker, chain, how):
+def test_corrupt_chunk_raises_and_changes_nothing(rw_store_maker, chain, how):
     store = rw_store_maker.new()
-    arr = make(zh, store, chain)
+    arr = make(store, chain)
     key = "grp/temperature/c/1/2"
     store.set(key, corrupt(store.get(key), how))
-    before = zh.snapshot(store)
+    before = snapshot(store)
     with pytest.raises(CodecError) as info:
         arr[...]
     assert "chunk grp/temperature/c/1/2 of /grp/temperature" in str(info.value)
@@ -78,14 +80,14 @@ def test_corrupt_chunk_raises_and_changes_nothing(zh, rw_store_maker, chain, how
     np.testing.assert_array_equal(arr[:3, :], np.arange(27.0).reshape(3, 9))   # others still read
     with pytest.raises(CodecError, match="c/1/2"):
         arr[2:5, 2:8] = 0.0                              # partial write needs the corrupt chunk
-    assert zh.snapshot(store) == before
+    assert snapshot(store) == before
 
 
-def test_failed_local_write_leaves_every_chunk_file_byte_identical(zh, tmp_path):
+def test_failed_local_write_leaves_every_chunk_file_byte_identical(tmp_path):
     """A write spanning a corrupt chunk, chunks it covers wholly and chunks it covers
     partly fails before any file is replaced: the engine encodes every chunk first."""
     root = tmp_path / "s.zarr"
-    arr = make(zh, str(root), "zstd+crc32c", path="a")
+    arr = make(str(root), "zstd+crc32c", path="a")
     path = root / "a" / "c" / "2" / "2"
     path.write_bytes(corrupt(path.read_bytes(), "flipped"))
     before = files(root)
@@ -100,9 +102,9 @@ def test_failed_local_write_leaves_every_chunk_file_byte_identical(zh, tmp_path)
     assert not [p for p in files(root) if os.path.basename(p).startswith(".")]
 
 
-def test_chunk_that_is_a_directory_is_a_store_error(zh, tmp_path):
+def test_chunk_that_is_a_directory_is_a_store_error(tmp_path):
     root = tmp_path / "s.zarr"
-    arr = make(zh, str(root), "bytes", path="a")
+    arr = make(str(root), "bytes", path="a")
     chunk = root / "a" / "c" / "0" / "0"
     chunk.unlink()
     chunk.mkdir()
@@ -146,13 +148,13 @@ def _bad_documents(good: dict) -> dict[str, bytes]:
     }
 
 
-def test_malformed_metadata_raises_metadata_error(zh, rw_store_maker):
+def test_malformed_metadata_raises_metadata_error(rw_store_maker):
     store = rw_store_maker.new()
-    arr = make(zh, store, "bytes")
+    arr = make(store, "bytes")
     good = json.loads(store.get("grp/temperature/zarr.json"))
     for name, doc in _bad_documents(good).items():
         store.set("grp/temperature/zarr.json", doc)
-        before = zh.snapshot(store)
+        before = snapshot(store)
         for opener in (lambda: zarrc.open_array(store, path="grp/temperature"),
                        lambda: zarrc.open(store, path="grp/temperature", mode="r"),
                        lambda: zarrc.open_group(store, path="grp")["temperature"],
@@ -161,11 +163,11 @@ def test_malformed_metadata_raises_metadata_error(zh, rw_store_maker):
             with pytest.raises(MetadataError) as info:
                 opener()
             assert "/grp/temperature" in str(info.value), (name, str(info.value))
-        assert zh.snapshot(store) == before, name
+        assert snapshot(store) == before, name
     del arr
 
 
-def test_malformed_group_metadata(zh):
+def test_malformed_group_metadata():
     store = {}
     zarrc.group(store, path="g")
     store["g/zarr.json"] = b'{"zarr_format": 3, "node_type": "group", "attributes": [1]}'
@@ -175,7 +177,7 @@ def test_malformed_group_metadata(zh):
         list(zarrc.open_group(store).members())
 
 
-def test_create_array_with_bad_arguments_writes_nothing(zh):
+def test_create_array_with_bad_arguments_writes_nothing():
     store = {}
     for kwargs in [dict(compressors=[{"name": "nope"}]), dict(dtype="float13"),
                    dict(filters=[{"name": "transpose", "configuration": {"order": [0, 0]}}]),
@@ -195,16 +197,16 @@ BAD_SELECTIONS = [(9, 0), (0, -10), (0, 0, 0), (Ellipsis, Ellipsis), (slice(None
 
 
 @pytest.mark.parametrize("sel", BAD_SELECTIONS, ids=repr)
-def test_bad_selection_raises_and_changes_nothing(zh, store_maker, sel):
+def test_bad_selection_raises_and_changes_nothing(store_maker, sel):
     store = store_maker.new()
-    arr = make(zh, store, "blosc")
-    before = zh.snapshot(store)
+    arr = make(store, "blosc")
+    before = snapshot(store)
     with pytest.raises(SelectionError) as info:
         arr[sel]
     assert isinstance(info.value, IndexError) and isinstance(info.value, ZarrcError)
     with pytest.raises(IndexError):
         arr[sel] = 1.0
-    assert zh.snapshot(store) == before
+    assert snapshot(store) == before
 
 
 # ------------------------------------------------------------------ bad arguments

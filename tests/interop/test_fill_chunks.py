@@ -9,6 +9,8 @@ import pytest
 
 import zarrc
 
+from interop import support
+
 zarr = pytest.importorskip("zarr")
 
 QUIET_NAN_WITH_PAYLOAD = np.array(0x7FF8000000000ABC, np.uint64).view(np.float64)[()]
@@ -18,7 +20,7 @@ QUIET_NAN_WITH_PAYLOAD = np.array(0x7FF8000000000ABC, np.uint64).view(np.float64
                                         (np.nan, -np.float64(np.nan))],
                          ids=["fill-neg0-data-pos0", "fill-pos0-data-neg0", "fill-nan-data-payload",
                               "fill-nan-data-negative-nan"])
-def test_chunk_bitwise_unequal_to_fill_is_stored(ix, tmp_path, fill, value) -> None:
+def test_chunk_bitwise_unequal_to_fill_is_stored(tmp_path, fill, value) -> None:
     path = str(tmp_path / "a")
     a = zarrc.create_array(str(tmp_path), name="a", shape=(10,), chunks=(4,), dtype="float64",
                            fill_value=fill)
@@ -28,8 +30,8 @@ def test_chunk_bitwise_unequal_to_fill_is_stored(ix, tmp_path, fill, value) -> N
     a[0:4] = fill    # equal to the fill value bit for bit: deleted
     expected = np.full(10, value)
     expected[:4] = fill
-    assert ix.stored_chunk_keys(path) == {"c/1", "c/2"}
-    ix.assert_bit_equal(a[...], expected, "zarrc")
-    ix.assert_bit_equal(np.asarray(zarr.open_array(path, mode="r")[...]), expected, "zarr-python")
+    assert support.stored_chunk_keys(path) == {"c/1", "c/2"}
+    support.assert_bit_equal(a[...], expected, "zarrc")
+    support.assert_bit_equal(np.asarray(zarr.open_array(path, mode="r")[...]), expected, "zarr-python")
     ts = pytest.importorskip("tensorstore")
-    ix.assert_bit_equal(ix.tensorstore_open(path).read().result(), expected, "tensorstore")
+    support.assert_bit_equal(support.tensorstore_open(path).read().result(), expected, "tensorstore")

@@ -11,6 +11,8 @@ import pytest
 
 import zarrc
 
+from interop import support
+
 zarr = pytest.importorskip("zarr")
 
 ROOT_ATTRS = {
@@ -40,9 +42,9 @@ HIERARCHY = {
 }
 
 
-def data_for(ix, path: str) -> np.ndarray:
+def data_for(path: str) -> np.ndarray:
     _, _, shape, _, dtype = HIERARCHY[path]
-    return ix.sample(dtype, shape, seed=len(path))
+    return support.sample(dtype, shape, seed=len(path))
 
 
 def children(path: str) -> list[str]:
@@ -74,7 +76,7 @@ def parse_tree(text: str) -> list[tuple[int, str, tuple | None]]:
     return rows
 
 
-def write_with_zarr_python(ix, root: str) -> None:
+def write_with_zarr_python(root: str) -> None:
     groups = {"": zarr.open_group(root, mode="w", attributes=ROOT_ATTRS)}
     for path, node in HIERARCHY.items():
         if not path:
@@ -85,10 +87,10 @@ def write_with_zarr_python(ix, root: str) -> None:
         else:
             _, attrs, shape, chunks, dtype = node
             a = groups[parent].create_array(name, shape=shape, chunks=chunks, dtype=dtype, attributes=attrs)
-            a[...] = data_for(ix, path)
+            a[...] = data_for(path)
 
 
-def write_with_zarrc(ix, root: str) -> None:
+def write_with_zarrc(root: str) -> None:
     groups = {"": zarrc.group(root, attributes=ROOT_ATTRS)}
     for path, node in HIERARCHY.items():
         if not path:
@@ -102,10 +104,10 @@ def write_with_zarrc(ix, root: str) -> None:
         else:
             _, attrs, shape, chunks, dtype = node
             a = groups[parent].create_array(name, shape=shape, chunks=chunks, dtype=dtype, attributes=attrs)
-            a[...] = data_for(ix, path)
+            a[...] = data_for(path)
 
 
-def check_zarrc_group(ix, g, path: str = "") -> None:
+def check_zarrc_group(g, path: str = "") -> None:
     assert dict(g.attrs) == HIERARCHY[path][1]
     names = children(path)
     assert sorted(g.keys()) == names
@@ -119,17 +121,17 @@ def check_zarrc_group(ix, g, path: str = "") -> None:
         kind = HIERARCHY[child][0]
         if kind == "group":
             assert isinstance(node, zarrc.Group)
-            check_zarrc_group(ix, node, child)
+            check_zarrc_group(node, child)
         else:
             _, attrs, shape, chunks, dtype = HIERARCHY[child]
             assert isinstance(node, zarrc.Array)
             assert (node.shape, node.chunks, node.dtype) == (shape, chunks, np.dtype(dtype))
             assert dict(node.attrs) == attrs
-            ix.assert_bit_equal(node[...], data_for(ix, child), child)
-            ix.assert_bit_equal(g[name][...], data_for(ix, child), child)
+            support.assert_bit_equal(node[...], data_for(child), child)
+            support.assert_bit_equal(g[name][...], data_for(child), child)
 
 
-def check_zarr_python_group(ix, g, path: str = "") -> None:
+def check_zarr_python_group(g, path: str = "") -> None:
     assert dict(g.attrs) == HIERARCHY[path][1]
     members = dict(g.members())
     assert sorted(members) == children(path)
@@ -137,38 +139,38 @@ def check_zarr_python_group(ix, g, path: str = "") -> None:
         child = f"{path}/{name}" if path else name
         if HIERARCHY[child][0] == "group":
             assert isinstance(node, zarr.Group)
-            check_zarr_python_group(ix, node, child)
+            check_zarr_python_group(node, child)
         else:
             _, attrs, shape, chunks, dtype = HIERARCHY[child]
             assert isinstance(node, zarr.Array)
             assert (node.shape, node.chunks) == (shape, chunks)
             assert dict(node.attrs) == attrs
-            ix.assert_bit_equal(np.asarray(node[...]), data_for(ix, child), child)
+            support.assert_bit_equal(np.asarray(node[...]), data_for(child), child)
 
 
-def test_zarr_python_hierarchy_reads_in_zarrc(ix, tmp_path) -> None:
-    write_with_zarr_python(ix, str(tmp_path))
+def test_zarr_python_hierarchy_reads_in_zarrc(tmp_path) -> None:
+    write_with_zarr_python(str(tmp_path))
     g = zarrc.open_group(str(tmp_path), mode="r")
-    check_zarrc_group(ix, g)
+    check_zarrc_group(g)
     assert parse_tree(g.tree()) == expected_tree()
     assert parse_tree(g["g1"].tree()) == expected_tree("g1")
     # nested paths, and open() picking the node type
     assert isinstance(zarrc.open(str(tmp_path), mode="r", path="g1/g2"), zarrc.Group)
     a2 = zarrc.open(str(tmp_path), mode="r", path="g1/g2/a2")
-    ix.assert_bit_equal(a2[1, 2:, ::2], data_for(ix, "g1/g2/a2")[1, 2:, ::2])
-    ix.assert_bit_equal(g["données/température"][3:9:2], data_for(ix, "données/température")[3:9:2])
+    support.assert_bit_equal(a2[1, 2:, ::2], data_for("g1/g2/a2")[1, 2:, ::2])
+    support.assert_bit_equal(g["données/température"][3:9:2], data_for("données/température")[3:9:2])
 
 
-def test_zarrc_hierarchy_reads_in_zarr_python(ix, tmp_path) -> None:
-    write_with_zarrc(ix, str(tmp_path))
-    check_zarrc_group(ix, zarrc.open_group(str(tmp_path), mode="r"))
+def test_zarrc_hierarchy_reads_in_zarr_python(tmp_path) -> None:
+    write_with_zarrc(str(tmp_path))
+    check_zarrc_group(zarrc.open_group(str(tmp_path), mode="r"))
     g = zarr.open_group(str(tmp_path), mode="r")
-    check_zarr_python_group(ix, g)
+    check_zarr_python_group(g)
     assert isinstance(zarr.open(str(tmp_path), mode="r", path="g1/g2/g3"), zarr.Group)
 
 
-def test_zarrc_attribute_updates_visible_in_zarr_python(ix, tmp_path) -> None:
-    write_with_zarr_python(ix, str(tmp_path))
+def test_zarrc_attribute_updates_visible_in_zarr_python(tmp_path) -> None:
+    write_with_zarr_python(str(tmp_path))
     g = zarrc.open_group(str(tmp_path), mode="r+")
     g.attrs["title"] = "nouveau 🆕"
     g.attrs.update({"added": {"x": [1, {"y": None}]}, "ключ": "значение"}, more=[1.5, -2])
@@ -186,7 +188,7 @@ def test_zarrc_attribute_updates_visible_in_zarr_python(ix, tmp_path) -> None:
     assert dict(z.attrs) == expected_root
     za1 = zarr.open_array(str(tmp_path / "g1" / "a1"), mode="r")
     assert dict(za1.attrs) == {"units": "K", "axes": ["y", "x"], "calibrated": True}
-    ix.assert_bit_equal(np.asarray(za1[...]), data_for(ix, "g1/a1"))  # the data is untouched
+    support.assert_bit_equal(np.asarray(za1[...]), data_for("g1/a1"))  # the data is untouched
     assert dict(z["empty"].attrs) == {}
     assert dict(z["g1"].attrs) == HIERARCHY["g1"][1]
 
@@ -200,14 +202,14 @@ def test_zarrc_attribute_updates_visible_in_zarr_python(ix, tmp_path) -> None:
     assert dict(a2.attrs) == {"complex": False, "ε": 1e-300}
 
 
-def test_tensorstore_arrays_in_groups(ix, tmp_path) -> None:
+def test_tensorstore_arrays_in_groups(tmp_path) -> None:
     """Arrays that tensorstore writes (with attributes and dimension names) inside a
     zarrc hierarchy are members in zarrc; arrays zarrc writes in groups open in
     tensorstore by path."""
     ts = pytest.importorskip("tensorstore")
     root = zarrc.group(str(tmp_path), attributes={"made_by": "zarrc"})
     root.create_group("g").create_group("h")
-    x = ix.sample("int16", (6, 10), seed=3)
+    x = support.sample("int16", (6, 10), seed=3)
     metadata = {"shape": [6, 10], "data_type": "int16",
                 "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4]}},
                 "chunk_key_encoding": {"name": "default"}, "fill_value": -3,
@@ -225,7 +227,7 @@ def test_tensorstore_arrays_in_groups(ix, tmp_path) -> None:
     a = dict(h.arrays())["t"]
     assert dict(a.attrs) == {"written_by": "tensorstore", "ü": [1, None]}
     assert a.dimension_names == ("y", None)
-    ix.assert_bit_equal(a[...], expected)
+    support.assert_bit_equal(a[...], expected)
 
     b = root["g"].create_array("b", shape=(5, 3), chunks=(2, 2), dtype="uint16", fill_value=9,
                                attributes={"k": "v"}, dimension_names=["row", "col"])
@@ -234,5 +236,5 @@ def test_tensorstore_arrays_in_groups(ix, tmp_path) -> None:
                  open=True).result()
     expected_b = np.full((5, 3), 9, np.uint16)
     expected_b[1:4, 1:] = 7
-    ix.assert_bit_equal(tb.read().result(), expected_b)
+    support.assert_bit_equal(tb.read().result(), expected_b)
     assert list(tb.domain.labels) == ["row", "col"]

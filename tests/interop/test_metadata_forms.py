@@ -10,6 +10,8 @@ import pytest
 
 import zarrc
 
+from interop import support
+
 zarr = pytest.importorskip("zarr")
 ts = pytest.importorskip("tensorstore")
 
@@ -18,20 +20,20 @@ UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 @pytest.mark.parametrize("name,separator,key", [("v2", "/", "1/0"), ("v2", ".", "1.0"),
                                                 ("default", ".", "c.1.0"), ("default", "/", "c/1/0")])
-def test_chunk_key_encoding_as_zarr_python_spells_it(ix, tmp_path, name, separator, key) -> None:
+def test_chunk_key_encoding_as_zarr_python_spells_it(tmp_path, name, separator, key) -> None:
     """zarr.create_array(chunk_key_encoding={"name": ..., "separator": ...}) works, and
     so must the same argument to zarrc.create_array; both write the same keys."""
     cke = {"name": name, "separator": separator}
     z = zarr.create_array(str(tmp_path), name="z", shape=(4, 3), chunks=(2, 3), dtype="uint8",
                           chunk_key_encoding=cke)
     z[...] = np.arange(12, dtype=np.uint8).reshape(4, 3) + 1
-    assert key in ix.stored_chunk_keys(str(tmp_path / "z"))
+    assert key in support.stored_chunk_keys(str(tmp_path / "z"))
 
     a = zarrc.create_array(str(tmp_path), name="a", shape=(4, 3), chunks=(2, 3), dtype="uint8",
                            chunk_key_encoding=cke)
     a[...] = np.arange(12, dtype=np.uint8).reshape(4, 3) + 1
-    assert ix.stored_chunk_keys(str(tmp_path / "a")) == ix.stored_chunk_keys(str(tmp_path / "z"))
-    ix.assert_bit_equal(np.asarray(zarr.open_array(str(tmp_path / "a"), mode="r")[...]), z[...])
+    assert support.stored_chunk_keys(str(tmp_path / "a")) == support.stored_chunk_keys(str(tmp_path / "z"))
+    support.assert_bit_equal(np.asarray(zarr.open_array(str(tmp_path / "a"), mode="r")[...]), z[...])
 
 
 def nan_with_payload(dtype: str) -> np.generic:
@@ -56,14 +58,14 @@ def payload_fill_json(value: np.generic) -> object:
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128"])
-def test_nan_payload_fill_value(ix, tmp_path, dtype) -> None:
+def test_nan_payload_fill_value(tmp_path, dtype) -> None:
     """zarrc keeps a NaN fill value's payload (written as "0x..."), and tensorstore and
     zarr-python fill missing chunks with exactly those bits; a tensorstore array with
     such a fill value reads so in zarrc."""
     fill = nan_with_payload(dtype)
     # sanity: numpy itself keeps the payload through these operations
     assert np.full((), fill, dtype).tobytes() == np.asarray(fill).tobytes()
-    x = ix.sample(dtype, (5, 6), seed=1)
+    x = support.sample(dtype, (5, 6), seed=1)
     expected = np.full((10, 6), fill, dtype)
     expected[:5] = x
 
@@ -72,10 +74,10 @@ def test_nan_payload_fill_value(ix, tmp_path, dtype) -> None:
     a[:5] = x
     written = json.loads((tmp_path / "a" / "zarr.json").read_text())["fill_value"]
     assert written == payload_fill_json(fill)
-    ix.assert_bit_equal(a[...], expected, "zarrc")
-    ix.assert_bit_equal(ix.tensorstore_open(str(tmp_path / "a")).read().result(), expected, "tensorstore")
+    support.assert_bit_equal(a[...], expected, "zarrc")
+    support.assert_bit_equal(support.tensorstore_open(str(tmp_path / "a")).read().result(), expected, "tensorstore")
     if dtype != "float16":  # zarr-python 3.1 drops the payload of a float16 "0x..." fill value
-        ix.assert_bit_equal(np.asarray(zarr.open_array(str(tmp_path / "a"), mode="r")[...]), expected,
+        support.assert_bit_equal(np.asarray(zarr.open_array(str(tmp_path / "a"), mode="r")[...]), expected,
                             "zarr-python")
 
     metadata = {"shape": [10, 6], "data_type": dtype, "fill_value": payload_fill_json(fill),
@@ -86,13 +88,13 @@ def test_nan_payload_fill_value(ix, tmp_path, dtype) -> None:
                  "metadata": metadata}, create=True, dtype=getattr(ts, dtype)).result()
     t[:5].write(x).result()
     b = zarrc.open_array(str(tmp_path), mode="r", path="t")
-    ix.assert_scalar_bit_equal(b.fill_value, fill)
-    ix.assert_bit_equal(b[...], expected, "zarrc reading tensorstore's array")
+    support.assert_scalar_bit_equal(b.fill_value, fill)
+    support.assert_bit_equal(b[...], expected, "zarrc reading tensorstore's array")
 
 
-def test_default_codecs(ix, tmp_path) -> None:
+def test_default_codecs(tmp_path) -> None:
     """Arrays created with each library's default codecs read in the others."""
-    x = ix.sample("float32", (10, 9), seed=2)
+    x = support.sample("float32", (10, 9), seed=2)
     a = zarrc.create_array(str(tmp_path), name="zarrc", shape=(10, 9), chunks=(3, 4), dtype="float32")
     a[...] = x
     z = zarr.create_array(str(tmp_path), name="zarr", shape=(10, 9), chunks=(3, 4), dtype="float32")
@@ -104,10 +106,10 @@ def test_default_codecs(ix, tmp_path) -> None:
     t.write(x).result()
     for name in ("zarrc", "zarr", "ts"):
         path = str(tmp_path / name)
-        ix.assert_bit_equal(zarrc.open_array(path, mode="r")[...], x, f"zarrc reading {name}")
-        ix.assert_bit_equal(np.asarray(zarr.open_array(path, mode="r")[...]), x,
+        support.assert_bit_equal(zarrc.open_array(path, mode="r")[...], x, f"zarrc reading {name}")
+        support.assert_bit_equal(np.asarray(zarr.open_array(path, mode="r")[...]), x,
                             f"zarr-python reading {name}")
-        ix.assert_bit_equal(ix.tensorstore_open(path).read().result(), x, f"tensorstore reading {name}")
+        support.assert_bit_equal(support.tensorstore_open(path).read().result(), x, f"tensorstore reading {name}")
 
 
 @pytest.mark.parametrize("codec", [
@@ -116,10 +118,10 @@ def test_default_codecs(ix, tmp_path) -> None:
     {"name": "zstd", "configuration": {"level": 1}},
     {"name": "gzip", "configuration": {"level": 1}},
 ], ids=["blosc-noshuffle-no-typesize", "blosc-defaults", "zstd-level-only", "gzip"])
-def test_tensorstore_codec_defaults(ix, tmp_path, codec) -> None:
+def test_tensorstore_codec_defaults(tmp_path, codec) -> None:
     """Codec configurations as tensorstore completes them (e.g. blosc "noshuffle"
     with no "typesize") read in zarrc, and zarrc's rewrite reads in tensorstore."""
-    x = ix.sample("int32", (10,), seed=4)
+    x = support.sample("int32", (10,), seed=4)
     path = str(tmp_path / "t")
     t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path},
                  "metadata": {"shape": [10], "data_type": "int32",
@@ -128,7 +130,7 @@ def test_tensorstore_codec_defaults(ix, tmp_path, codec) -> None:
                 create=True, dtype=ts.int32).result()
     t.write(x).result()
     a = zarrc.open_array(path, mode="r+")
-    ix.assert_bit_equal(a[...], x)
+    support.assert_bit_equal(a[...], x)
     a[2:7] = -x[2:7]
     x[2:7] = -x[2:7]
-    ix.assert_bit_equal(ix.tensorstore_open(path).read().result(), x)
+    support.assert_bit_equal(support.tensorstore_open(path).read().result(), x)

@@ -21,6 +21,8 @@ import pytest
 
 import zarrc
 
+from interop import support
+
 ts = pytest.importorskip("tensorstore")
 zarr = pytest.importorskip("zarr")
 
@@ -107,10 +109,10 @@ IDS = [c.id for c in CONFIGS]
 
 # ---------------------------------------------------------------- writers / readers
 
-def ts_metadata(ix, cfg: Config) -> dict:
+def ts_metadata(cfg: Config) -> dict:
     return {"shape": list(cfg.shape), "data_type": cfg.dtype,
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(cfg.shards)}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": ix.fill_json(cfg.fill),
+            "chunk_key_encoding": {"name": "default"}, "fill_value": support.fill_json(cfg.fill),
             "codecs": list(cfg.codecs)}
 
 
@@ -155,19 +157,19 @@ def selections(cfg: Config) -> list:
             tuple(n - 1 for n in cfg.shape)]
 
 
-def check_zarrc_reads(ix, cfg: Config, path: str, expected: np.ndarray) -> None:
+def check_zarrc_reads(cfg: Config, path: str, expected: np.ndarray) -> None:
     a = zarrc.open_array(path, mode="r")
     assert (a.shape, a.chunks, a.shards, a.dtype) == (cfg.shape, cfg.inner, cfg.shards, cfg.np_dtype)
-    ix.assert_scalar_bit_equal(a.fill_value, cfg.fill)
+    support.assert_scalar_bit_equal(a.fill_value, cfg.fill)
     for sel in selections(cfg):
-        ix.assert_bit_equal(a[sel], np.asarray(expected[sel]), f"zarrc a[{sel!r}]")
+        support.assert_bit_equal(a[sel], np.asarray(expected[sel]), f"zarrc a[{sel!r}]")
 
 
-def zarrc_updates(ix, cfg: Config, a, expected: np.ndarray, seed: int) -> None:
+def zarrc_updates(cfg: Config, a, expected: np.ndarray, seed: int) -> None:
     """Partial writes through zarrc, applied to the model too: into the missing last
     row of shards (over the edge), with steps across every shard, the fill value over
     one inner chunk (left empty) and over a whole shard (deleted)."""
-    update = ix.sample(cfg.dtype, cfg.shape, seed)
+    update = support.sample(cfg.dtype, cfg.shape, seed)
     edge = (slice(cfg.shape[0] - 3, None),) + tuple(slice(n // 3, n) for n in cfg.shape[1:])
     steps = tuple(slice(i % 2, None, 3 + i) for i in range(len(cfg.shape)))
     for sel in (edge, steps):
@@ -180,8 +182,8 @@ def zarrc_updates(ix, cfg: Config, a, expected: np.ndarray, seed: int) -> None:
         expected[sel] = cfg.fill
 
 
-def model(ix, cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    data = ix.sample(cfg.dtype, cfg.shape, seed)
+def model(cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    data = support.sample(cfg.dtype, cfg.shape, seed)
     expected = np.full(cfg.shape, cfg.fill, cfg.np_dtype)
     expected[cfg.region] = data[cfg.region]
     return data, expected
@@ -194,33 +196,33 @@ def shard_key(coords) -> str:
 # ---------------------------------------------------------------- tensorstore
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
-def test_tensorstore_writes_zarrc_reads(ix, cfg, tmp_path) -> None:
+def test_tensorstore_writes_zarrc_reads(cfg, tmp_path) -> None:
     path = str(tmp_path / "arr")
-    data, expected = model(ix, cfg, seed=1)
-    t = ts.open({**ts_spec(path), "metadata": ts_metadata(ix, cfg)}, create=True).result()
+    data, expected = model(cfg, seed=1)
+    t = ts.open({**ts_spec(path), "metadata": ts_metadata(cfg)}, create=True).result()
     t[cfg.region].write(data[cfg.region]).result()
-    ix.assert_bit_equal(ts_read(path), expected, "tensorstore's own read")
-    check_zarrc_reads(ix, cfg, path, expected)
+    support.assert_bit_equal(ts_read(path), expected, "tensorstore's own read")
+    check_zarrc_reads(cfg, path, expected)
 
     # zarrc updates the shards tensorstore wrote; tensorstore and zarrc read the result
-    zarrc_updates(ix, cfg, zarrc.open_array(path, mode="r+"), expected, seed=2)
-    ix.assert_bit_equal(ts_read(path), expected, "tensorstore after zarrc's updates")
-    check_zarrc_reads(ix, cfg, path, expected)
+    zarrc_updates(cfg, zarrc.open_array(path, mode="r+"), expected, seed=2)
+    support.assert_bit_equal(ts_read(path), expected, "tensorstore after zarrc's updates")
+    check_zarrc_reads(cfg, path, expected)
     assert not (tmp_path / "arr" / shard_key([0] * len(cfg.shape))).exists()
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
-def test_zarrc_writes_tensorstore_and_zarr_python_read(ix, cfg, tmp_path) -> None:
+def test_zarrc_writes_tensorstore_and_zarr_python_read(cfg, tmp_path) -> None:
     path = str(tmp_path / "arr")
-    data, expected = model(ix, cfg, seed=3)
+    data, expected = model(cfg, seed=3)
     a = zarrc_create(cfg, path)
     a[cfg.region] = data[cfg.region]
-    ix.assert_bit_equal(ts_read(path), expected, "tensorstore")
-    ix.assert_bit_equal(zarr_read(path), expected, "zarr-python")
-    zarrc_updates(ix, cfg, a, expected, seed=4)
-    ix.assert_bit_equal(ts_read(path), expected, "tensorstore after updates")
-    ix.assert_bit_equal(zarr_read(path), expected, "zarr-python after updates")
-    check_zarrc_reads(ix, cfg, path, expected)
+    support.assert_bit_equal(ts_read(path), expected, "tensorstore")
+    support.assert_bit_equal(zarr_read(path), expected, "zarr-python")
+    zarrc_updates(cfg, a, expected, seed=4)
+    support.assert_bit_equal(ts_read(path), expected, "tensorstore after updates")
+    support.assert_bit_equal(zarr_read(path), expected, "zarr-python after updates")
+    check_zarrc_reads(cfg, path, expected)
     # the stored shards are exactly those holding a value other than the fill value
     grid = [math.ceil(n / s) for n, s in zip(cfg.shape, cfg.shards)]
     stored = {p.relative_to(tmp_path / "arr").as_posix() for p in (tmp_path / "arr").rglob("*")
@@ -235,13 +237,13 @@ def test_zarrc_writes_tensorstore_and_zarr_python_read(ix, cfg, tmp_path) -> Non
     assert stored == wanted
 
 
-def test_zarrc_partial_update_keeps_tensorstore_inner_chunks(ix, tmp_path) -> None:
+def test_zarrc_partial_update_keeps_tensorstore_inner_chunks(tmp_path) -> None:
     """zarrc rewrites one inner chunk of a shard tensorstore wrote (gzip level 9):
     every other inner chunk keeps tensorstore's bytes."""
     path = str(tmp_path / "arr")
     cfg = Config("gzip9", "int32", (8, 12), (8, 12), (2, 3), (sharding((2, 3), [LE, gzip(9)], "start"),))
-    data = ix.sample(cfg.dtype, cfg.shape, 9)
-    t = ts.open({**ts_spec(path), "metadata": ts_metadata(ix, cfg)}, create=True).result()
+    data = support.sample(cfg.dtype, cfg.shape, 9)
+    t = ts.open({**ts_spec(path), "metadata": ts_metadata(cfg)}, create=True).result()
     t.write(data).result()
 
     def inner_chunks() -> list:
@@ -254,7 +256,7 @@ def test_zarrc_partial_update_keeps_tensorstore_inner_chunks(ix, tmp_path) -> No
     data[3, 4] = 42
     after = inner_chunks()
     assert [i for i in range(16) if before[i] != after[i]] == [5]
-    ix.assert_bit_equal(ts_read(path), data, "tensorstore")
+    support.assert_bit_equal(ts_read(path), data, "tensorstore")
 
 
 # ---------------------------------------------------------------- zarr-python
@@ -264,26 +266,26 @@ ZARR_PYTHON = ["end-bytes-int16", "start-blosc-float32", "start-gzip-float64-big
 
 
 @pytest.mark.parametrize("cfg", [c for c in CONFIGS if c.id in ZARR_PYTHON], ids=ZARR_PYTHON)
-def test_zarr_python_sharding_codec_writes_zarrc_reads(ix, cfg, tmp_path) -> None:
+def test_zarr_python_sharding_codec_writes_zarrc_reads(cfg, tmp_path) -> None:
     path = str(tmp_path / "arr")
-    data, expected = model(ix, cfg, seed=5)
+    data, expected = model(cfg, seed=5)
     z = zarr.create_array(path, shape=cfg.shape, dtype=cfg.dtype, chunks=cfg.shards,
                           serializer=zarr_codec(cfg.codecs[0]), filters=None, compressors=None,
                           fill_value=cfg.fill_value)
     z[cfg.region] = data[cfg.region]
-    check_zarrc_reads(ix, cfg, path, expected)
-    zarrc_updates(ix, cfg, zarrc.open_array(path, mode="r+"), expected, seed=6)
-    ix.assert_bit_equal(zarr_read(path), expected, "zarr-python after zarrc's updates")
-    check_zarrc_reads(ix, cfg, path, expected)
+    check_zarrc_reads(cfg, path, expected)
+    zarrc_updates(cfg, zarrc.open_array(path, mode="r+"), expected, seed=6)
+    support.assert_bit_equal(zarr_read(path), expected, "zarr-python after zarrc's updates")
+    check_zarrc_reads(cfg, path, expected)
 
 
 @pytest.mark.parametrize("compressors", ["auto", "blosc"])
-def test_zarr_python_create_array_shards(ix, compressors, tmp_path) -> None:
+def test_zarr_python_create_array_shards(compressors, tmp_path) -> None:
     """zarr.create_array(shards=..., chunks=...) and zarrc.create_array(shards=...,
     chunks=...) make the same metadata; each reads the other's data."""
     from zarr.codecs import BloscCodec
     shape, shards, chunks = (21, 26), (8, 10), (4, 5)
-    data = ix.sample("float32", shape, 11)
+    data = support.sample("float32", shape, 11)
     region = (slice(2, 15), slice(3, 26))
     expected = np.zeros(shape, "float32")
     expected[region] = data[region]
@@ -294,11 +296,11 @@ def test_zarr_python_create_array_shards(ix, compressors, tmp_path) -> None:
     z[region] = data[region]
     a = zarrc.open_array(str(tmp_path / "z"), mode="r+")
     assert a.chunks == chunks and a.shards == shards
-    ix.assert_bit_equal(a[...], expected, "zarrc")
-    ix.assert_bit_equal(a[-5:, ::3], expected[-5:, ::3], "zarrc edge")
+    support.assert_bit_equal(a[...], expected, "zarrc")
+    support.assert_bit_equal(a[-5:, ::3], expected[-5:, ::3], "zarrc edge")
     a[10:21, 0:7] = data[10:21, 0:7]
     expected[10:21, 0:7] = data[10:21, 0:7]
-    ix.assert_bit_equal(zarr_read(str(tmp_path / "z")), expected, "zarr-python")
+    support.assert_bit_equal(zarr_read(str(tmp_path / "z")), expected, "zarr-python")
 
     zc_kw = {} if compressors == "auto" else {"compressors": [{"name": "blosc", "configuration": {
         "cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}}]}
@@ -314,5 +316,5 @@ def test_zarr_python_create_array_shards(ix, compressors, tmp_path) -> None:
         return (type(codec).__name__, tuple(codec.chunk_shape), location,
                 [type(c).__name__ for c in codec.codecs], [type(c).__name__ for c in codec.index_codecs])
     assert outline(zb) == outline(z)
-    ix.assert_bit_equal(zb[...], expected, "zarr-python")
-    ix.assert_bit_equal(ts_read(str(tmp_path / "c")), expected, "tensorstore")
+    support.assert_bit_equal(zb[...], expected, "zarr-python")
+    support.assert_bit_equal(ts_read(str(tmp_path / "c")), expected, "tensorstore")

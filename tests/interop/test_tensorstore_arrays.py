@@ -1,5 +1,5 @@
 """Arrays written by tensorstore (driver zarr3) read bit-exactly in zarrc, and arrays
-written by zarrc read bit-exactly in tensorstore, over the matrix of conftest.py."""
+written by zarrc read bit-exactly in tensorstore, over the matrix of matrix.py."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import zarrc
+
+from interop import support
 
 ts = pytest.importorskip("tensorstore")
 
@@ -19,26 +21,26 @@ def positive(sel: tuple, shape: tuple[int, ...]) -> tuple:
     return tuple(s + n if isinstance(s, int) and s < 0 else s for s, n in zip(sel, shape))
 
 
-def check_tensorstore_reads(ix, case, path: str, expected: np.ndarray) -> None:
-    t = ix.tensorstore_open(path)
+def check_tensorstore_reads(case, path: str, expected: np.ndarray) -> None:
+    t = support.tensorstore_open(path)
     assert tuple(t.shape) == case.shape
     assert t.dtype.numpy_dtype == case.np_dtype
     assert tuple(t.chunk_layout.read_chunk.shape or ()) == case.chunks
-    ix.assert_scalar_bit_equal(np.asarray(t.fill_value), case.fill_value)
-    ix.assert_bit_equal(t.read().result(), expected, "tensorstore t.read()")
-    for sel in ix.selections(case)[1:]:
-        ix.assert_bit_equal(t[positive(sel, case.shape)].read().result(), np.asarray(expected[sel]),
+    support.assert_scalar_bit_equal(np.asarray(t.fill_value), case.fill_value)
+    support.assert_bit_equal(t.read().result(), expected, "tensorstore t.read()")
+    for sel in support.selections(case)[1:]:
+        support.assert_bit_equal(t[positive(sel, case.shape)].read().result(), np.asarray(expected[sel]),
                             f"tensorstore t[{sel!r}]")
 
 
-def test_tensorstore_writes_zarrc_reads(ix, case, tmp_path) -> None:
-    data, expected = ix.model(case)
+def test_tensorstore_writes_zarrc_reads(case, tmp_path) -> None:
+    data, expected = support.model(case)
     path = str(tmp_path / "arr")
-    t = ix.tensorstore_create(case, path)
+    t = support.tensorstore_create(case, path)
     region = case.writes_region
     if region is not None:
         t[region].write(data[region]).result()
-    ix.assert_bit_equal(t.read().result(), expected, "tensorstore's own read")
+    support.assert_bit_equal(t.read().result(), expected, "tensorstore's own read")
 
     # open through the three kinds of entry point
     if case.index % 3 == 0:
@@ -49,25 +51,25 @@ def test_tensorstore_writes_zarrc_reads(ix, case, tmp_path) -> None:
         a = zarrc.open_array(path, mode="r")
     assert isinstance(a, zarrc.Array)
     assert (a.shape, a.chunks, a.dtype) == (case.shape, case.chunks, case.np_dtype)
-    ix.assert_scalar_bit_equal(a.fill_value, case.fill_value)
-    for sel in ix.selections(case):
-        ix.assert_bit_equal(a[sel], np.asarray(expected[sel]), f"zarrc a[{sel!r}]")
-    on_disk = ix.stored_chunk_keys(path)
+    support.assert_scalar_bit_equal(a.fill_value, case.fill_value)
+    for sel in support.selections(case):
+        support.assert_bit_equal(a[sel], np.asarray(expected[sel]), f"zarrc a[{sel!r}]")
+    on_disk = support.stored_chunk_keys(path)
     assert a.nchunks_initialized == len(on_disk)
-    assert on_disk <= {ix.chunk_key(case, c) for c in ix.chunk_boxes(case)}
+    assert on_disk <= {support.chunk_key(case, c) for c in support.chunk_boxes(case)}
 
     # zarrc rewrites chunks that tensorstore encoded; tensorstore reads the result
-    ix.apply_updates(case, zarrc.open_array(path, mode="r+"), expected, seed=case.index + 13)
-    check_tensorstore_reads(ix, case, path, expected)
+    support.apply_updates(case, zarrc.open_array(path, mode="r+"), expected, seed=case.index + 13)
+    check_tensorstore_reads(case, path, expected)
 
 
-def test_zarrc_writes_tensorstore_reads(ix, case, tmp_path) -> None:
-    data, expected = ix.model(case, seed=5)
-    a = ix.zarrc_create(case, str(tmp_path), "arr")
+def test_zarrc_writes_tensorstore_reads(case, tmp_path) -> None:
+    data, expected = support.model(case, seed=5)
+    a = support.zarrc_create(case, str(tmp_path), "arr")
     region = case.writes_region
     if region is not None:
         a[region] = data[region]
-    ix.apply_updates(case, a, expected, seed=case.index + 11)
-    assert ix.stored_chunk_keys(str(tmp_path / "arr")) == ix.nonfill_chunk_keys(case, expected)
+    support.apply_updates(case, a, expected, seed=case.index + 11)
+    assert support.stored_chunk_keys(str(tmp_path / "arr")) == support.nonfill_chunk_keys(case, expected)
 
-    check_tensorstore_reads(ix, case, str(tmp_path / "arr"), expected)
+    check_tensorstore_reads(case, str(tmp_path / "arr"), expected)

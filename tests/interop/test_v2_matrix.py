@@ -18,7 +18,6 @@ import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +26,7 @@ import pytest
 import zarrc
 from zarrc.errors import MetadataError
 
-support = sys.modules["_zarrc_interop_support"]   # tests/interop/support.py, loaded by conftest.py
+from interop import support
 
 zarr = pytest.importorskip("zarr")
 numcodecs = pytest.importorskip("numcodecs")

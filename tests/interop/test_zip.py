@@ -10,6 +10,8 @@ import pytest
 
 import zarrc
 
+from interop import support
+
 zarr = pytest.importorskip("zarr")
 ZarrZipStore = getattr(getattr(zarr, "storage", None), "ZipStore", None)
 pytestmark = pytest.mark.skipif(ZarrZipStore is None, reason="zarr-python has no ZipStore")
@@ -26,10 +28,10 @@ ARRAYS = {
 }
 
 
-def contents(ix, path: str) -> tuple[np.ndarray, tuple]:
+def contents(path: str) -> tuple[np.ndarray, tuple]:
     """(expected array content, the region that was written)."""
     dtype, shape, chunks, fill, _ = ARRAYS[path]
-    data = ix.sample(dtype, shape, seed=len(path))
+    data = support.sample(dtype, shape, seed=len(path))
     region = (slice(1, None),) + (slice(None),) * (len(shape) - 1)  # the first chunk row stays missing
     expected = np.full(shape, fill, dtype)
     expected[region] = data[region]
@@ -39,7 +41,7 @@ def contents(ix, path: str) -> tuple[np.ndarray, tuple]:
 @pytest.mark.parametrize("how,compression", [("path", zipfile.ZIP_STORED), ("store", zipfile.ZIP_STORED),
                                              ("path", zipfile.ZIP_DEFLATED)],
                          ids=["path-stored", "store-stored", "path-deflated"])
-def test_zarr_python_zip_reads_in_zarrc(ix, tmp_path, how, compression) -> None:
+def test_zarr_python_zip_reads_in_zarrc(tmp_path, how, compression) -> None:
     zpath = str(tmp_path / "data.zip")
     store = ZarrZipStore(zpath, mode="w", compression=compression)
     root = zarr.open_group(store, mode="w", attributes={"zip": "✓"})
@@ -47,7 +49,7 @@ def test_zarr_python_zip_reads_in_zarrc(ix, tmp_path, how, compression) -> None:
         parent, _, name = path.rpartition("/")
         g = root.require_group(parent) if parent else root
         a = g.create_array(name, shape=shape, chunks=chunks, dtype=dtype, fill_value=fill, **codecs)
-        expected, region = contents(ix, path)
+        expected, region = contents(path)
         a[region] = expected[region]
     store.close()
 
@@ -57,20 +59,20 @@ def test_zarr_python_zip_reads_in_zarrc(ix, tmp_path, how, compression) -> None:
     assert sorted(g.keys()) == ["g", "x"]
     for path in ARRAYS:
         a = g[path]
-        expected, _ = contents(ix, path)
-        ix.assert_bit_equal(a[...], expected, path)
-        ix.assert_bit_equal(a[1:, ...][::2], expected[1:, ...][::2], path)
+        expected, _ = contents(path)
+        support.assert_bit_equal(a[...], expected, path)
+        support.assert_bit_equal(a[1:, ...][::2], expected[1:, ...][::2], path)
     if how == "store":
         zstore.close()
 
 
-def test_zarrc_zip_reads_in_zarr_python(ix, tmp_path) -> None:
+def test_zarrc_zip_reads_in_zarr_python(tmp_path) -> None:
     zpath = str(tmp_path / "data.zip")
     store = zarrc.stores.ZipStore(zpath, mode="w")
     root = zarrc.group(store, attributes={"zip": "✓"})
     for path, (dtype, shape, chunks, fill, codecs) in ARRAYS.items():
         a = root.create_array(path, shape=shape, chunks=chunks, dtype=dtype, fill_value=fill, **codecs)
-        expected, region = contents(ix, path)
+        expected, region = contents(path)
         a[region] = expected[region]
     store.close()
 
@@ -78,6 +80,6 @@ def test_zarrc_zip_reads_in_zarr_python(ix, tmp_path) -> None:
     g = zarr.open_group(zstore, mode="r")
     assert dict(g.attrs) == {"zip": "✓"}
     for path in ARRAYS:
-        expected, _ = contents(ix, path)
-        ix.assert_bit_equal(np.asarray(g[path][...]), expected, path)
+        expected, _ = contents(path)
+        support.assert_bit_equal(np.asarray(g[path][...]), expected, path)
     zstore.close()

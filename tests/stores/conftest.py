@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
-
 import pytest
 
 from zarrc.stores import LocalStore, MemoryStore, Store, ZipStore
@@ -65,26 +62,3 @@ def factory(request, tmp_path):
 def store(factory):
     """A new, empty, writable store of each kind."""
     return factory.writable()
-
-
-def tree_snapshot(path) -> dict[str, str]:
-    """Every file under ``path`` (relative path -> sha256 or link target), to check nothing changed."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(path):
-        for name in dirnames + filenames:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, path)
-            if os.path.islink(full):
-                out[rel] = "link:" + os.readlink(full)
-            elif os.path.isfile(full):
-                with open(full, "rb") as f:
-                    out[rel] = hashlib.sha256(f.read()).hexdigest()
-            else:
-                out[rel] = "dir"
-    return out
-
-
-@pytest.fixture
-def snapshot():
-    """The tree_snapshot function (conftest helpers are not importable under importlib mode)."""
-    return tree_snapshot

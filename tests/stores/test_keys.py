@@ -7,6 +7,8 @@ import pytest
 from zarrc.errors import StoreError
 from zarrc.stores import LocalStore, MemoryStore, validate_key
 
+from helpers import tree_snapshot
+
 ESCAPES = ["../x", "a/../../x", "/etc/passwd", "..", ".", "./x", "a/./b", "a/..", "../../../../tmp/evil"]
 MALFORMED = ["a\\..\\x", "..\\x", "a//b", "", "a/", "/", "x\x00y", "a/b/"]
 BAD_KEYS = ESCAPES + MALFORMED
@@ -55,7 +57,7 @@ def _operations(store, key):
 
 
 @pytest.mark.parametrize("key", BAD_KEYS)
-def test_bad_keys_refused_everywhere(factory, snapshot, key, tmp_path):
+def test_bad_keys_refused_everywhere(factory, key, tmp_path):
     # the store root lies deeper in tmp_path than any escape reaches ("../" x 4), so a
     # write that escaped would land in tmp_path, the tree compared before and after
     # (not pytest's whole base directory, which grows with every test of the run)
@@ -65,7 +67,7 @@ def test_bad_keys_refused_everywhere(factory, snapshot, key, tmp_path):
     store.set("ok", b"data")
     store.set("a/b/c", b"data")
     (tmp_path / "x").write_bytes(b"outside")
-    before = snapshot(tmp_path) if factory.kind != "zip" else None
+    before = tree_snapshot(tmp_path) if factory.kind != "zip" else None
     contents = dict(factory.data)
     for name, call in _operations(store, key).items():
         if name == "local_path" and factory.kind != "local":
@@ -77,17 +79,17 @@ def test_bad_keys_refused_everywhere(factory, snapshot, key, tmp_path):
         before = None
     assert sorted(factory.read_only(store).list()) == ["a/b/c", "ok"]
     if before is not None:
-        assert snapshot(tmp_path) == before
+        assert tree_snapshot(tmp_path) == before
     if factory.kind == "memory":
         assert factory.data == contents
 
 
 @pytest.mark.parametrize("prefix", BAD_PREFIXES)
-def test_bad_prefixes_refused_everywhere(store, snapshot, prefix, tmp_path):
+def test_bad_prefixes_refused_everywhere(store, prefix, tmp_path):
     store.set("a/b/c", b"data")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "f").write_bytes(b"keep")
-    before = snapshot(tmp_path)
+    before = tree_snapshot(tmp_path)
     for call in (
         lambda: list(store.list_prefix(prefix)),
         lambda: store.list_dir(prefix),
@@ -97,15 +99,15 @@ def test_bad_prefixes_refused_everywhere(store, snapshot, prefix, tmp_path):
             call()
     assert store.get("a/b/c") == b"data"
     if store.__class__.__name__ != "ZipStore":
-        assert snapshot(tmp_path) == before
+        assert tree_snapshot(tmp_path) == before
 
 
-def test_local_store_does_not_touch_outside_files(tmp_path, snapshot):
+def test_local_store_does_not_touch_outside_files(tmp_path):
     root = tmp_path / "root"
     store = LocalStore(root)
     store.set("inside", b"1")
     (tmp_path / "victim").write_bytes(b"precious")
-    before = snapshot(tmp_path)
+    before = tree_snapshot(tmp_path)
     for key in ["../victim", "a/../../victim", str(tmp_path / "victim"), "..\\victim"]:
         with pytest.raises(StoreError):
             store.set(key, b"pwned")
@@ -115,7 +117,7 @@ def test_local_store_does_not_touch_outside_files(tmp_path, snapshot):
             store.get(key)
     with pytest.raises(StoreError):
         store.delete_prefix("../")
-    assert snapshot(tmp_path) == before
+    assert tree_snapshot(tmp_path) == before
     assert (tmp_path / "victim").read_bytes() == b"precious"
 
 

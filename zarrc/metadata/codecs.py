@@ -96,7 +96,7 @@ class CodecSpec:
 
 
 def _level(key: str, config: Mapping, low: int, high: int) -> int:
-    value = config.get(key)
+    value: Any = config.get(key)
     if not is_int(value) or not low <= value <= high:
         fail(key, value, f"must be an integer from {low} to {high}")
     return value
@@ -155,7 +155,7 @@ def _blosc(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict
         fail("shuffle", shuffle, f"must be one of {', '.join(BLOSC_SHUFFLES)}")
     out: dict[str, Any] = {}
     if "typesize" in config or shuffle != "noshuffle":
-        typesize = config.get("typesize")
+        typesize: Any = config.get("typesize")
         if not is_int(typesize) or typesize < 1:
             fail("typesize", typesize, "must be a positive integer (required unless shuffle is noshuffle)")
         out["typesize"] = typesize

@@ -102,7 +102,7 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_object(key: str, value: Any) -> dict:
+def check_object(key: str, value: Any) -> Mapping:
     """``value`` must be a JSON object; raises MetadataError naming ``key``."""
     if not isinstance(value, Mapping):
         fail(key, value, "must be an object")

@@ -116,6 +116,7 @@ def parse_data_type(value: Any) -> DataType:
         return CORE_TYPES[name]
     if name in VARIABLE_TYPES:
         return VARIABLE_TYPES[name]
+    assert match is not None  # neither a core nor a variable-length name: a raw one
     return raw_data_type(int(match.group(1)))
 
 
@@ -156,7 +157,7 @@ def as_data_type(dtype: Any) -> DataType:
         return parse_data_type(dtype)
     if isinstance(dtype, type) and issubclass(dtype, np.dtype):
         try:  # a dtype class (np.dtypes.StringDType, np.dtypes.Float32DType): its instance
-            dtype = dtype()
+            dtype = dtype()  # type: ignore[call-overload]  # the class, not np.dtype(...)
         except TypeError as exc:
             raise MetadataError(f"dtype {dtype!r} is not a data type: {exc}") from None
     if (not isinstance(dtype, (np.dtype, type, str)) and hasattr(dtype, "to_native_dtype")

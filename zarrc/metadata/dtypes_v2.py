@@ -68,7 +68,7 @@ def _parse_typestr(value: str) -> np.dtype:
 def _parse_fields(value: Sequence, top: Any) -> np.dtype:
     if not value:
         fail("dtype", top, "is not a valid v2 data type (a structured type needs at least one field)")
-    fields = []
+    fields: list[tuple[Any, ...]] = []
     for entry in value:
         if not isinstance(entry, (list, tuple)) or len(entry) not in (2, 3):
             fail("dtype", top,

@@ -22,7 +22,7 @@ import binascii
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from zarrc.metadata.common import describe, is_int
 from zarrc.metadata.dtypes import DataType
 
 SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-UINT_OF_SIZE = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+UINT_OF_SIZE: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 # bit patterns of the canonical NaN ("NaN") per float size
 CANONICAL_NAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
 HEX = re.compile(r"0x[0-9a-fA-F]+")
@@ -78,7 +78,7 @@ def _parse_float(value: Any, float_dtype: np.dtype, data_type: DataType) -> np.g
     else:
         raise _bad(value, data_type)
     with np.errstate(over="ignore"):
-        return np.array(as_float, dtype=np.float64).astype(float_dtype)[()]
+        return cast(np.generic, np.array(as_float, dtype=np.float64).astype(float_dtype)[()])
 
 
 def _parse_base64(value: str, data_type: DataType) -> bytes:
@@ -134,7 +134,7 @@ def parse_fill_value(value: Any, data_type: DataType) -> FillValue:
         out = np.zeros((), dtype=dtype)
         out.real = _parse_float(value[0], part, data_type)
         out.imag = _parse_float(value[1], part, data_type)
-        return out[()]
+        return cast(np.generic, out[()])
     if kind == "raw":
         if (not isinstance(value, (list, tuple)) or len(value) != dtype.itemsize
                 or not all(is_int(v) and 0 <= v <= 255 for v in value)):
@@ -143,7 +143,7 @@ def parse_fill_value(value: Any, data_type: DataType) -> FillValue:
     raise MetadataError(f"fill values of data type {data_type.name} are not supported")
 
 
-def _encode_float(value: np.generic) -> float | str:
+def _encode_float(value: np.floating) -> float | str:
     if np.isnan(value):
         bits = _bits_of_float(value)
         if bits == CANONICAL_NAN[value.dtype.itemsize]:
@@ -168,17 +168,17 @@ def encode_fill_value(value: FillValue, data_type: DataType) -> Any:
         if not isinstance(value, (bytes, bytearray)):
             raise _bad(value, data_type, "expected bytes")
         return base64.standard_b64encode(value).decode("ascii")
-    value = np.asarray(value, dtype=data_type.dtype)[()]
+    scalar: Any = np.asarray(value, dtype=data_type.dtype)[()]
     if kind == "bool":
-        return bool(value)
+        return bool(scalar)
     if kind in ("int", "uint"):
-        return int(value)
+        return int(scalar)
     if kind == "float":
-        return _encode_float(value)
+        return _encode_float(scalar)
     if kind == "complex":
-        return [_encode_float(value.real), _encode_float(value.imag)]
+        return [_encode_float(scalar.real), _encode_float(scalar.imag)]
     if kind == "raw":
-        return list(value.tobytes())
+        return list(scalar.tobytes())
     raise MetadataError(f"fill values of data type {data_type.name} are not supported")
 
 
@@ -189,7 +189,7 @@ def default_fill_value(data_type: DataType) -> FillValue:
         return ""
     if data_type.kind == "bytes":
         return b""
-    return np.zeros((), dtype=data_type.dtype)[()]
+    return cast(np.generic, np.zeros((), dtype=data_type.dtype)[()])
 
 
 def cast_fill_value(value: Any, data_type: DataType) -> FillValue:
@@ -227,7 +227,8 @@ def cast_fill_value(value: Any, data_type: DataType) -> FillValue:
         return parse_fill_value(list(value) if isinstance(value, tuple) else value, data_type)
     same_type = isinstance(value, np.generic) and value.dtype.kind == dtype.kind
     if same_type and value.dtype.itemsize == dtype.itemsize:
-        return np.asarray(value).astype(dtype)[()]  # same type: keep the bits (NaN payloads)
+        # same type: keep the bits (NaN payloads)
+        return cast(np.generic, np.asarray(value).astype(dtype)[()])
     is_bool = isinstance(value, (bool, np.bool_))
     if kind == "bool":
         if is_bool:
@@ -239,12 +240,12 @@ def cast_fill_value(value: Any, data_type: DataType) -> FillValue:
     elif kind in ("float", "complex") and not is_bool:
         if isinstance(value, (int, np.integer)):
             value = _parse_float(int(value), np.dtype(np.float64), data_type)
-        accepted = (float, np.floating)
+        accepted: tuple[type, ...] = (float, np.floating)
         if kind == "complex":
             accepted += (complex, np.complexfloating)
         if isinstance(value, accepted):
             with np.errstate(over="ignore"):
-                return np.asarray(value).astype(dtype)[()]
+                return cast(np.generic, np.asarray(value).astype(dtype)[()])
     elif kind == "raw":
         raw = value.tobytes() if isinstance(value, np.void) else value
         if isinstance(raw, (bytes, bytearray)) and len(raw) == dtype.itemsize:

@@ -10,7 +10,7 @@ MetadataError naming the document, the key and the value, e.g.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -65,6 +65,7 @@ def nesting_depth(value: Any) -> int:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, Mapping):
             children = item.values()
         elif isinstance(item, (list, tuple)):
@@ -282,8 +283,9 @@ class ArrayMetadataV3:
             shape=tuple(shape), data_type=data_type, chunk_shape=tuple(chunk_shape),
             chunk_key_encoding=chunk_key_encoding,
             fill_value=cast_fill_value(fill_value, data_type),
-            codecs=complete_codecs(codecs, data_type),
-            attributes=attributes or {}, dimension_names=dimension_names,
+            # __post_init__ checks and normalises these (to tuples of CodecSpec, of names)
+            codecs=complete_codecs(codecs, data_type),  # type: ignore[arg-type]
+            attributes=attributes or {}, dimension_names=dimension_names,  # type: ignore[arg-type]
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -425,7 +427,7 @@ class GroupMetadataV3:
         return hash((self.attributes, self.consolidated_metadata, self.extra_fields))
 
 
-def _dump(doc: dict) -> bytes:
+def _dump(doc: Any) -> bytes:
     return json.dumps(doc, indent=2, allow_nan=True, default=json_default).encode()
 
 

@@ -7,6 +7,7 @@ threads at once.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -156,7 +157,8 @@ class Snapshot:
     def _check(self, offsets: Sequence[int], lengths: Sequence[int]) -> None:
         """StoreError unless every range [offset, offset + length) lies within the value."""
         for start, length in zip(offsets, lengths):
-            if start < 0 or length < 0 or start + length > self.size:
+            # (only snapshots of a known size check ranges)
+            if start < 0 or length < 0 or start + length > self.size:  # type: ignore[operator]
                 raise StoreError(f"{self.name}: bytes [{start}, {start + length}) lie outside its "
                                  f"{self.size} bytes")
 
@@ -180,7 +182,7 @@ class BytesSnapshot(Snapshot):
         self.anchor = data
         self.name = name
 
-    def read(self, start: int, length: int) -> bytes:
+    def read(self, start: int, length: int) -> bytes:  # type: ignore[override]  # (no suffix reads)
         self._check((start,), (length,))
         return self.data[start:start + length]
 
@@ -200,7 +202,7 @@ class FileSnapshot(Snapshot):
         self.fd, self.size, self.token, self.name = fd, size, token, name
         self.base, self.owned = base, owned
 
-    def read(self, start: int, length: int) -> bytes:
+    def read(self, start: int, length: int) -> bytes:  # type: ignore[override]  # (no suffix reads)
         self._check((start,), (length,))
         try:
             data = read_exactly(self.fd, length, self.base + start)
@@ -363,7 +365,7 @@ class Store:
         """Every key that starts with ``prefix`` (full keys, in no particular order)."""
         raise NotImplementedError
 
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """(keys, child prefixes) directly under the directory ``prefix``.
 
         ``prefix`` is "" (the root) or a directory such as "a/b/" ("a/b" means the
@@ -373,7 +375,8 @@ class Store:
         if prefix and not prefix.endswith("/"):
             prefix += "/"
         split_prefix(prefix, self)
-        keys, dirs = set(), set()
+        keys: set[str] = set()
+        dirs: set[str] = set()
         n = len(prefix)
         for key in self.list_prefix(prefix):
             name, sep, _ = key[n:].partition("/")

@@ -352,4 +352,4 @@ class LocalStore(Store):
         return {"root": self.root, "mode": "a" if self.mode in ("w", "w-") else self.mode}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["root"], state["mode"])
+        type(self).__init__(self, state["root"], state["mode"])

@@ -122,4 +122,4 @@ class MemoryStore(Store):
         return {"data": data, "read_only": self.read_only}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["data"], state["read_only"])
+        type(self).__init__(self, state["data"], state["read_only"])

@@ -76,7 +76,8 @@ class ZipStore(Store):
         if mode == "a" and os.path.exists(self.path) and not zipfile.is_zipfile(self.path):
             raise StoreError(f"{self!r}: the file exists and is not a zip file (mode 'a')")
         try:
-            self._zf = zipfile.ZipFile(self.path, mode=mode, compression=compression, allowZip64=True)
+            self._zf = zipfile.ZipFile(self.path, mode=mode, compression=compression,  # type: ignore[call-overload]
+                                       allowZip64=True)  # (mode checked above)
         except FileNotFoundError as e:
             raise StoreError(f"{self!r}: the file does not exist (mode {mode!r})") from e
         except FileExistsError as e:
@@ -313,4 +314,4 @@ class ZipStore(Store):
         return {"path": self.path, "mode": mode, "compression": self.compression}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], state["mode"], state["compression"])
+        type(self).__init__(self, state["path"], state["mode"], state["compression"])

@@ -23,7 +23,7 @@ def _chunk_file(path, *coords):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided", "broadcast", "fortran"])
-def test_whole_chunks_written_from_rows(tmp_path, layout):
+def test_whole_uncompressed_chunks_hold_their_part_of_the_value(tmp_path, layout):
     rng = np.random.default_rng(0)
     if layout == "contiguous":
         value = rng.random(SHAPE, dtype=np.float32)
@@ -42,7 +42,7 @@ def test_whole_chunks_written_from_rows(tmp_path, layout):
 
 
 @pytest.mark.parametrize("write_empty", [False, True])
-def test_all_fill_chunks_from_rows(tmp_path, write_empty):
+def test_uncompressed_chunks_left_all_fill_are_removed_unless_write_empty_chunks(tmp_path, write_empty):
     a = _array(tmp_path / "a", write_empty_chunks=write_empty)
     a[...] = 1.0
     value = np.zeros(SHAPE, np.float32)

@@ -101,7 +101,7 @@ def test_sharded(tmp_path, rows_modes):
     _check_reads(a, data, rows_modes)
 
 
-def test_large_output_streaming_stores(tmp_path, rows_modes):
+def test_large_outputs_read_the_values_written(tmp_path, rows_modes):
     """A full read of 32 MiB or more is written with non-temporal stores: rows of edge
     chunks, rows at every alignment."""
     data = _data((4096, 2050), "<f4", seed=5)

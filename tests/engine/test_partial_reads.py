@@ -111,7 +111,7 @@ def _data(shape, dtype="<u2"):
 
 @pytest.mark.parametrize("cname", ["zstd", "lz4"])
 @pytest.mark.parametrize("kind", ["local", "memory"])
-def test_blosc_partial_blocks_match_numpy(tmp_path, kind, cname):
+def test_small_boxes_of_many_block_blosc_chunks_read_the_values_written(tmp_path, kind, cname):
     a, data = _blosc_array(str(tmp_path / "a") if kind == "local" else {}, cname)
     frame = a._chunked.store.get("c/0/0/0")
     nbytes, blocksize = struct.unpack_from("<ii", frame, 4)
@@ -154,7 +154,7 @@ def test_blosc_damaged_block_fails_only_reads_that_need_it(tmp_path):
 
 # ------------------------------------------------------------------ uncompressed slabs
 
-def test_raw_small_boxes_read_in_slabs(tmp_path):
+def test_small_boxes_of_uncompressed_chunk_files_read_the_values_written(tmp_path):
     data = _data((64, 64, 64))
     a = zarrc.create_array(str(tmp_path / "a"), shape=data.shape, chunks=(64, 64, 64),
                            dtype=data.dtype, compressors=None)
@@ -183,7 +183,7 @@ def test_raw_small_boxes_read_in_slabs(tmp_path):
 
 @pytest.mark.parametrize("checksum", [False, True])
 @pytest.mark.parametrize("kind", ["local", "memory"])
-def test_zstd_small_reads_stop_early(tmp_path, kind, checksum):
+def test_small_reads_of_zstd_chunks_return_the_values_written(tmp_path, kind, checksum):
     data = _data((64, 64, 32))
     comp = [{"name": "zstd", "configuration": {"level": 3, "checksum": checksum}}]
     a = zarrc.create_array(str(tmp_path / "a") if kind == "local" else {}, shape=data.shape,

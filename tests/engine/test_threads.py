@@ -17,6 +17,8 @@ import zarrc
 import zarrc.threads
 from zarrc.threads import count_calls
 
+from helpers import make_array, random_data
+
 
 def run_threads(n, target):
     barrier = threading.Barrier(n)
@@ -38,13 +40,13 @@ def run_threads(n, target):
 
 
 @pytest.mark.parametrize("threads", [None, 8])
-def test_concurrent_random_reads(zh, rw_store_maker, threads, monkeypatch):
+def test_concurrent_random_reads(rw_store_maker, threads, monkeypatch):
     # a fresh pool, so that it grows while calls are in flight (calls of different sizes)
     monkeypatch.setattr(zarrc.threads, "_pool", None)
     monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
     rng = np.random.default_rng(11)
-    data = zh.random_data(rng, (60, 50, 4), "float64")
-    arr = zh.make_array(rw_store_maker.new(), data.shape, (7, 6, 4), "float64", "zstd+crc32c")
+    data = random_data(rng, (60, 50, 4), "float64")
+    arr = make_array(rw_store_maker.new(), data.shape, (7, 6, 4), "float64", "zstd+crc32c")
     arr[...] = data
 
     def reader(i):
@@ -61,10 +63,10 @@ def test_concurrent_random_reads(zh, rw_store_maker, threads, monkeypatch):
 
 
 @pytest.mark.parametrize("threads", [None, 8])
-def test_concurrent_disjoint_writes(zh, rw_store_maker, threads):
+def test_concurrent_disjoint_writes(rw_store_maker, threads):
     rng = np.random.default_rng(12)
-    data = zh.random_data(rng, (64, 40), "int32")
-    arr = zh.make_array(rw_store_maker.new(), data.shape, (4, 5), "int32", "blosc")
+    data = random_data(rng, (64, 40), "int32")
+    arr = make_array(rw_store_maker.new(), data.shape, (4, 5), "int32", "blosc")
 
     def writer(i):                              # rows 16*i .. 16*i+15, chunk-aligned, in pieces
         for r in range(16 * i, 16 * i + 16, 4):
@@ -77,10 +79,10 @@ def test_concurrent_disjoint_writes(zh, rw_store_maker, threads):
     assert arr.nchunks_initialized == arr.nchunks
 
 
-def test_readers_never_see_a_torn_chunk(zh, rw_store_maker):
+def test_readers_never_see_a_torn_chunk(rw_store_maker):
     """While one thread rewrites every chunk again and again, readers of single
     chunks see the old or the new chunk, never a mix (temporary file + rename)."""
-    arr = zh.make_array(rw_store_maker.new(), (8, 2048), (1, 2048), "int64", "bytes")
+    arr = make_array(rw_store_maker.new(), (8, 2048), (1, 2048), "int64", "bytes")
     arr[...] = 1
     done = threading.Event()
 
@@ -166,10 +168,10 @@ def test_native_reads_and_writes_release_the_gil(tmp_path, op):
         np.testing.assert_array_equal(arr[:31, :, 5], 1.0)
 
 
-def test_thread_pool_grows_safely_under_concurrent_calls(zh, monkeypatch):
+def test_thread_pool_grows_safely_under_concurrent_calls(monkeypatch):
     """Calls of different sizes from many threads make the shared pool grow while
     other calls are submitting to it; none of them may fail."""
-    arr = zh.make_array({}, (64, 8), (4, 4), "int32", "bytes")
+    arr = make_array({}, (64, 8), (4, 4), "int32", "bytes")
     data = np.arange(512, dtype="int32").reshape(64, 8)
     arr[...] = data
 
@@ -186,7 +188,7 @@ def test_thread_pool_grows_safely_under_concurrent_calls(zh, monkeypatch):
             run_threads(8, reader)
 
 
-def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
+def test_threads_per_call_follow_the_work_and_the_other_calls(monkeypatch):
     """A batch hands work to pool threads only when there is PARALLEL_MIN_BYTES of
     it per extra thread, and only as many as the calls already in progress leave;
     a call squeezed by others is open to pool threads they free (shared)."""
@@ -202,8 +204,8 @@ def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
 
     monkeypatch.setattr(engine, "run_parallel", spy)
     data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
-    raw = zh.make_array({}, (512, 512), (64, 64), "float64", "bytes")       # 32 KiB chunks
-    packed = zh.make_array({}, (512, 512), (64, 64), "float64", "blosc")
+    raw = make_array({}, (512, 512), (64, 64), "float64", "bytes")       # 32 KiB chunks
+    packed = make_array({}, (512, 512), (64, 64), "float64", "blosc")
     with zarrc.config.set(threads=4):
         raw[...] = data                      # 64 chunks x 32 KiB = 2 MiB: 4 threads
         packed[...] = data
@@ -232,8 +234,8 @@ def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
     assert count_calls(0) == 0
 
 
-def test_calls_in_progress_are_counted_and_released_on_errors(zh):
-    arr = zh.make_array({}, (8,), (4,), "int32", "bytes")
+def test_calls_in_progress_are_counted_and_released_on_errors():
+    arr = make_array({}, (8,), (4,), "int32", "bytes")
     seen = []
     with pytest.raises(ValueError):
         arr[:] = np.zeros(3)                  # fails before the engine starts

@@ -1,0 +1,120 @@
+"""Helpers of the engine / array / group tests: stores of each kind, codec chains,
+random data of any dtype.  A plain module: tests import it (``from helpers import
+make_array``; pyproject.toml puts tests/ on sys.path for pytest)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+import warnings
+
+import numpy as np
+
+import zarrc
+from zarrc.stores import LocalStore, MemoryStore, ZipStore
+
+STORE_KINDS = ["memory", "local", "zip"]
+
+# codec chains: name -> function(ndim) -> create_array keywords
+CHAINS = {
+    "bytes": lambda nd: dict(compressors=None),
+    "blosc": lambda nd: dict(compressors=[{"name": "blosc", "configuration": {
+        "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}]),
+    "zstd+crc32c": lambda nd: dict(compressors=[
+        {"name": "zstd", "configuration": {"level": 1, "checksum": False}}, {"name": "crc32c"}]),
+    "transpose": lambda nd: dict(
+        filters=[{"name": "transpose", "configuration": {"order": list(range(nd))[::-1]}}],
+        compressors=[{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]),
+    "big-endian": lambda nd: dict(
+        serializer={"name": "bytes", "configuration": {"endian": "big"}},
+        compressors=[{"name": "gzip", "configuration": {"level": 1}}]),
+}
+DTYPES = ["int32", "float64", "complex128", "complex64", "uint8", "int16", "bool"]
+
+
+def random_data(rng: np.random.Generator, shape, dtype) -> np.ndarray:
+    """Random values of any dtype (complex: random real and imaginary parts), always
+    an ndarray (0-d for shape ())."""
+    return np.asarray(_random_values(rng, shape, np.dtype(dtype)), dtype=dtype)
+
+
+def _random_values(rng: np.random.Generator, shape, dtype: np.dtype):
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+class StoreMaker:
+    """Opens stores of one kind, each at a fresh location under ``root``."""
+
+    def __init__(self, kind: str, root: str) -> None:
+        self.kind = kind
+        self.root = root
+        self.opened: list = []
+
+    def new(self):
+        """A new, empty, writable store."""
+        where = os.path.join(self.root, uuid.uuid4().hex)
+        if self.kind == "local":
+            store = LocalStore(where + ".zarr", mode="w")
+        elif self.kind == "zip":
+            store = ZipStore(where + ".zip", mode="w")
+        else:
+            store = MemoryStore()
+        self.opened.append(store)
+        return store
+
+    def reopen_read_only(self, store):
+        """The same data through a read-only store (a zip file is closed first)."""
+        if self.kind == "zip":
+            store.close()
+            store = ZipStore(store.path, mode="r")
+            self.opened.append(store)
+            return store
+        if self.kind == "local":
+            return LocalStore(store.root, mode="r")
+        return MemoryStore(store.data, read_only=True)
+
+    def close(self) -> None:
+        for s in self.opened:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s.close()
+
+
+def make_array(store, shape, chunks, dtype="int32", chain="bytes", **kwargs) -> zarrc.Array:
+    return zarrc.create_array(store, shape=shape, chunks=chunks, dtype=dtype,
+                              **CHAINS[chain](len(shape)), **kwargs)
+
+
+def chunk_keys(store, prefix: str = "") -> list[str]:
+    """The chunk keys in ``store`` (metadata documents left out), sorted."""
+    return sorted(k for k in store.list_prefix(prefix) if not k.endswith("zarr.json"))
+
+
+def snapshot(store) -> dict[str, bytes]:
+    """Every key and its bytes."""
+    return {k: bytes(store.get(k)) for k in store.list()}
+
+
+def tree_snapshot(path) -> dict[str, str]:
+    """Every file under ``path`` (relative path -> sha256 or link target), to check nothing changed."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, path)
+            if os.path.islink(full):
+                out[rel] = "link:" + os.readlink(full)
+            elif os.path.isfile(full):
+                with open(full, "rb") as f:
+                    out[rel] = hashlib.sha256(f.read()).hexdigest()
+            else:
+                out[rel] = "dir"
+    return out
