@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, NoReturn
 
-from zarrc._kernels.codecs import CHECKSUM, KernelError
-from zarrc.errors import ChecksumError, CodecError
+from zarrc._kernels.codecs import KernelError
+from zarrc.errors import from_kernel
 
 
 def raise_codec_error(exc: KernelError, context: str = "") -> NoReturn:
     """Re-raise a kernel's error as CodecError (ChecksumError for checksum mismatches),
     prefixed with ``context`` (e.g. "chunk c/0/1 of /temperature: ")."""
-    cls = ChecksumError if exc.code == CHECKSUM else CodecError
-    err = cls(f"{context}{exc}")
-    err.code = exc.code
-    err.expected = exc.expected
-    err.actual = exc.actual
-    raise err from None
+    raise from_kernel(exc, context) from None
 
 
 def buffer_nbytes(buf: Any) -> int:

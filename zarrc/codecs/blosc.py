@@ -6,9 +6,8 @@ from typing import Any
 
 from zarrc._kernels import codecs as k
 from zarrc.codecs._base import Codec, raise_codec_error
-from zarrc.config import config
 from zarrc.errors import CodecError
-from zarrc.threads import run_each
+from zarrc.threads import codec_threads, run_each
 
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
@@ -87,7 +86,7 @@ class Blosc(Codec):
     def decode(self, buf: Any, out: Any = None) -> Any:
         try:
             nbytes, _, blocksize, typesize, _ = k.blosc_header(buf)
-            threads = min(config.codec_threads(nbytes), -(-nbytes // max(blocksize, 1)))
+            threads = min(codec_threads(nbytes), -(-nbytes // max(blocksize, 1)))
             if nbytes % max(typesize, 1):
                 threads = 1     # blosc_getitem cannot reach a trailing partial item
             if threads <= 1:

@@ -1,6 +1,7 @@
-"""Single-element reads (``a[i, j, k]`` with integer indices) without decoding the
-element's whole chunk, for arrays the native BasicReader does not take (stores
-other than plain chunk files; it reads single elements of those itself).
+"""The point strategy: single-element reads (``a[i, j, k]`` with integer indices)
+without decoding the element's whole chunk, for arrays the native BasicReader
+does not take (stores other than plain chunk files; it reads single elements of
+those itself).  Everything else goes to the native strategy behind it.
 
 An uncompressed chunk gives exactly the element's bytes (one ``pread`` for a local
 store; other stores hand over the chunk's value, which is sliced).  A blosc chunk decodes only the block that holds
@@ -22,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels import codecs as k
-from zarrc.codecs._base import raise_codec_error
-from zarrc.errors import CodecError, SelectionError, StoreError, ZarrcError
+from zarrc.engine.state import ChunkedArray
+from zarrc.engine.strategy import Strategy
+from zarrc.errors import CodecError, SelectionError, StoreError, from_kernel
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
@@ -32,13 +34,13 @@ _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
 class PointReader:
     """Reads single elements of a chunked array.
 
-    arr : the engine's ChunkedArray (no sharding, native chain).
+    arr : the prepared array (no sharding, native chain).
     kind : "raw" (no bytes->bytes codec) or "blosc" (one blosc codec).
     perm : the stored chunk's axis order (stored = chunk.transpose(perm)).
     key_of : maps a tuple of chunk coordinates to the chunk's store key.
     """
 
-    def __init__(self, arr: Any, kind: str, perm: tuple[int, ...], key_of: Any) -> None:
+    def __init__(self, arr: ChunkedArray, kind: str, perm: tuple[int, ...], key_of: Any) -> None:
         self.arr = arr
         self.kind = kind
         self.shape = arr.shape
@@ -54,12 +56,7 @@ class PointReader:
         stored_dtype = arr.dtype.newbyteorder("S") if arr.chain.swap_unit else arr.dtype
         self.stored_dtype = stored_dtype
         self.key_of = key_of
-        self.local_path = getattr(arr.store, "local_path", None)
-        try:
-            if self.local_path is not None and self.local_path("c") is None:
-                self.local_path = None          # not a store of plain files
-        except (ZarrcError, OSError, TypeError, ValueError, NotImplementedError):
-            self.local_path = None
+        self.files = arr.files is not None       # a store of plain files
 
     def read(self, index: tuple) -> np.ndarray | None:
         """The element at ``index`` (ints, one per dimension) as a 0-d array, or None
@@ -92,10 +89,10 @@ class PointReader:
         return item.astype(self.arr.dtype).reshape(())
 
     def _fetch(self, key: str, offset: int) -> Any:
-        if self.local_path is None:
+        if not self.files:
             return self._fetch_store(key, offset)
         try:
-            fd = os.open(self.local_path(key), _READ_FLAGS)
+            fd = os.open(self.arr.key_file(key), _READ_FLAGS)
         except _MISSING:
             return None
         try:
@@ -137,5 +134,31 @@ class PointReader:
                 return NotImplemented        # the item is not made of whole blosc items
             k.blosc_decode_range(frame, offset, out)
         except k.KernelError as exc:
-            raise_codec_error(exc)
+            raise from_kernel(exc) from None
         return out
+
+
+class PointStrategy(Strategy):
+    """Single elements by ``point`` (a PointReader); every other call (and an
+    element it cannot read) by ``fallback``, the array's native strategy."""
+
+    def __init__(self, point: PointReader, fallback: Strategy) -> None:
+        super().__init__(fallback.arr)
+        self.point = point
+        self.fallback = fallback
+        self.ndim = len(point.dims)
+        self.fallback_read = fallback.read
+        self.read_general = fallback.read_general
+        self.read_into = fallback.read_into
+        self.write_from = fallback.write_from
+        self.write = fallback.write
+
+    def read(self, selection: Any) -> Any:
+        if type(selection) is int and self.ndim == 1:
+            selection = (selection,)
+        if (type(selection) is tuple and len(selection) == self.ndim
+                and type(selection[0]) is int and all(type(i) is int for i in selection)):
+            item = self.point.read(selection)
+            if item is not None:
+                return item
+        return self.fallback_read(selection)

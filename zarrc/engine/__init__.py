@@ -1,0 +1,16 @@
+"""The engine: runs planned selections of arrays on the native kernels.
+
+From the bottom up: ``state`` (the prepared array), ``batch`` (the shared batch
+primitives: plan assembly, chunk sources, running a batch, its errors),
+``strategy`` (the interface) and one module per strategy (``native``,
+``shards`` + ``sharded``, ``basic``, ``python``, ``point``), ``prepare``
+(metadata -> state + the strategy, chosen once) and ``api`` (the public calls).
+"""
+
+from zarrc.engine.api import read, read_into, write, write_from
+from zarrc.engine.prepare import Prepared, prepare
+from zarrc.engine.state import ChunkedArray
+from zarrc.engine.strategy import Strategy
+
+__all__ = ["ChunkedArray", "Prepared", "Strategy", "prepare", "read", "read_into", "write",
+           "write_from"]
