@@ -6,6 +6,8 @@ only Python runs.  Each strategy reads and writes what numpy would."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,42 @@ def test_the_strategy_is_chosen_once():
     assert a._engine is chosen
     b = zarrc.open_array(store, mode="r")
     assert type(b._engine) is PointStrategy and b._engine is not chosen
+
+
+@pytest.mark.parametrize("layout", [
+    {"shape": (10, 7), "chunks": (4, 3)},
+    {"shape": (10, 7), "chunks": (4, 3), "shards": (8, 6)},
+    {"shape": (), "chunks": ()},
+])
+def test_the_engine_asks_the_store_its_file_layout_once(tmp_path, layout):
+    """The engine reads and writes chunk (and shard) files where the store's
+    declared layout (``file_prefix``) puts them, asked once when the array is
+    opened; it never probes ``local_path``."""
+    asked = []
+
+    class Declaring(LocalStore):
+        def file_prefix(self, prefix):
+            asked.append(prefix)
+            return super().file_prefix(prefix)
+
+        def local_path(self, key):
+            raise AssertionError(f"the engine probed local_path({key!r})")
+
+    store = Declaring(str(tmp_path / "d.zarr"), mode="w")
+    a = zarrc.create_array(store, dtype="int32", compressors=None, **layout)
+    data = np.arange(int(np.prod(layout["shape"])), dtype="int32").reshape(layout["shape"]) + 5
+    asked.clear()
+    b = zarrc.open_array(store, mode="r+")
+    assert asked == [""]
+    b[...] = data
+    np.testing.assert_array_equal(b[...], data)
+    np.testing.assert_array_equal(a[...], data)
+    if data.ndim:
+        b[1:3, 2] = -1
+        data[1:3, 2] = -1
+        np.testing.assert_array_equal(b[...], data)
+        assert b[2, 2] == -1
+        assert os.path.exists(tmp_path / "d.zarr" / "c" / "0" / "0")
+    else:
+        assert os.path.exists(tmp_path / "d.zarr" / "c")
+    assert asked == [""]

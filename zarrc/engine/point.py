@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels import codecs as k
-from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import CodecError, SelectionError, StoreError, from_kernel
 
@@ -31,20 +30,25 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
 
 
-class PointReader:
-    """Reads single elements of a chunked array.
+class PointStrategy(Strategy):
+    """Reads single elements of a chunked array; every other call (and an element
+    it cannot read) goes to ``fallback``, the array's native strategy.
 
-    arr : the prepared array (no sharding, native chain).
     kind : "raw" (no bytes->bytes codec) or "blosc" (one blosc codec).
     perm : the stored chunk's axis order (stored = chunk.transpose(perm)).
     key_of : maps a tuple of chunk coordinates to the chunk's store key.
     """
 
-    def __init__(self, arr: ChunkedArray, kind: str, perm: tuple[int, ...], key_of: Any) -> None:
-        self.arr = arr
+    def __init__(self, fallback: Strategy, kind: str, perm: tuple[int, ...], key_of: Any) -> None:
+        super().__init__(fallback.arr)
+        arr = self.arr
+        self.fallback = fallback
+        self.fallback_read = fallback.read
+        self.read_general = fallback.read_general
+        self.read_into = fallback.read_into
+        self.write_from = fallback.write_from
+        self.write = fallback.write
         self.kind = kind
-        self.shape = arr.shape
-        self.chunks = arr.chunks
         self.itemsize = arr.chain.itemsize
         self.nbytes = arr.chain.chunk_nbytes
         stored = [arr.chunks[p] for p in perm]
@@ -53,23 +57,27 @@ class PointReader:
         for i, p in enumerate(perm):
             strides[p] = stored_strides[i] * self.itemsize
         self.dims = tuple(zip(arr.shape, arr.chunks, strides))
-        stored_dtype = arr.dtype.newbyteorder("S") if arr.chain.swap_unit else arr.dtype
-        self.stored_dtype = stored_dtype
+        self.ndim = len(self.dims)
+        self.stored_dtype = arr.dtype.newbyteorder("S") if arr.chain.swap_unit else arr.dtype
         self.key_of = key_of
         self.files = arr.files is not None       # a store of plain files
 
-    def read(self, index: tuple) -> np.ndarray | None:
-        """The element at ``index`` (ints, one per dimension) as a 0-d array, or None
-        if this reader cannot do it (the caller then takes the general path).
-        Raises SelectionError for an index out of bounds, CodecError for a chunk
-        that does not decode."""
+    def read(self, selection: Any) -> Any:
+        """``arr[selection]``: an int per dimension reads the element (a 0-d array)
+        here.  Raises SelectionError for an index out of bounds, CodecError for a
+        chunk that does not decode."""
+        if type(selection) is int and self.ndim == 1:
+            selection = (selection,)
+        if not (type(selection) is tuple and len(selection) == self.ndim
+                and type(selection[0]) is int and all(type(i) is int for i in selection)):
+            return self.fallback_read(selection)
         coords = []
         offset = 0
-        for dim, (i, (n, c, stride)) in enumerate(zip(index, self.dims)):
+        for dim, (i, (n, c, stride)) in enumerate(zip(selection, self.dims)):
             if i < 0:
                 i += n
             if not 0 <= i < n:
-                raise SelectionError(f"index {index[dim]} is out of bounds for dimension {dim} "
+                raise SelectionError(f"index {selection[dim]} is out of bounds for dimension {dim} "
                                      f"with size {n}")
             q = i // c
             coords.append(q)
@@ -79,11 +87,10 @@ class PointReader:
             data = self._fetch(key, offset)
         except CodecError as exc:
             raise CodecError(f"chunk {key} of {self.arr.name}: {exc}") from None
-        if data is NotImplemented:
-            return None
+        if data is NotImplemented:           # (the item is not made of whole blosc items)
+            return self.fallback_read(selection)
         if data is None:
-            data = self.arr.fill
-            item = np.frombuffer(data, self.arr.dtype)
+            item = np.frombuffer(self.arr.fill, self.arr.dtype)
         else:
             item = np.frombuffer(data, self.stored_dtype)
         return item.astype(self.arr.dtype).reshape(())
@@ -137,28 +144,3 @@ class PointReader:
             raise from_kernel(exc) from None
         return out
 
-
-class PointStrategy(Strategy):
-    """Single elements by ``point`` (a PointReader); every other call (and an
-    element it cannot read) by ``fallback``, the array's native strategy."""
-
-    def __init__(self, point: PointReader, fallback: Strategy) -> None:
-        super().__init__(fallback.arr)
-        self.point = point
-        self.fallback = fallback
-        self.ndim = len(point.dims)
-        self.fallback_read = fallback.read
-        self.read_general = fallback.read_general
-        self.read_into = fallback.read_into
-        self.write_from = fallback.write_from
-        self.write = fallback.write
-
-    def read(self, selection: Any) -> Any:
-        if type(selection) is int and self.ndim == 1:
-            selection = (selection,)
-        if (type(selection) is tuple and len(selection) == self.ndim
-                and type(selection[0]) is int and all(type(i) is int for i in selection)):
-            item = self.point.read(selection)
-            if item is not None:
-                return item
-        return self.fallback_read(selection)

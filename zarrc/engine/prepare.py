@@ -22,7 +22,7 @@ from zarrc.codecs.chunk_codec import ChainChunkCodec
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps
 from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
-from zarrc.engine.point import PointReader, PointStrategy
+from zarrc.engine.point import PointStrategy
 from zarrc.engine.python import PythonStrategy
 from zarrc.engine.sharded import ShardedStrategy
 from zarrc.engine.shards import ShardIndexCache, sharding_levels
@@ -82,15 +82,18 @@ def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
     native = ShardedStrategy(chunked) if chunked.levels else NativeStrategy(chunked)
     if takes_basic(chunked):
         return BasicStrategy(native)
-    point = _point_reader(chunked, md, encoding, inner_chain)
-    return native if point is None else PointStrategy(point, native)
-
-
-def _point_reader(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
-                  inner_chain: CodecChain | None) -> PointReader | None:
-    """A PointReader for single-element reads, if the chunks allow one."""
     if chunked.levels or not md.shape:
-        return None
+        return native
+    point = _point_layout(md, inner_chain)
+    if point is None:
+        return native
+    prefix = chunked.prefix
+    return PointStrategy(native, *point, lambda coords: encoding.encode(coords, prefix))
+
+
+def _point_layout(md: Any, inner_chain: CodecChain | None) -> tuple[str, tuple[int, ...]] | None:
+    """(kind, stored axis order) of single-element reads (see PointStrategy), if
+    the chunks of this unsharded array allow them."""
     ndim = len(md.shape)
     if md.zarr_format == 2:
         steps = [s[0] for s in native_steps(md.compressor, md.filters, md.dtype)]
@@ -99,10 +102,7 @@ def _point_reader(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
         steps = [c.name for c in inner_chain.bytes_to_bytes]
         perm = inner_chain.stored_order(ndim)
     kind = {(): "raw", ("blosc",): "blosc"}.get(tuple(steps))
-    if kind is None:
-        return None
-    prefix = chunked.prefix
-    return PointReader(chunked, kind, perm, lambda coords: encoding.encode(coords, prefix))
+    return None if kind is None else (kind, perm)
 
 
 def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,

@@ -41,7 +41,7 @@ from zarrc.engine.shards import (
     shard_numbers,
 )
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import StoreError
+from zarrc.errors import from_kernel
 from zarrc.stores.base import BytesSnapshot
 from zarrc.threads import counted_call, item_threads, run_each
 
@@ -230,8 +230,8 @@ def _write_shard_files(arr, batch, keys, paths, plan_shard, layout) -> None:
     def work(k: int) -> None:
         try:
             written = batch.write_shard(paths[k], suffix, *plan_shard(k), *layout)
-        except TaskError as exc:
-            raise StoreError(f"shard {keys[k]} of {arr.name}: {exc}") from None
+        except TaskError as exc:     # (a failed I/O call: a StoreError)
+            raise from_kernel(exc, f"shard {keys[k]} of {arr.name}: ") from None
         if not written:
             empty.append(keys[k])
         arr.shard_cache.forget(keys[k])
