@@ -6,7 +6,9 @@ only Python runs.  Each strategy reads and writes what numpy would."""
 
 from __future__ import annotations
 
+import ast
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,3 +127,28 @@ def test_the_engine_asks_the_store_its_file_layout_once(tmp_path, layout):
     else:
         assert os.path.exists(tmp_path / "d.zarr" / "c")
     assert asked == [""]
+
+
+# the engine's modules, from the bottom up: each imports only modules before it
+ENGINE_LAYERS = ["state", "batch", "strategy", "native", "python", "point", "shards", "sharded",
+                 "basic", "prepare", "api"]
+
+
+def test_engine_modules_import_only_downwards():
+    """Primitives at the bottom, strategies above them, preparation and the public
+    calls on top: no engine module imports one above it (no circles)."""
+    root = Path(zarrc.__file__).parent / "engine"
+    assert sorted(p.stem for p in root.glob("*.py") if p.stem != "__init__") == sorted(ENGINE_LAYERS)
+    for level, name in enumerate(ENGINE_LAYERS):
+        tree = ast.parse((root / f"{name}.py").read_text())
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module == "zarrc.engine":
+                    used.update(alias.name for alias in node.names)
+                elif node.module.startswith("zarrc.engine."):
+                    used.add(node.module.split(".")[2])
+            elif isinstance(node, ast.Import):
+                used.update(a.name.split(".")[2] for a in node.names if a.name.startswith("zarrc.engine."))
+        above = used - set(ENGINE_LAYERS[:level])
+        assert not above, f"engine/{name}.py imports {sorted(above)}, not below it"

@@ -190,6 +190,8 @@ def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
     """A batch hands work to pool threads only when there is PARALLEL_MIN_BYTES of
     it per extra thread, and only as many as the calls already in progress leave;
     a call squeezed by others is open to pool threads they free (shared)."""
+    from zarrc.engine import batch
+
     used = []
     shared = []
     real = zarrc.threads.run_parallel
@@ -199,7 +201,7 @@ def test_threads_per_call_follow_the_work_and_the_other_calls(zh, monkeypatch):
         shared.append(share)
         real(fn, n, share)
 
-    monkeypatch.setattr(zarrc.threads, "run_parallel", spy)
+    monkeypatch.setattr(batch, "run_parallel", spy)
     data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
     raw = zh.make_array({}, (512, 512), (64, 64), "float64", "bytes")       # 32 KiB chunks
     packed = zh.make_array({}, (512, 512), (64, 64), "float64", "blosc")

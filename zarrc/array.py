@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import engine, node_metadata
+from zarrc import node_metadata
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
+from zarrc.engine.prepare import prepare
 from zarrc.errors import ZarrcError
 from zarrc.metadata.v3 import ArrayMetadataV3
 from zarrc.node import Node
@@ -37,7 +38,7 @@ class Array(Node):
 
     def _prepare(self) -> None:
         """Prepare the array for the engine: its state and strategy (engine.prepare)."""
-        prepared = engine.prepare(self._store, self._path, self._metadata, self._write_empty_chunks)
+        prepared = prepare(self._store, self._path, self._metadata, self._write_empty_chunks)
         self._engine = prepared.strategy
         self._chunked = prepared.strategy.arr
         self._encoding = prepared.encoding

@@ -6,8 +6,7 @@ its work pays for, of those the calls in progress leave, see
 decoded with numcodecs, shard files written), ``codec_threads`` (a single codec
 call on one large buffer).  ``zarrc.config`` holds only the settings.
 
-Pool: 
-``run_parallel(fn, n)`` calls ``fn()`` on the calling thread and on up to n - 1
+Pool: ``run_parallel(fn, n)`` calls ``fn()`` on the calling thread and on up to n - 1
 pool threads at once.  Each ``fn`` is expected to take work from a shared source
 until none is left (a native batch's atomic counter, a queue of block ranges), so
 a pool thread that starts once the caller is done finds nothing to do (a busy
@@ -63,12 +62,6 @@ def batch_threads(ntasks: int, work_bytes: int) -> tuple[int, bool]:
     threads = config.threads
     useful = min(threads, ntasks, max(1, work_bytes // PARALLEL_MIN_BYTES))
     return min(spare_threads(threads), useful), useful > 1
-
-
-def run_batch_work(fn: Callable[[], object], ntasks: int, work_bytes: int) -> None:
-    """Run ``fn`` (a batch's worker loop) on the threads ``batch_threads`` gives."""
-    workers, share = batch_threads(ntasks, work_bytes)
-    run_parallel(fn, workers, share=share)
 
 
 def item_threads(n: int) -> int:

@@ -8,9 +8,8 @@ primitives: plan assembly, chunk sources, running a batch, its errors),
 """
 
 from zarrc.engine.api import read, read_into, write, write_from
-from zarrc.engine.prepare import Prepared, prepare
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 
-__all__ = ["ChunkedArray", "Prepared", "Strategy", "prepare", "read", "read_into", "write",
-           "write_from"]
+# (zarrc.engine.prepare is the module; its function: zarrc.engine.prepare.prepare)
+__all__ = ["ChunkedArray", "Strategy", "read", "read_into", "write", "write_from"]

@@ -24,7 +24,7 @@ from zarrc import indexing
 from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
 from zarrc.engine.state import ChunkedArray
 from zarrc.errors import ArgumentError, from_kernel
-from zarrc.threads import run_batch_work
+from zarrc.threads import batch_threads, run_parallel
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
 # each encoded in memory before it is stored.
@@ -40,7 +40,8 @@ def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
     whole chunks)."""
     if work_bytes is None:
         work_bytes = ntasks * batch.chain.chunk_nbytes
-    run_batch_work(batch.run, ntasks, work_bytes)
+    workers, share = batch_threads(ntasks, work_bytes)
+    run_parallel(batch.run, workers, share=share)
 
 
 def spread_order(n: int, parts: int) -> np.ndarray:
@@ -127,9 +128,11 @@ def dropped_strides(dropped: tuple[bool, ...], strides: tuple[int, ...]) -> tupl
 def key_paths(arr: ChunkedArray, keys: list[str]) -> list | None:
     """Native batch sources naming the files of ``keys`` (a store of plain files),
     else None."""
-    if arr.files is None:
+    files = arr.files
+    if files is None:
         return None
-    return [("path", arr.key_file(k)) for k in keys]
+    n = len(arr.prefix)
+    return [("path", files + os.fsencode(k[n:])) for k in keys]
 
 
 def chunk_sources(arr: ChunkedArray, coords: np.ndarray) -> tuple[Any, Any]:

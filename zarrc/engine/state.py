@@ -51,6 +51,7 @@ class ChunkedArray:
 
     def key_file(self, key: str) -> bytes:
         """The file of ``key`` (one of the array's keys), for a store of plain files."""
+        assert self.files is not None
         return self.files + os.fsencode(key[len(self.prefix):])
 
     def fill_scalar(self) -> Any:
