@@ -239,3 +239,23 @@ def test_bad_arguments_raise_zarrc_value_errors(case, tmp_path) -> None:
         call()
     assert isinstance(info.value, ValueError), (name, type(info.value))
     assert list(tmp_path.iterdir()) == [], f"{name}: wrote {list(tmp_path.iterdir())}"
+
+
+def test_kernel_errors_are_translated_in_one_place() -> None:
+    """errors.from_kernel: a kernel's checksum mismatch is a ChecksumError, a failed
+    I/O call a StoreError, anything else a CodecError, each carrying the kernel's
+    code, expected and actual values; a MemoryError stays itself."""
+    from zarrc._kernels import batch
+    from zarrc._kernels import errors as kernel_codecs
+    from zarrc.errors import from_kernel
+
+    cases = [(kernel_codecs.CHECKSUM, ChecksumError), (kernel_codecs.IO, StoreError),
+             (kernel_codecs.CORRUPT, CodecError)]
+    for code, cls in cases:
+        err = from_kernel(batch.TaskError("bad", code, 7, 9), "chunk c/0 of /a: ")
+        assert type(err) is cls and str(err) == "chunk c/0 of /a: bad"
+        assert (err.code, err.expected, err.actual) == (code, 7, 9)
+    err = from_kernel(kernel_codecs.KernelError("zstd: corrupt", "zstd", kernel_codecs.CORRUPT, 1, 2))
+    assert type(err) is CodecError and str(err) == "zstd: corrupt" and err.actual == 2
+    oom = MemoryError("out of memory")
+    assert from_kernel(oom) is oom

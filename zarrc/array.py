@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from zarrc import engine, node_metadata
+from zarrc import node_metadata
 from zarrc.chunk_grid import RegularChunkGrid
-from zarrc.chunk_key import ChunkKeyEncoding
-from zarrc.codecs.chain import CodecChain, native_chain
-from zarrc.codecs.chunk_codec import ChainChunkCodec
-from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps, numcodecs_codec
-from zarrc.errors import MetadataError, ZarrcError
-from zarrc.metadata.dtypes_v2 import object_codec_id
-from zarrc.metadata.names import key_prefix
-from zarrc.metadata.v2 import ArrayMetadataV2
+from zarrc.codecs.numcodecs_compat import numcodecs_codec
+from zarrc.engine.prepare import prepare
+from zarrc.errors import ZarrcError
 from zarrc.metadata.v3 import ArrayMetadataV3
 from zarrc.node import Node
-from zarrc.point import PointReader
-from zarrc.sharded import ShardIndexCache, sharding_levels
 from zarrc.stores import Store
 
 
@@ -45,94 +37,14 @@ class Array(Node):
         self._prepare()
 
     def _prepare(self) -> None:
-        md = self._metadata
-        self._prefix = prefix = key_prefix(self._path)
-        if md.zarr_format == 2:
-            encoding = ChunkKeyEncoding("v2", md.dimension_separator)
-            chunked = self._prepare_v2(md)
-        else:
-            encoding = ChunkKeyEncoding.from_metadata(md)
-            chunked = self._prepare_v3(md)
-        chunked.chunk_keys = lambda coords: encoding.encode_many(coords, prefix)
-        chunked.path_head = self._path_head(encoding, len(md.shape))
-        chunked.path_separator = encoding.separator.encode()
-        chunked.basic = engine.basic_reader(chunked)
-        self._chunked = chunked
-        self._encoding = encoding
-        self._point = self._point_reader(md, chunked, encoding)
-
-    def _path_head(self, encoding: ChunkKeyEncoding, ndim: int) -> bytes | None:
-        """For a store of plain files: the bytes that, followed by a chunk's
-        coordinates joined by the separator, make its file's path (the engine then
-        builds paths natively); None if chunk paths are not of that form."""
-        local_path = getattr(self._store, "local_path", None)
-        if local_path is None or ndim == 0:
-            return None
-        sep = encoding.separator
-        try:
-            probes = [(local_path(encoding.encode(c, self._prefix)), sep.join(map(str, c)))
-                      for c in ((0,) * ndim, tuple(range(10, 10 + ndim)))]
-        except (ZarrcError, OSError, TypeError, ValueError, NotImplementedError):
-            return None
-        heads = set()
-        for path, tail in probes:
-            if not isinstance(path, str) or not path.endswith(tail):
-                return None
-            heads.add(path[:-len(tail)])
-        return os.fsencode(heads.pop()) if len(heads) == 1 else None
-
-    def _point_reader(self, md: Any, chunked: engine.ChunkedArray, encoding: ChunkKeyEncoding) -> Any:
-        """A PointReader for single-element reads, if the chunks allow one."""
-        if chunked.levels or chunked.chain is None or not md.shape:
-            return None
-        ndim = len(md.shape)
-        if md.zarr_format == 2:
-            steps = [s[0] for s in native_steps(md.compressor, md.filters, md.dtype)]
-            perm = tuple(reversed(range(ndim))) if md.order == "F" else tuple(range(ndim))
-        else:
-            steps = [c.name for c in self._inner_chain.bytes_to_bytes]
-            perm = self._inner_chain.stored_order(ndim)
-        kind = {(): "raw", ("blosc",): "blosc"}.get(tuple(steps))
-        if kind is None or chunked.basic is not None:
-            return None          # (the native BasicReader reads one element of a file faster)
-        prefix = self._prefix
-        return PointReader(chunked, kind, perm, lambda coords: encoding.encode(coords, prefix))
-
-    def _prepare_v3(self, md: ArrayMetadataV3) -> engine.ChunkedArray:
-        chain = CodecChain(md.codecs)
-        dtype = md.dtype
-        levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
-        self._codec_chain = chain
-        self._inner_chain = inner
-        common = {"shape": md.shape, "chunks": chunks, "dtype": dtype, "chunk_keys": None,
-                  "store": self._store, "name": self._path,
-                  "write_empty_chunks": self._write_empty_chunks}
-        if dtype.kind == "O":
-            if levels:
-                raise MetadataError(f"array {self._path}: sharding of variable-length data types "
-                                    "is not supported")
-            return engine.ChunkedArray(**common, fill=b"", chain=None, fill_object=md.fill_value,
-                                       codec=ChainChunkCodec(chain, chunks, dtype))
-        return engine.ChunkedArray(
-            **common, fill=np.asarray(md.fill_value, dtype=dtype).tobytes(),
-            chain=inner.prepare(chunks, dtype),
-            levels=tuple(levels), shard_cache=ShardIndexCache() if levels else None)
-
-    def _prepare_v2(self, md: ArrayMetadataV2) -> engine.ChunkedArray:
-        self._codec_chain = self._inner_chain = None
-        dtype, chunks = md.dtype, md.chunks
-        chunked = engine.ChunkedArray(
-            shape=md.shape, chunks=chunks, dtype=dtype, fill=fill_bytes_v2(md), chain=None,
-            chunk_keys=None, store=self._store, name=self._path,
-            write_empty_chunks=self._write_empty_chunks, fill_object=fill_object_v2(md))
-        steps = native_steps(md.compressor, md.filters, dtype)
-        if steps is None:
-            chunked.codec = V2ChunkCodec(md.compressor, md.filters, chunks, dtype, md.order)
-        else:
-            axes = range(len(chunks))
-            order = tuple(reversed(axes)) if md.order == "F" else tuple(axes)
-            chunked.chain = native_chain(steps, chunks, dtype.itemsize, 0, order)
-        return chunked
+        """Prepare the array for the engine: its state and strategy (engine.prepare)."""
+        prepared = prepare(self._store, self._path, self._metadata, self._write_empty_chunks)
+        self._engine = prepared.strategy
+        self._chunked = prepared.strategy.arr
+        self._encoding = prepared.encoding
+        self._prefix = self._chunked.prefix
+        self._codec_chain = prepared.codec_chain
+        self._inner_chain = prepared.inner_chain
 
     # -------------------------------------------------------------- properties
 
@@ -243,20 +155,11 @@ class Array(Node):
     # -------------------------------------------------------------- data
 
     def __getitem__(self, selection: Any) -> Any:
-        point = self._point
-        if point is not None:        # single elements: the fast path
-            if type(selection) is int and len(point.dims) == 1:
-                selection = (selection,)
-            if (type(selection) is tuple and len(selection) == len(point.dims)
-                    and type(selection[0]) is int and all(type(i) is int for i in selection)):
-                item = point.read(selection)
-                if item is not None:
-                    return item
-        return engine.read(self._chunked, selection)
+        return self._engine.read(selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._check_writable()
-        engine.write(self._chunked, selection, value)
+        self._engine.write(selection, value)
 
     def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
         return self[selection]
@@ -290,29 +193,6 @@ def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) 
         from zarrc.errors import NodeNotFoundError
         raise NodeNotFoundError(f"no array at {path} in {store!r}")
     return Array(store, path, md, read_only=read_only, write_empty_chunks=write_empty_chunks)
-
-
-def fill_bytes_v2(md: ArrayMetadataV2) -> bytes:
-    """The fill value of a v2 array as one item of bytes; when undefined (null), what
-    zarr-python 3 reads: NaT for datetimes and timedeltas, else zeros."""
-    if md.dtype.kind == "O":
-        return b""
-    if md.fill_value is None:
-        if md.dtype.kind in "mM":
-            return np.array("NaT", dtype=md.dtype).tobytes()
-        return bytes(md.dtype.itemsize)
-    if isinstance(md.fill_value, (bytes, bytearray)):
-        return bytes(md.fill_value).ljust(md.dtype.itemsize, b"\0")
-    return np.array(md.fill_value, dtype=md.dtype).tobytes()
-
-
-def fill_object_v2(md: ArrayMetadataV2) -> Any:
-    """The fill value of a v2 object array ("" / b"" when undefined, as zarr-python)."""
-    if md.dtype.kind != "O":
-        return None
-    if md.fill_value is not None:
-        return md.fill_value
-    return {"vlen-utf8": "", "vlen-bytes": b""}.get(object_codec_id(md.filters))
 
 
 class ArrayInfo:

@@ -22,7 +22,7 @@ class ChunkKeyEncoding:
     """A chunk key encoding: ``name`` "default" or "v2", ``separator`` "/" or "."
     (None picks the encoding's default: "/" for default, "." for v2)."""
 
-    __slots__ = ("_empty", "_lead", "name", "separator")
+    __slots__ = ("_empty", "lead", "name", "separator")
 
     def __init__(self, name: str = "default", separator: str | None = None) -> None:
         if name not in DEFAULT_SEPARATORS:
@@ -32,7 +32,7 @@ class ChunkKeyEncoding:
             raise ValueError(f"chunk key separator {separator!r} must be '/' or '.'")
         self.name = name
         self.separator = separator
-        self._lead = "c" + separator if name == "default" else ""  # text before the first index
+        self.lead = "c" + separator if name == "default" else ""  # text before the first index
         self._empty = "c" if name == "default" else "0"  # the key of a 0-d array's chunk
 
     @classmethod
@@ -63,7 +63,7 @@ class ChunkKeyEncoding:
             if i < 0:
                 raise SelectionError(f"chunk coordinates {list(coords)} must not be negative")
             parts.append(str(i))
-        return prefix + self._lead + self.separator.join(parts)
+        return prefix + self.lead + self.separator.join(parts)
 
     def encode_many(self, coords: np.ndarray, prefix: str = "") -> list[str]:
         """Keys of many chunks at once: ``coords`` is an (n, ndim) integer array.
@@ -75,7 +75,7 @@ class ChunkKeyEncoding:
         if ndim == 0:
             return [prefix + self._empty] * n
         try:
-            return format_keys(np.ascontiguousarray(coords, np.int64), prefix + self._lead,
+            return format_keys(np.ascontiguousarray(coords, np.int64), prefix + self.lead,
                                self.separator)
         except ValueError as exc:
             raise SelectionError(str(exc)) from None
@@ -90,10 +90,10 @@ class ChunkKeyEncoding:
         if key == self._empty and (ndim == 0 or (ndim is None and self.name == "default")):
             return ()
         body = key
-        if self._lead:
-            if not key.startswith(self._lead):
-                raise StoreError(f"{key!r} is not a {self.name!r} chunk key (expected {self._lead!r}...)")
-            body = key[len(self._lead):]
+        if self.lead:
+            if not key.startswith(self.lead):
+                raise StoreError(f"{key!r} is not a {self.name!r} chunk key (expected {self.lead!r}...)")
+            body = key[len(self.lead):]
         parts = body.split(self.separator)
         try:
             coords = tuple(map(int, parts))

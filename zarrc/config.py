@@ -18,6 +18,8 @@
     ``MADV_FREE``): it counts in the process's resident size, but the kernel takes
     it back without writing it anywhere when it runs short of memory.  Linux only.
 
+How these settings become threads per call is ``zarrc.threads``'s policy.
+
 Change settings with ``zarrc.config.set(threads=4)``, which can also be used as a
 context manager that restores the previous values on exit.
 """
@@ -25,7 +27,6 @@ context manager that restores the previous values on exit.
 from __future__ import annotations
 
 import os
-import threading
 from typing import ClassVar
 
 from zarrc._kernels import slabs
@@ -95,12 +96,6 @@ class Config:
     def _apply(self) -> None:
         """Hand the settings the kernels keep to them."""
         slabs.set_pool_limit(self._values["pool_bytes"])
-
-    def codec_threads(self, nbytes: int) -> int:
-        """Threads a single codec call on ``nbytes`` bytes may use inside the codec."""
-        if nbytes >= self._values["split_bytes"] and threading.current_thread() is threading.main_thread():
-            return self._values["threads"]
-        return 1
 
     def __repr__(self) -> str:
         return f"zarrc.config({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"

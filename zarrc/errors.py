@@ -4,8 +4,14 @@ Every error zarrc raises on bad input is a :class:`ZarrcError`, and each also
 derives from the built-in exception a Python user would expect (``ValueError``
 for bad data, ``IndexError`` for bad selections, ``KeyError`` for missing nodes),
 so existing ``except`` clauses keep working.  Messages name the offending value:
-the chunk key, the codec, the sizes involved.
+the chunk key, the codec, the sizes involved.  Errors of the native kernels
+(``KernelError`` of a codec call, ``TaskError`` of a batch's chunk task) become
+these classes in one place, :func:`from_kernel`.
 """
+
+from __future__ import annotations
+
+from zarrc._kernels.errors import CHECKSUM, IO
 
 
 class ZarrcError(Exception):
@@ -56,3 +62,21 @@ class NodeNotFoundError(ZarrcError, KeyError):
 
 class ContainsNodeError(ZarrcError, FileExistsError):
     """An array or group already exists where a new one was to be created."""
+
+
+def from_kernel(exc: Exception, context: str = "") -> Exception:
+    """The zarrc error for a kernel's error ``exc`` (a ``KernelError`` or
+    ``TaskError``, whose ``code`` is a ZC_* code of ``_kernels/src/zc_error.h``):
+    ChecksumError for a checksum mismatch, StoreError for a failed I/O call,
+    CodecError for the rest, its message ``context`` + the kernel's, carrying the
+    kernel's ``code``, ``expected`` and ``actual``.  A MemoryError is returned as
+    it is.  The caller raises it (``raise from_kernel(exc, ...) from None``)."""
+    if isinstance(exc, MemoryError):
+        return exc
+    code = exc.code
+    cls = ChecksumError if code == CHECKSUM else StoreError if code == IO else CodecError
+    err = cls(f"{context}{exc}")
+    err.code = code
+    err.expected = exc.expected
+    err.actual = exc.actual
+    return err

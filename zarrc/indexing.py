@@ -18,10 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from zarrc._kernels import plan as layout
 from zarrc.errors import SelectionError
 
-# Columns of DimProjection.table
-CHUNK, START, STEP, COUNT, OUT_START, IDX = range(6)
+# Columns of DimProjection.table: the first PROJECTION_COLS columns of the plan
+# table (its layout's home: zarrc/_kernels/plan.pxd)
+CHUNK, START, STEP, COUNT, OUT_START, IDX = (layout.COL_CHUNK, layout.COL_START, layout.COL_STEP,
+                                             layout.COL_COUNT, layout.COL_OUT, layout.COL_IDX)
+PROJECTION_COLS = layout.PROJECTION_COLS
 # Selections touching fewer chunks than this along a dimension are projected in plain Python.
 SMALL = 64
 
@@ -30,8 +34,8 @@ SMALL = 64
 class DimProjection:
     """The projection of one dimension's selection onto its chunks.
 
-    ``table`` has one row per touched chunk (an int64 array of shape (n, 6), or a
-    list of 6-tuples for small projections) with columns chunk index, local
+    ``table`` has one row per touched chunk (an int64 array of shape (n,
+    PROJECTION_COLS), or a list of tuples for small projections) with columns chunk index, local
     start, local step, count, output start, and the offset of this chunk's
     entries in ``local``/``out`` (-1 for strided form).  ``full`` is True for each
     touched chunk whose in-bounds part is wholly selected, in order.
@@ -48,7 +52,7 @@ class DimProjection:
 
 
 def _empty(dropped: bool = False) -> DimProjection:
-    return DimProjection(np.zeros((0, 6), np.int64), np.zeros(0, bool), 0, dropped)
+    return DimProjection(np.zeros((0, PROJECTION_COLS), np.int64), np.zeros(0, bool), 0, dropped)
 
 
 def project_slice(start: int, stop: int, step: int, size: int, chunk: int) -> DimProjection:
@@ -64,7 +68,7 @@ def project_slice(start: int, stop: int, step: int, size: int, chunk: int) -> Di
         # at most one element per chunk: enumerate the elements (count <= size / chunk)
         idx = np.arange(start, last + 1, step, dtype=np.int64)
         chunks = idx // chunk
-        table = np.zeros((count, 6), np.int64)
+        table = np.zeros((count, PROJECTION_COLS), np.int64)
         table[:, CHUNK] = chunks
         table[:, START] = idx - chunks * chunk
         table[:, STEP] = 1
@@ -79,7 +83,7 @@ def project_slice(start: int, stop: int, step: int, size: int, chunk: int) -> Di
     # first selected element in each chunk: start + ceil((lo - start) / step) * step
     first = np.where(lo <= start, start, start + -(-(lo - start) // step) * step)
     counts = np.where(first < hi, (hi - first + step - 1) // step, 0)
-    table = np.zeros((len(chunks), 6), np.int64)
+    table = np.zeros((len(chunks), PROJECTION_COLS), np.int64)
     table[:, CHUNK] = chunks
     table[:, START] = first - lo
     table[:, STEP] = step
@@ -126,7 +130,7 @@ def project_indices(indices: np.ndarray, size: int, chunk: int) -> DimProjection
     starts = np.flatnonzero(np.r_[True, sorted_chunks[1:] != sorted_chunks[:-1]])
     counts = np.diff(np.r_[starts, idx.size])
     touched = sorted_chunks[starts]
-    table = np.zeros((len(touched), 6), np.int64)
+    table = np.zeros((len(touched), PROJECTION_COLS), np.int64)
     table[:, CHUNK] = touched
     table[:, STEP] = 1
     table[:, COUNT] = counts

@@ -1,6 +1,12 @@
-"""The shared worker pool: native calls that release the GIL run on it in parallel.
+"""The shared worker pool, and the one thread policy: how many threads a call gets.
 
-``run_parallel(fn, n)`` calls ``fn()`` on the calling thread and on up to n - 1
+Policy: ``batch_threads`` (a native batch of chunk tasks: as many threads as
+its work pays for, of those the calls in progress leave, see
+``spare_threads``), ``item_threads`` (independent Python work items: chunks
+decoded with numcodecs, shard files written), ``codec_threads`` (a single codec
+call on one large buffer).  ``zarrc.config`` holds only the settings.
+
+Pool: ``run_parallel(fn, n)`` calls ``fn()`` on the calling thread and on up to n - 1
 pool threads at once.  Each ``fn`` is expected to take work from a shared source
 until none is left (a native batch's atomic counter, a queue of block ranges), so
 a pool thread that starts once the caller is done finds nothing to do (a busy
@@ -16,6 +22,11 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from zarrc._kernels.batch import count_calls, mark_pool_thread
+from zarrc.config import config
+
+# Work (bytes decoded or encoded) each thread beyond the caller needs: waking a
+# pool worker costs more than it saves on less.
+PARALLEL_MIN_BYTES = 512 << 10
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -40,6 +51,33 @@ def spare_threads(threads: int) -> int:
     progress are not already keeping busy (at least 1).  Many Python threads each
     reading a little then each work alone, without handing work to the pool."""
     return max(1, threads - count_calls(0) + 1)
+
+
+def batch_threads(ntasks: int, work_bytes: int) -> tuple[int, bool]:
+    """(threads, share) for a native batch of ``ntasks`` chunk tasks doing
+    ``work_bytes`` of work: up to ``config.threads``, one per task at most, each
+    beyond the caller needing PARALLEL_MIN_BYTES of the work, and no more than the
+    calls in progress leave (spare_threads).  ``share``: the batch could use more
+    than one thread, so pool threads freed by other calls may join it."""
+    threads = config.threads
+    useful = min(threads, ntasks, max(1, work_bytes // PARALLEL_MIN_BYTES))
+    return min(spare_threads(threads), useful), useful > 1
+
+
+def item_threads(n: int) -> int:
+    """Threads for ``n`` independent work items run with ``run_each``: up to
+    ``config.threads``, one per item at most."""
+    return min(config.threads, n)
+
+
+def codec_threads(nbytes: int) -> int:
+    """Threads a single codec call on ``nbytes`` bytes may use inside the codec: all
+    of ``config.threads`` for a buffer of at least ``config.split_bytes`` from the
+    main thread, else 1 (calls from other threads stay single-threaded so that many
+    Python threads do not oversubscribe the cores)."""
+    if nbytes >= config.split_bytes and threading.current_thread() is threading.main_thread():
+        return config.threads
+    return 1
 
 
 def executor(workers: int) -> ThreadPoolExecutor:

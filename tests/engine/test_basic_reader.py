@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import zarrc
-from zarrc import engine
+from zarrc.engine import batch
+from zarrc.engine.basic import BasicStrategy
 from zarrc.errors import CodecError
 from zarrc.stores import LocalStore, MemoryStore
 from zarrc.threads import count_calls
@@ -21,19 +22,14 @@ from .test_partial_reads import _random_selection
 
 
 def _general(a: zarrc.Array, selection):
-    """``a[selection]`` by the general path (no BasicReader, no point reader)."""
-    chunked = a._chunked
-    basic, chunked.basic = chunked.basic, None
-    try:
-        return engine.read(chunked, selection)
-    finally:
-        chunked.basic = basic
+    """``a[selection]`` by the strategy behind the BasicReader (native or sharded)."""
+    return a._engine.fallback.read(selection)
 
 
 def _check_random_selections(a: zarrc.Array, data: np.ndarray, rng: random.Random) -> None:
     """300 random selections read by the BasicReader, by the general path and by
     ``a[...]`` give what numpy gives (or raise IndexError as numpy does)."""
-    assert a._chunked.basic is not None
+    assert isinstance(a._engine, BasicStrategy)
     for _ in range(300):
         sel = _random_selection(rng, data.shape)
         try:
@@ -42,7 +38,7 @@ def _check_random_selections(a: zarrc.Array, data: np.ndarray, rng: random.Rando
             with pytest.raises(IndexError):
                 a[sel]
             continue
-        got = a._chunked.basic.read(sel)
+        got = a._engine.reader.read(sel)
         if got is None:                       # not a basic selection: general path
             got = a[sel]
         np.testing.assert_array_equal(got, expected)
@@ -77,14 +73,17 @@ def test_basic_reads_of_v2_arrays(tmp_path, separator, order):
 
 def test_basic_reader_stands_aside(zh, tmp_path):
     mem = zh.make_array(MemoryStore(), (10,), (4,))
-    assert mem._chunked.basic is None and mem._chunked.path_head is None
+    assert not isinstance(mem._engine, BasicStrategy) and mem._chunked.path_head is None
 
     class Renamed(LocalStore):               # chunk files are not named after their keys
         def local_path(self, key):
             return super().local_path(key) + ".bin"
 
+        def file_prefix(self, prefix):       # (so it declares no file layout)
+            return None
+
     odd = zh.make_array(Renamed(str(tmp_path / "r.zarr"), mode="w"), (10,), (4,))
-    assert odd._chunked.path_head is None and odd._chunked.basic is None
+    assert odd._chunked.path_head is None and not isinstance(odd._engine, BasicStrategy)
     odd[...] = np.arange(10)
     np.testing.assert_array_equal(odd[2:9], np.arange(2, 9))
 
@@ -111,13 +110,13 @@ def test_basic_read_errors_name_the_chunk(zh, tmp_path):
 
 def test_large_basic_reads_use_the_pool(zh, tmp_path, monkeypatch):
     used = []
-    real = engine.run_batch
+    real = batch.run_batch
 
     def spy(batch, ntasks, work_bytes=None):
         used.append((ntasks, work_bytes))
         real(batch, ntasks, work_bytes)
 
-    monkeypatch.setattr(engine, "run_batch", spy)
+    monkeypatch.setattr(batch, "run_batch", spy)
     data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
     a = zh.make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), data.shape, (64, 64),
                       "float64", "blosc")
@@ -157,7 +156,7 @@ def test_sharded_basic_reads(tmp_path, location):
     lo, hi = (n, len(raw)) if location == "start" else (0, len(raw) - n)
     path.write_bytes(raw[:lo] + bytes(b ^ 0x5A for b in raw[lo:hi]) + raw[hi:])
     b = zarrc.open_array(str(root), mode="r")
-    assert b._chunked.basic is not None
+    assert isinstance(b._engine, BasicStrategy)
     with pytest.raises(CodecError, match=r"c/1/0 \(inner chunk \(4, 0\)\)"):
         b[12:13, 0:1]
     assert count_calls(0) == 0
@@ -173,7 +172,7 @@ def test_nested_sharding_takes_the_general_path(tmp_path):
     a = zarrc.create_array(LocalStore(str(tmp_path / "n.zarr"), mode="w"), shape=(10, 10),
                            chunks=(8, 8), serializer=outer, compressors=None, dtype="int32")
     a[...] = np.arange(100).reshape(10, 10)
-    assert a._chunked.basic is None
+    assert not isinstance(a._engine, BasicStrategy)
     np.testing.assert_array_equal(a[3:9, 2], np.arange(100).reshape(10, 10)[3:9, 2])
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import zarrc
 from zarrc import engine, indexing
+from zarrc.engine import batch
 
 DET = dict(derandomize=True, deadline=None, database=None,
            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -279,7 +280,7 @@ def test_read_into_with_integer_arrays_matches_np_ix(zh, scratch_root, kind, cha
         out = np.zeros(out_shape, expected.dtype)[(slice(None, None, -1),) * len(out_shape)]
     else:
         out = np.zeros(out_shape, expected.dtype)
-    engine.read_into(arr._chunked, dims, out)
+    engine.read_into(arr._engine, dims, out)
     np.testing.assert_array_equal(out, want)
 
 
@@ -295,7 +296,7 @@ def test_write_from_with_integer_arrays_matches_np_ix(zh, scratch_root, kind, ch
     arr[...] = expected
     dims, arrays, dropped = orthogonal_case(data, list(zip(shape, chunks)))
     value = zh.random_data(rng, tuple(d.nsel for d in dims if not d.dropped), "int32")
-    engine.write_from(arr._chunked, dims, value)
+    engine.write_from(arr._engine, dims, value)
     # numpy's orthogonal assignment, in C order of the value, so the last of
     # repeated indices wins (as it does in the engine)
     full_value = value.reshape(tuple(len(a) for a in arrays))
@@ -309,9 +310,9 @@ def test_read_into_and_write_from_check_the_operand(zh):
     dims = [indexing.project_indices(np.array([1, 1]), 4, 2), indexing.project_slice(0, 4, 1, 4, 2)]
     for bad in (np.zeros((2, 3), "int32"), np.zeros((2, 4), "int64"), np.zeros(8, "int32")):
         with pytest.raises(ValueError):
-            engine.read_into(arr._chunked, dims, bad)
+            engine.read_into(arr._engine, dims, bad)
         with pytest.raises(ValueError):
-            engine.write_from(arr._chunked, dims, bad)
+            engine.write_from(arr._engine, dims, bad)
 
 
 # ------------------------------------------------------------------ fill values and empty chunks
@@ -446,7 +447,7 @@ def test_value_conversions(zh, rw_store_maker):
 
 
 def test_writes_split_into_batches(zh, rw_store_maker, monkeypatch):
-    monkeypatch.setattr(engine, "WRITE_BATCH_BYTES", 3 * 4 * 4)        # three chunks a batch
+    monkeypatch.setattr(batch, "WRITE_BATCH_BYTES", 3 * 4 * 4)        # three chunks a batch
     arr = zh.make_array(rw_store_maker.new(), (9, 10), (2, 3), "int32", "zstd+crc32c")
     data = np.arange(90, dtype="int32").reshape(9, 10)
     arr[...] = data
@@ -528,7 +529,7 @@ def test_whole_uncompressed_chunks_read_straight_from_files(tmp_path):
 @pytest.mark.parametrize("parts", [1, 2, 3, 8])
 def test_spread_order_is_a_permutation_that_alternates_runs(parts):
     for n in range(40):
-        order = engine.spread_order(n, parts)
+        order = batch.spread_order(n, parts)
         assert sorted(order.tolist()) == list(range(n))
         m = -(-n // parts)
         if parts > 1 and n >= 2 * parts:   # neighbours come from different runs

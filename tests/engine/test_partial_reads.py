@@ -14,6 +14,7 @@ import pytest
 
 import zarrc
 from zarrc import engine, indexing
+from zarrc.engine import batch
 from zarrc._kernels.plan import format_keys, plan_basic
 from zarrc.errors import CodecError
 
@@ -47,10 +48,10 @@ def test_plan_basic_matches_general_plan():
         assert pshape == out_shape and dropped == tuple(d.dropped for d in dims)
         if 0 in out_shape:
             continue
-        t2, _, _, k2 = engine.assemble(dims)
+        t2, _, _, k2 = batch.assemble(dims)
         assert np.array_equal(table, t2), (sel, shape, chunks)
         assert np.array_equal(tasks, k2), (sel, shape, chunks)
-        assert np.array_equal(coords, engine.task_coords(t2, k2))
+        assert np.array_equal(coords, batch.task_coords(t2, k2))
         checked += 1
     assert checked > 2000
 
@@ -74,7 +75,7 @@ def test_plan_basic_expands_one_ellipsis(sel):
         shape, chunks = (5, 6, 4, 7), (2, 3, 3, 4)
     table, tasks, _, pshape, dropped = plan_basic(sel, shape, chunks)
     dims, out_shape = indexing.plan(sel, shape, chunks)
-    t2, _, _, k2 = engine.assemble(dims)
+    t2, _, _, k2 = batch.assemble(dims)
     assert pshape == out_shape and dropped == tuple(d.dropped for d in dims)
     assert np.array_equal(table, t2) and np.array_equal(tasks, k2)
 
@@ -168,7 +169,7 @@ def test_small_boxes_of_uncompressed_chunk_files_read_the_values_written(tmp_pat
     out = np.empty((4, 3, 2), data.dtype)
     dims = [indexing.project_indices(idx, 64, 64), indexing.project_slice(5, 8, 1, 64, 64),
             indexing.project_slice(9, 11, 1, 64, 64)]
-    engine.read_into(a._chunked, dims, out)
+    engine.read_into(a._engine, dims, out)
     np.testing.assert_array_equal(out, data[idx][:, 5:8, 9:11])
     # a chunk file of the wrong size is an error, a missing one reads as fill
     path = tmp_path / "a" / "c" / "0" / "0" / "0"

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import zarrc
+from zarrc.engine.basic import BasicStrategy
+from zarrc.engine.point import PointStrategy
 from zarrc.errors import CodecError, SelectionError
 from zarrc.stores import MemoryStore
 
@@ -42,7 +44,7 @@ def test_single_elements_match_numpy(store, layout, dtype):
     expected[:, 12:] = 0
     a = zarrc.open_array(store, mode="r")
     # chunk files: the native basic reader takes single elements instead
-    assert (a._point is None) == (a._chunked.basic is not None)
+    assert isinstance(a._engine, PointStrategy) != isinstance(a._engine, BasicStrategy)
     for _ in range(150):
         idx = tuple(int(rng.integers(-n, n)) for n in shape)
         got = a[idx]
@@ -106,7 +108,7 @@ def test_large_blosc_chunks_in_files(tmp_path, dtype, sharded):
         a = zarrc.create_array(store, shape=shape, dtype=dtype, compressors=BLOSC, **layout)
         a[...] = x
         arrays.append(zarrc.open_array(store, mode="r"))
-    assert arrays[0]._chunked.basic is not None
+    assert isinstance(arrays[0]._engine, BasicStrategy)
     for _ in range(300):
         idx = tuple(int(rng.integers(0, n)) for n in shape)
         expected = np.asarray(x[idx], arrays[0].dtype).tobytes()

@@ -296,11 +296,11 @@ def test_native_reader_reads_an_index_once_per_version(tmp_path, monkeypatch) ->
     """The native reader's cached index is used while the shard file is the same
     (one fstat per shard per call), and read again from the open file once another
     writer replaced it."""
-    from zarrc import sharded
+    from zarrc.engine import shards
 
     calls = []
-    real = sharded.native_index
-    monkeypatch.setattr(sharded, "native_index", lambda *a: calls.append(a[1]) or real(*a))
+    real = shards.native_index
+    monkeypatch.setattr(shards, "native_index", lambda *a: calls.append(a[1]) or real(*a))
     w = zarrc.create_array(tmp_path / "s.zarr", shape=(64,), dtype="int32", chunks=(8,), shards=(32,))
     w[...] = np.arange(64)
     r = zarrc.open_array(tmp_path / "s.zarr", mode="r")
@@ -336,7 +336,7 @@ def _general_read(a):
 
     dims, shape = indexing.plan((slice(30, 40),), a.shape, a._chunked.chunks)
     out = np.empty(shape, a.dtype)
-    engine.read_into(a._chunked, dims, out)
+    engine.read_into(a._engine, dims, out)
     return out
 
 

@@ -192,17 +192,18 @@ def test_threads_per_call_follow_the_work_and_the_other_calls(monkeypatch):
     """A batch hands work to pool threads only when there is PARALLEL_MIN_BYTES of
     it per extra thread, and only as many as the calls already in progress leave;
     a call squeezed by others is open to pool threads they free (shared)."""
-    from zarrc import engine
+    from zarrc.engine import batch
+
     used = []
     shared = []
-    real = engine.run_parallel
+    real = zarrc.threads.run_parallel
 
     def spy(fn, n, share=False):
         used.append(n)
         shared.append(share)
         real(fn, n, share)
 
-    monkeypatch.setattr(engine, "run_parallel", spy)
+    monkeypatch.setattr(batch, "run_parallel", spy)
     data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
     raw = make_array({}, (512, 512), (64, 64), "float64", "bytes")       # 32 KiB chunks
     packed = make_array({}, (512, 512), (64, 64), "float64", "blosc")
@@ -278,3 +279,43 @@ def test_pool_thread_freed_by_one_call_helps_another(monkeypatch):
     b.join()
     assert len(seen) == 2
     assert not zarrc.threads._active
+
+
+def test_batch_threads_follow_the_work(monkeypatch):
+    """The thread policy: a batch gets one thread per PARALLEL_MIN_BYTES of work
+    beyond the caller, at most one per task and config.threads in all; shareable
+    once it could use more than one."""
+    monkeypatch.setattr(zarrc.threads, "count_calls", lambda delta: 1)     # this call alone
+    mib = zarrc.threads.PARALLEL_MIN_BYTES
+    with zarrc.config.set(threads=4):
+        assert zarrc.threads.batch_threads(10, mib - 1) == (1, False)        # small: the caller
+        assert zarrc.threads.batch_threads(10, 2 * mib) == (2, True)
+        assert zarrc.threads.batch_threads(10, 100 * mib) == (4, True)       # config.threads
+        assert zarrc.threads.batch_threads(3, 100 * mib) == (3, True)        # one per task
+        assert zarrc.threads.batch_threads(1, 100 * mib) == (1, False)
+    with zarrc.config.set(threads=1):
+        assert zarrc.threads.batch_threads(10, 100 * mib) == (1, False)
+
+
+def test_batch_threads_leave_cores_to_calls_in_progress(monkeypatch):
+    """With other calls in progress a batch takes only the threads they leave (at
+    least the caller), and stays shareable so that threads they free can join."""
+    mib = zarrc.threads.PARALLEL_MIN_BYTES
+    with zarrc.config.set(threads=4):
+        for in_progress, spare in [(1, 4), (2, 3), (4, 1), (9, 1)]:
+            monkeypatch.setattr(zarrc.threads, "count_calls", lambda delta, n=in_progress: n)
+            assert zarrc.threads.spare_threads(4) == spare
+            assert zarrc.threads.batch_threads(10, 100 * mib) == (spare, True)
+
+
+def test_item_and_codec_threads():
+    with zarrc.config.set(threads=3, split_bytes=1000):
+        assert [zarrc.threads.item_threads(n) for n in (0, 1, 2, 3, 50)] == [0, 1, 2, 3, 3]
+        assert zarrc.threads.codec_threads(999) == 1
+        assert zarrc.threads.codec_threads(1000) == 3            # main thread, large buffer
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(zarrc.threads.codec_threads(10**9)))
+        worker.start()
+        worker.join()
+        assert seen == [1]                                        # other threads: one
+    assert not hasattr(zarrc.config, "codec_threads")

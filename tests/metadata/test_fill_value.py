@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zarrc.errors import MetadataError
+from zarrc.metadata.fill_value import fill_bytes
 from zarrc.metadata import (
     cast_fill_value,
     default_fill_value,
@@ -263,3 +264,21 @@ def test_float_numbers_round_to_the_type(number):
         got = parse(number, name)
         with np.errstate(over="ignore"):
             assert bits(got) == bits(np.array(number).astype(name))
+
+
+@pytest.mark.parametrize(("value", "dtype", "expected"), [
+    (np.float64(1.5), "<f8", np.float64(1.5).tobytes()),
+    (-1, "int16", np.int16(-1).tobytes()),
+    (None, "int32", bytes(4)),                                  # v2 null: zeros
+    (None, "M8[s]", np.array("NaT", "M8[s]").tobytes()),        # v2 null: NaT
+    (b"ab", "S4", b"ab\0\0"),                                   # short bytes: padded
+    (np.void(b"\x01\x02"), "V2", b"\x01\x02"),
+    ("x", "O", b""),                                            # variable-length items
+])
+def test_fill_bytes_is_one_item_in_native_order(value, dtype, expected):
+    assert fill_bytes(value, np.dtype(dtype)) == expected
+
+
+def test_fill_bytes_keeps_nan_payloads():
+    nan = np.frombuffer((0x7FF8000000000123).to_bytes(8, "little"), "<f8")[0]
+    assert fill_bytes(nan, np.dtype("<f8")) == (0x7FF8000000000123).to_bytes(8, "little")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 import warnings
@@ -289,6 +290,32 @@ def test_local_path(store, factory):
             assert f.read() == b"v"
     else:
         assert path is None
+
+
+@pytest.mark.parametrize("prefix", ["", "a/", "a/b/c.", "arr/c/"])
+def test_file_prefix_declares_the_layout_local_path_follows(store, factory, prefix):
+    """A store of plain files declares its layout: the file of key ``prefix + rest``
+    is ``file_prefix(prefix) + rest``, the very file ``local_path`` names and
+    ``set`` writes; other stores declare none."""
+    head = store.file_prefix(prefix)
+    if factory.kind != "local":
+        assert head is None
+        return
+    for rest in ("0", "1/2", "3.4.5"):
+        key = prefix + rest
+        store.set(key, rest.encode())
+        path = head + rest.encode()
+        assert path == os.fsencode(store.local_path(key))
+        with open(path, "rb") as f:
+            assert f.read() == rest.encode()
+
+
+def test_file_prefix_refuses_an_escaping_prefix(store, factory):
+    if factory.kind != "local":
+        assert store.file_prefix("../x/") is None       # (no files: nothing to escape to)
+        return
+    with pytest.raises(StoreError):
+        store.file_prefix("../x/")
 
 
 def test_threads_write_different_keys(store):

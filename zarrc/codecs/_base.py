@@ -5,20 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, NoReturn
 
-from zarrc._kernels.errors import CHECKSUM, KernelError
-from zarrc.errors import ChecksumError, CodecError
+from zarrc._kernels.errors import KernelError
+from zarrc.errors import from_kernel
 from zarrc.metadata.codecs import BYTES_TO_BYTES
 
 
 def raise_codec_error(exc: KernelError, context: str = "") -> NoReturn:
     """Re-raise a kernel's error as CodecError (ChecksumError for checksum mismatches),
     prefixed with ``context`` (e.g. "chunk c/0/1 of /temperature: ")."""
-    cls = ChecksumError if exc.code == CHECKSUM else CodecError
-    err = cls(f"{context}{exc}")
-    err.code = exc.code
-    err.expected = exc.expected
-    err.actual = exc.actual
-    raise err from None
+    raise from_kernel(exc, context) from None
 
 
 def buffer_nbytes(buf: Any) -> int:

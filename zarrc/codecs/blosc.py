@@ -8,10 +8,9 @@ from typing import Any
 from zarrc._kernels import blosc as k
 from zarrc.codecs._base import Codec, raise_codec_error
 from zarrc.codecs.registry import register
-from zarrc.config import config
 from zarrc.errors import CodecError
 from zarrc.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES
-from zarrc.threads import run_each
+from zarrc.threads import codec_threads, run_each
 
 SHUFFLES = {name: code for code, name in enumerate(BLOSC_SHUFFLES)}   # {"noshuffle": 0, ...}
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
@@ -115,7 +114,7 @@ class Blosc(Codec):
     def decode(self, buf: Any, out: Any = None) -> Any:
         try:
             nbytes, _, blocksize, typesize, _ = k.blosc_header(buf)
-            threads = min(config.codec_threads(nbytes), -(-nbytes // max(blocksize, 1)))
+            threads = min(codec_threads(nbytes), -(-nbytes // max(blocksize, 1)))
             if nbytes % max(typesize, 1):
                 threads = 1     # blosc_getitem cannot reach a trailing partial item
             if threads <= 1:

@@ -251,3 +251,20 @@ def cast_fill_value(value: Any, data_type: DataType) -> FillValue:
         if isinstance(raw, (bytes, bytearray)) and len(raw) == dtype.itemsize:
             return np.frombuffer(bytes(raw), dtype=dtype)[0]
     raise _bad(value, data_type)
+
+
+def fill_bytes(value: Any, dtype: np.dtype) -> bytes:
+    """The fill value ``value`` as one item of ``dtype`` (native byte order), the
+    bytes the engine fills missing chunks with: ``b""`` for object
+    (variable-length) items; for None (a v2 array's undefined fill value) what
+    zarr-python 3 reads: NaT for datetimes and timedeltas, else zeros; bytes
+    shorter than the item padded with zeros."""
+    if dtype.kind == "O":
+        return b""
+    if value is None:
+        if dtype.kind in "mM":
+            return np.array("NaT", dtype=dtype).tobytes()
+        return bytes(dtype.itemsize)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).ljust(dtype.itemsize, b"\0")
+    return np.asarray(value, dtype=dtype).tobytes()

@@ -387,6 +387,17 @@ class Store:
         """The file holding ``key``, for stores backed by plain files; None otherwise."""
         return None
 
+    def file_prefix(self, prefix: str) -> bytes | None:
+        """The store's file layout, declared for the engine: for a store whose keys
+        are plain files, the bytes ``head`` such that the key ``prefix + rest`` is
+        the file ``head + os.fsencode(rest)`` for every ``rest`` ("/" in it staying
+        the path separator); the engine then builds chunk file paths itself (and
+        natively) and reads and writes those files directly.  None (the default)
+        for stores whose keys are not plain files, or not named that way.  A
+        subclass that changes ``local_path`` changes this with it.  Raises
+        StoreError for an invalid prefix."""
+        return None
+
     def size(self, key: str) -> int | None:
         """The size in bytes of the value of ``key`` if the store can tell without
         reading the value (None: absent, or unknown — the default)."""

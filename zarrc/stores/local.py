@@ -126,6 +126,14 @@ class LocalStore(Store):
         """The path of the file that holds (or would hold) ``key``; it may not exist."""
         return self._path(validate_key(key, self))
 
+    def file_prefix(self, prefix: str) -> bytes | None:
+        """The file of key ``prefix + rest`` is ``root/prefix + rest`` (see
+        Store.file_prefix); None where "/" is not the path separator."""
+        split_prefix(prefix, self)
+        if os.sep != "/":
+            return None
+        return os.fsencode(self._base + prefix)
+
     # -- reading -------------------------------------------------------------
 
     def _open(self, key: str) -> tuple[int, os.stat_result] | None:

@@ -1,8 +1,8 @@
-"""The engine's Python chunk path, for arrays the native pipeline cannot decode:
+"""The Python strategy, for arrays the native pipeline cannot decode:
 variable-length strings and bytes (object items), and Zarr v2 filters and
 compressors that only numcodecs implements.
 
-The plan is the native path's (zarrc.indexing, engine.assemble); the chunk bytes
+The plan is the native path's (zarrc.indexing, batch.assemble); the chunk bytes
 of a call come from the store in one ``get_many``; workers on the shared pool
 each take chunks until none are left, decode one (numcodecs' C codecs and
 zarrc's release the GIL) and copy its selected part with one numpy assignment.
@@ -19,24 +19,32 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.config import config
+from zarrc import indexing
+from zarrc._kernels.plan import COL_COUNT, COL_IDX, COL_OUT, COL_START, COL_STEP
+from zarrc.engine.batch import WRITE_BATCH_BYTES, assemble, task_coords, tasks_full
+from zarrc.engine.state import ChunkedArray
+from zarrc.engine.strategy import Strategy
 from zarrc.errors import ZarrcError
-from zarrc.threads import run_each
+from zarrc.threads import counted_call, item_threads, run_each
 
-WRITE_BATCH_BYTES = 512 << 20
 _DELETE = object()
 
 
-def fill_scalar(arr: Any) -> Any:
-    """The fill value as an item of ``arr.dtype`` (``arr.fill_object`` for objects)."""
-    if arr.dtype.kind == "O":
-        return arr.fill_object
-    return np.frombuffer(arr.fill, dtype=arr.dtype)[0]
+class PythonStrategy(Strategy):
+    """Reads and writes whole chunks with ``arr.codec`` in Python (general plan)."""
+
+    @counted_call
+    def read_into(self, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+        read_into(self.arr, dims, out)
+
+    @counted_call
+    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+        write_from(self.arr, dims, value)
 
 
 def _each(n: int, work: Callable[[int], None]) -> None:
-    """``work(t)`` for t in 0..n-1 on up to ``config.threads`` threads."""
-    run_each(range(n), work, min(config.threads, n))
+    """``work(t)`` for t in 0..n-1 on the threads zarrc.threads.item_threads gives."""
+    run_each(range(n), work, item_threads(n))
 
 
 def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
@@ -44,7 +52,9 @@ def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
     where that lands in the output / comes from in the value."""
     src, dst, arrays = [], [], False
     for d, r in zip(dims, rows):
-        _, start, step, count, out0, idx, _ = (int(v) for v in table[r])
+        row = table[r].tolist()
+        start, step, count, out0, idx = (row[COL_START], row[COL_STEP], row[COL_COUNT], row[COL_OUT],
+                                         row[COL_IDX])
         if idx < 0:
             s = slice(start, start + (count - 1) * step + 1, step)
             o = slice(out0, out0 + count)
@@ -62,23 +72,21 @@ def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
     return tuple(src), tuple(dst)
 
 
-def _tasks(arr: Any, dims: list) -> tuple:
-    from zarrc.engine import assemble, task_coords
-
+def _tasks(arr: ChunkedArray, dims: list) -> tuple:
     table, local, outidx, tasks = assemble(dims)
     coords = task_coords(table, tasks)
     return table, local, outidx, tasks, arr.chunk_keys(coords)
 
 
-def _context(arr: Any, key: str, exc: ZarrcError) -> ZarrcError:
+def _context(arr: ChunkedArray, key: str, exc: ZarrcError) -> ZarrcError:
     return type(exc)(f"chunk {key} of {arr.name}: {exc}")
 
 
-def read_into(arr: Any, dims: list, out: np.ndarray) -> None:
-    """Read the selected elements into ``out`` (see engine.read_into)."""
+def read_into(arr: ChunkedArray, dims: list, out: np.ndarray) -> None:
+    """Read the selected elements into ``out`` (see zarrc.engine.api.read_into)."""
     table, local, outidx, tasks, keys = _tasks(arr, dims)
     raws = arr.store.get_many(keys)
-    fill = fill_scalar(arr)
+    fill = arr.fill_scalar()
 
     def work(t: int) -> None:
         src, dst = _selections(dims, table, local, outidx, tasks[t])
@@ -94,18 +102,18 @@ def read_into(arr: Any, dims: list, out: np.ndarray) -> None:
     _each(len(keys), work)
 
 
-def _is_fill(chunk: np.ndarray, fill: Any) -> bool:
+def _is_fill(arr: ChunkedArray, chunk: np.ndarray, fill: Any) -> bool:
+    """Whether every item of ``chunk`` is the fill value (``fill``: as a scalar)."""
     if chunk.dtype.kind == "O":
         return all(v == fill and type(v) is type(fill) for v in chunk.flat)
-    pattern = np.full(1, fill, chunk.dtype).tobytes()
-    return np.ascontiguousarray(chunk).tobytes() == pattern * chunk.size
+    return np.ascontiguousarray(chunk).tobytes() == arr.fill * chunk.size
 
 
-def write_from(arr: Any, dims: list, value: np.ndarray) -> None:
-    """Write ``value`` to the selected elements (see engine.write_from).  Chunks left
+def write_from(arr: ChunkedArray, dims: list, value: np.ndarray) -> None:
+    """Write ``value`` to the selected elements (see zarrc.engine.api.write_from).  Chunks left
     equal to the fill value are deleted, unless ``arr.write_empty_chunks``."""
     table, local, outidx, tasks, keys = _tasks(arr, dims)
-    full = table[tasks, 6].all(axis=1) if tasks.shape[1] else np.ones(len(keys), bool)
+    full = tasks_full(table, tasks)
     itemsize = arr.dtype.itemsize if arr.dtype.kind != "O" else 64
     per_batch = max(1, WRITE_BATCH_BYTES // max(1, math.prod(arr.chunks) * itemsize))
     for lo in range(0, len(keys), per_batch):
@@ -116,8 +124,8 @@ def write_from(arr: Any, dims: list, value: np.ndarray) -> None:
 def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> None:
     partial = [k for k, f in zip(keys, full) if not f]
     old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
-    fill = fill_scalar(arr)
-    write_empty = arr.write_empty_chunks or not getattr(arr.store, "supports_deletes", True)
+    fill = arr.fill_scalar()
+    write_empty = arr.write_empty_chunks or not arr.store.supports_deletes
     encoded: list[Any] = [None] * len(keys)
 
     def work(t: int) -> None:
@@ -130,7 +138,7 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
             else:
                 chunk = np.array(arr.codec.decode(raw), copy=True)
             chunk[src] = value[dst]
-            if not write_empty and _is_fill(chunk, fill):
+            if not write_empty and _is_fill(arr, chunk, fill):
                 encoded[t] = _DELETE
             else:
                 encoded[t] = arr.codec.encode(chunk)

@@ -1,6 +1,7 @@
-"""Single-element reads (``a[i, j, k]`` with integer indices) without decoding the
-element's whole chunk, for arrays the native BasicReader does not take (stores
-other than plain chunk files; it reads single elements of those itself).
+"""The point strategy: single-element reads (``a[i, j, k]`` with integer indices)
+without decoding the element's whole chunk, for arrays the native BasicReader
+does not take (stores other than plain chunk files; it reads single elements of
+those itself).  Everything else goes to the native strategy behind it.
 
 An uncompressed chunk gives exactly the element's bytes (one ``pread`` for a local
 store; other stores hand over the chunk's value, which is sliced).  A blosc chunk decodes only the block that holds
@@ -22,27 +23,32 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels import blosc as k
-from zarrc.codecs._base import raise_codec_error
-from zarrc.errors import CodecError, SelectionError, StoreError, ZarrcError
+from zarrc.engine.strategy import Strategy
+from zarrc.errors import CodecError, SelectionError, StoreError, from_kernel
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
 
 
-class PointReader:
-    """Reads single elements of a chunked array.
+class PointStrategy(Strategy):
+    """Reads single elements of a chunked array; every other call (and an element
+    it cannot read) goes to ``fallback``, the array's native strategy.
 
-    arr : the engine's ChunkedArray (no sharding, native chain).
     kind : "raw" (no bytes->bytes codec) or "blosc" (one blosc codec).
     perm : the stored chunk's axis order (stored = chunk.transpose(perm)).
     key_of : maps a tuple of chunk coordinates to the chunk's store key.
     """
 
-    def __init__(self, arr: Any, kind: str, perm: tuple[int, ...], key_of: Any) -> None:
-        self.arr = arr
+    def __init__(self, fallback: Strategy, kind: str, perm: tuple[int, ...], key_of: Any) -> None:
+        super().__init__(fallback.arr)
+        arr = self.arr
+        self.fallback = fallback
+        self.fallback_read = fallback.read
+        self.read_general = fallback.read_general
+        self.read_into = fallback.read_into
+        self.write_from = fallback.write_from
+        self.write = fallback.write
         self.kind = kind
-        self.shape = arr.shape
-        self.chunks = arr.chunks
         self.itemsize = arr.chain.itemsize
         self.nbytes = arr.chain.chunk_nbytes
         stored = [arr.chunks[p] for p in perm]
@@ -51,28 +57,27 @@ class PointReader:
         for i, p in enumerate(perm):
             strides[p] = stored_strides[i] * self.itemsize
         self.dims = tuple(zip(arr.shape, arr.chunks, strides))
-        stored_dtype = arr.dtype.newbyteorder("S") if arr.chain.swap_unit else arr.dtype
-        self.stored_dtype = stored_dtype
+        self.ndim = len(self.dims)
+        self.stored_dtype = arr.dtype.newbyteorder("S") if arr.chain.swap_unit else arr.dtype
         self.key_of = key_of
-        self.local_path = getattr(arr.store, "local_path", None)
-        try:
-            if self.local_path is not None and self.local_path("c") is None:
-                self.local_path = None          # not a store of plain files
-        except (ZarrcError, OSError, TypeError, ValueError, NotImplementedError):
-            self.local_path = None
+        self.files = arr.files is not None       # a store of plain files
 
-    def read(self, index: tuple) -> np.ndarray | None:
-        """The element at ``index`` (ints, one per dimension) as a 0-d array, or None
-        if this reader cannot do it (the caller then takes the general path).
-        Raises SelectionError for an index out of bounds, CodecError for a chunk
-        that does not decode."""
+    def read(self, selection: Any) -> Any:
+        """``arr[selection]``: an int per dimension reads the element (a 0-d array)
+        here.  Raises SelectionError for an index out of bounds, CodecError for a
+        chunk that does not decode."""
+        if type(selection) is int and self.ndim == 1:
+            selection = (selection,)
+        if not (type(selection) is tuple and len(selection) == self.ndim
+                and type(selection[0]) is int and all(type(i) is int for i in selection)):
+            return self.fallback_read(selection)
         coords = []
         offset = 0
-        for dim, (i, (n, c, stride)) in enumerate(zip(index, self.dims)):
+        for dim, (i, (n, c, stride)) in enumerate(zip(selection, self.dims)):
             if i < 0:
                 i += n
             if not 0 <= i < n:
-                raise SelectionError(f"index {index[dim]} is out of bounds for dimension {dim} "
+                raise SelectionError(f"index {selection[dim]} is out of bounds for dimension {dim} "
                                      f"with size {n}")
             q = i // c
             coords.append(q)
@@ -82,20 +87,19 @@ class PointReader:
             data = self._fetch(key, offset)
         except CodecError as exc:
             raise CodecError(f"chunk {key} of {self.arr.name}: {exc}") from None
-        if data is NotImplemented:
-            return None
+        if data is NotImplemented:           # (the item is not made of whole blosc items)
+            return self.fallback_read(selection)
         if data is None:
-            data = self.arr.fill
-            item = np.frombuffer(data, self.arr.dtype)
+            item = np.frombuffer(self.arr.fill, self.arr.dtype)
         else:
             item = np.frombuffer(data, self.stored_dtype)
         return item.astype(self.arr.dtype).reshape(())
 
     def _fetch(self, key: str, offset: int) -> Any:
-        if self.local_path is None:
+        if not self.files:
             return self._fetch_store(key, offset)
         try:
-            fd = os.open(self.local_path(key), _READ_FLAGS)
+            fd = os.open(self.arr.key_file(key), _READ_FLAGS)
         except _MISSING:
             return None
         try:
@@ -137,5 +141,6 @@ class PointReader:
                 return NotImplemented        # the item is not made of whole blosc items
             k.blosc_decode_range(frame, offset, out)
         except k.KernelError as exc:
-            raise_codec_error(exc)
+            raise from_kernel(exc) from None
         return out
+

@@ -1,0 +1,15 @@
+"""The engine: runs planned selections of arrays on the native kernels.
+
+From the bottom up: ``state`` (the prepared array), ``batch`` (the shared batch
+primitives: plan assembly, chunk sources, running a batch, its errors),
+``strategy`` (the interface) and one module per strategy (``native``,
+``shards`` + ``sharded``, ``basic``, ``python``, ``point``), ``prepare``
+(metadata -> state + the strategy, chosen once) and ``api`` (the public calls).
+"""
+
+from zarrc.engine.api import read, read_into, write, write_from
+from zarrc.engine.state import ChunkedArray
+from zarrc.engine.strategy import Strategy
+
+# (zarrc.engine.prepare is the module; its function: zarrc.engine.prepare.prepare)
+__all__ = ["ChunkedArray", "Strategy", "read", "read_into", "write", "write_from"]

@@ -1,0 +1,46 @@
+"""The engine's public calls, on top of the strategies: each hands the call to
+the array's prepared strategy (zarrc.engine.prepare chose it), checking the
+operands of planned calls first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc.engine.batch import check_operand
+from zarrc.engine.strategy import Strategy
+
+
+def read(strategy: Strategy, selection: Any) -> np.ndarray:
+    """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed by
+    an integer, as zarr-python returns).  Raises SelectionError, CodecError,
+    ChecksumError, StoreError."""
+    return strategy.read(selection)
+
+
+def write(strategy: Strategy, selection: Any, value: Any) -> None:
+    """``arr[selection] = value`` (numpy broadcasting).  Chunks left equal to the
+    fill value everywhere are deleted instead of stored (unless
+    ``write_empty_chunks``).  An error raised here has stored nothing."""
+    strategy.write(selection, value)
+
+
+def read_into(strategy: Strategy, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+    """Read the elements the projections select into ``out`` (writable, shape: ``nsel``
+    of each dimension not dropped, dtype ``arr.dtype``, any strides).  Raises
+    ArgumentError for a mismatched ``out``, CodecError / ChecksumError / StoreError
+    for chunks that cannot be read."""
+    check_operand(strategy.arr, dims, out, "out")
+    strategy.read_into(dims, out)
+
+
+def write_from(strategy: Strategy, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    """Write ``value`` (native-order ``arr.dtype``, shape: ``nsel`` of each dimension
+    not dropped, any strides, 0 for broadcast) to the elements the projections select:
+    the write counterpart of :func:`read_into`."""
+    check_operand(strategy.arr, dims, value, "value")
+    if value.size == 0:
+        return
+    strategy.write_from(dims, value)

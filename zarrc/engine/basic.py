@@ -1,0 +1,73 @@
+"""The basic strategy: int/slice selections of an array of plain chunk files (or
+shard files, one level of sharding) with a native chain, read by the kernels'
+BasicReader in one native call (plan, output, chunk paths built from the
+coordinates, batch), which holds the GIL for a few microseconds.  What it
+declines (other selections, more shards than files to hold open) and every
+write go to the native or sharded strategy behind it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrc._kernels.read import BasicReader, ReadBatch
+from zarrc.engine import batch as b
+from zarrc.engine import shards
+from zarrc.engine.state import ChunkedArray
+from zarrc.engine.strategy import Strategy
+from zarrc.errors import StoreError
+from zarrc.threads import PARALLEL_MIN_BYTES
+
+
+def basic_reader(arr: ChunkedArray) -> BasicReader:
+    """The native reader of int/slice selections of ``arr`` (see takes_basic)."""
+    labels, extras = arr.chunk_keys, ()      # names for errors; a sharded reader's extras
+    if arr.levels:
+        def shard_labels(coords: np.ndarray) -> list[str]:
+            return shards.chunk_labels(arr, coords)
+        labels = shard_labels
+        extras = (arr.levels[0].shard_shape, arr.shard_cache.native,
+                  lambda shard, fd, size: shards.native_index(arr, shard, fd, size),
+                  shards.MAX_OPEN_SHARDS)
+
+    def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
+        b.raise_task_error(batch, arr, lambda: labels(coords))
+
+    # (the kernel runs a batch worth more threads than the caller's with run_batch:
+    # the policy of zarrc.threads)
+    return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
+                       arr.path_separator, PARALLEL_MIN_BYTES, b.run_batch, raise_error, *extras)
+
+
+def takes_basic(arr: ChunkedArray) -> bool:
+    """Whether the BasicReader can read ``arr``: plain chunk (or shard, one level
+    of sharding) files whose paths are a head + the coordinates, a native chain."""
+    return arr.path_head is not None and arr.chain is not None and len(arr.levels) <= 1
+
+
+class BasicStrategy(Strategy):
+    """Basic selections by the BasicReader; the rest, and writes, by ``fallback``
+    (the array's native or sharded strategy)."""
+
+    def __init__(self, fallback: Strategy) -> None:
+        super().__init__(fallback.arr)
+        self.reader = basic_reader(self.arr)
+        self.fallback = fallback
+        self.read_general = fallback.read_general
+        self.read_into = fallback.read_into
+        self.write_from = fallback.write_from
+        self.write = fallback.write
+
+    def read(self, selection: Any) -> Any:
+        """``arr[selection]`` (see NativeStrategy.read)."""
+        try:
+            out = self.reader.read(selection)
+        except OSError as exc:       # a shard file that cannot be opened (not: is missing)
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"cannot read {exc.filename} of {self.arr.name}: {exc.strerror}") from None
+        if out is not None:
+            return out
+        # what the BasicReader declines, the native plan would too: the general path
+        return self.read_general(selection)

@@ -1,0 +1,185 @@
+"""The engine's shared batch primitives, used by every strategy.
+
+A selection becomes per-dimension projections (zarrc.indexing; ints and slices
+are planned natively by zarrc._kernels.plan); ``assemble`` concatenates them
+into one plan table, whose cartesian product is one task per touched chunk;
+``chunk_sources`` says where each task's chunk is (file paths built natively
+for a store of plain files, else the keys' bytes); ``run_batch`` runs a native
+batch on the threads the policy of zarrc.threads gives (the calling thread and
+pool threads, each calling ``batch.run()`` until no task is left);
+``raise_task_error`` raises a failed task's error, naming its chunk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
+from zarrc.engine.state import ChunkedArray
+from zarrc.errors import ArgumentError, from_kernel
+from zarrc.threads import batch_threads, run_parallel
+
+# Writes bigger than this (raw bytes of the touched chunks) are split into batches,
+# each encoded in memory before it is stored.
+WRITE_BATCH_BYTES = 512 << 20
+
+NO_INDEX = np.zeros(0, np.int64)
+
+
+def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
+    """Run a native batch on the threads zarrc.threads.batch_threads gives it: the
+    caller and pool workers, each taking chunk tasks until none are left.
+    ``work_bytes``: the bytes the batch decodes or encodes (default: ``ntasks``
+    whole chunks)."""
+    if work_bytes is None:
+        work_bytes = ntasks * batch.chain.chunk_nbytes
+    workers, share = batch_threads(ntasks, work_bytes)
+    run_parallel(batch.run, workers, share=share)
+
+
+def spread_order(n: int, parts: int) -> np.ndarray:
+    """A permutation of range(n) that takes its items from ``parts`` equal runs in turn
+    (0, m, 2m, .., 1, m + 1, ..): chunk files that the workers create at the same time
+    then lie in different directories, whose locks the kernel holds while it creates
+    a file (on ext4 for as long as it searches for a free inode, long after many files
+    were deleted)."""
+    m = -(-n // parts)
+    order = np.arange(parts * m).reshape(parts, m).T.ravel()
+    return order[order < n]
+
+
+# ---------------------------------------------------------------- plans
+
+def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
+    """Concatenate the dimensions' projections for the native batch.
+
+    Returns (table (rows, NCOLS) with the COL_FULL column, local, out, tasks (n, ndim)),
+    where ``tasks`` holds, per chunk task, its row in ``table`` for each dimension."""
+    if all(isinstance(d.table, list) for d in dims):      # small selections: one array build
+        rows = [r + (f,) for d in dims for r, f in zip(d.table, d.full)]
+        table = np.array(rows, np.int64).reshape(-1, NCOLS)
+        if all(len(d.table) == 1 for d in dims):
+            return table, NO_INDEX, NO_INDEX, np.arange(len(dims), dtype=np.int64).reshape(1, -1)
+        sizes = [len(d.table) for d in dims]
+        return table, NO_INDEX, NO_INDEX, _product(sizes)
+    tables, locals_, outs = [], [], []
+    idx0 = 0
+    for d in dims:
+        t = np.empty((len(d.table), NCOLS), np.int64)
+        t[:, :PROJECTION_COLS] = d.table
+        t[:, COL_FULL] = d.full
+        if d.local is not None:
+            t[:, COL_IDX] += idx0
+            locals_.append(d.local)
+            outs.append(d.out)
+            idx0 += len(d.local)
+        tables.append(t)
+    table = np.concatenate(tables) if tables else np.zeros((0, NCOLS), np.int64)
+    local = np.concatenate(locals_) if locals_ else NO_INDEX
+    out = np.concatenate(outs) if outs else NO_INDEX
+    return table, local, out, _product([len(t) for t in tables])
+
+
+def task_coords(table: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """(ntasks, ndim) chunk grid coordinates of the tasks of :func:`assemble` (one
+    empty row for a 0-d array)."""
+    return table[tasks, COL_CHUNK] if tasks.shape[1] else np.zeros((1, 0), np.int64)
+
+
+def tasks_full(table: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """Per task, whether its chunk is wholly selected (True for a 0-d array's one task)."""
+    return table[tasks, COL_FULL].all(axis=1) if tasks.shape[1] else np.ones(len(tasks), bool)
+
+
+def _product(sizes: list[int]) -> np.ndarray:
+    """(n, ndim) rows into the concatenated table: the cartesian product of each
+    dimension's rows (dimension d's rows start after those of dimensions < d)."""
+    if not sizes:
+        return np.zeros((1, 0), np.int64)
+    offsets = np.cumsum([0] + sizes[:-1]).tolist()
+    if math.prod(sizes) <= 256:        # small: plain Python beats numpy's per-call costs
+        rows = itertools.product(*[range(o, o + n) for n, o in zip(sizes, offsets)])
+        return np.array(list(rows), np.int64).reshape(-1, len(sizes))
+    grids = np.meshgrid(*[np.arange(n, dtype=np.int64) + o for n, o in zip(sizes, offsets)],
+                        indexing="ij")
+    return np.ascontiguousarray(np.stack([g.ravel() for g in grids], axis=1))
+
+
+def array_strides(dims: list[indexing.DimProjection], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """Byte strides per array dimension: the user array's, 0 where the selection drops it."""
+    return dropped_strides(tuple(d.dropped for d in dims), strides)
+
+
+def dropped_strides(dropped: tuple[bool, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """array_strides given, per array dimension, whether the selection drops it."""
+    it = iter(strides)
+    return tuple(0 if d else next(it) for d in dropped)
+
+
+# ---------------------------------------------------------------- chunks
+
+def key_paths(arr: ChunkedArray, keys: list[str]) -> list | None:
+    """Native batch sources naming the files of ``keys`` (a store of plain files),
+    else None."""
+    files = arr.files
+    if files is None:
+        return None
+    n = len(arr.prefix)
+    return [("path", files + os.fsencode(k[n:])) for k in keys]
+
+
+def chunk_sources(arr: ChunkedArray, coords: np.ndarray) -> tuple[Any, Any]:
+    """(sources for a native batch, the chunk keys or a function returning them):
+    file paths built natively from ``coords`` for a store of plain files (no key
+    strings unless an error needs one), else the keys' paths or stored bytes."""
+    if arr.path_head is not None:
+        return ("paths", arr.path_head, arr.path_separator, coords), lambda: arr.chunk_keys(coords)
+    keys = arr.chunk_keys(coords)
+    sources = key_paths(arr, keys)
+    return (arr.store.get_many(keys) if sources is None else sources), keys
+
+
+def raise_task_error(batch: Any, arr: ChunkedArray, keys: Any) -> None:
+    """Raise the error of the batch's first failed task, naming its chunk key
+    (``keys``: the keys, or a function returning them)."""
+    failed = batch.first_error()
+    if failed is None:
+        return
+    t, exc = failed
+    if isinstance(exc, MemoryError):
+        raise exc
+    if callable(keys):
+        keys = keys()
+    raise from_kernel(exc, f"chunk {keys[t]} of {arr.name}: ") from None
+
+
+# ---------------------------------------------------------------- operands
+
+def check_operand(arr: ChunkedArray, dims: list[indexing.DimProjection], a: np.ndarray,
+                  what: str) -> None:
+    """ArgumentError unless ``a`` has the selection's shape and the array's dtype (the
+    native workers index it by the plan without further checks)."""
+    shape = tuple(d.nsel for d in dims if not d.dropped)
+    if len(dims) != len(arr.shape) or a.shape != shape or a.dtype != arr.dtype:
+        raise ArgumentError(f"{what} of shape {a.shape} and dtype {a.dtype} does not match the "
+                            f"selection: shape {shape}, dtype {arr.dtype}")
+
+
+def broadcast_value(arr: ChunkedArray, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as ``arr.dtype`` broadcast to ``shape``, as numpy assignment does."""
+    value = np.asarray(value, dtype=arr.dtype)
+    extra = value.ndim - len(shape)
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])     # as numpy: leading 1s of the value go
+    try:
+        return np.broadcast_to(value, shape)
+    except ValueError:
+        raise ArgumentError(f"could not broadcast value of shape {value.shape} to selection "
+                            f"shape {shape}") from None
+

@@ -1,0 +1,122 @@
+"""The native strategy for unsharded arrays whose chain the kernels run.
+
+Read: ints and slices are planned natively (zarrc._kernels.plan) straight to
+the batch's arrays, anything else by zarrc.indexing; the chunk keys are
+resolved in one go (file paths built natively for a store of plain files,
+bytes fetched with ``get_many`` for others); then a ``ReadBatch`` decodes and
+scatters the chunks without the GIL on the threads the policy gives (a small
+part of a large chunk decodes only what it needs).  Write: the same in reverse,
+in two phases (encode all, then store) so that an error stores nothing, or in
+one when every chunk is wholly overwritten.  Python work is per call and per
+chunk key, never per element.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc._kernels.chunk_files import temp_tag
+from zarrc._kernels.plan import plan_basic
+from zarrc._kernels.read import ReadBatch
+from zarrc._kernels.write import DELETED, STORED, WriteBatch
+from zarrc.config import config
+from zarrc.engine import batch as b
+from zarrc.engine.strategy import Strategy
+from zarrc.threads import count_calls, counted_call
+
+
+class NativeStrategy(Strategy):
+    """Reads and writes an unsharded array with the kernels' prepared chain
+    (``arr.chain``).  Subclasses change how planned chunks are read
+    (``read_planned``) and written (``write_from``)."""
+
+    def read(self, selection: Any) -> np.ndarray:
+        """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed
+        by an integer, as zarr-python returns).  Raises SelectionError, CodecError,
+        ChecksumError, StoreError."""
+        arr = self.arr
+        # ints and slices: planned natively, straight to the batch's arrays (the
+        # BasicReader plans the same way: what it declines, this would too)
+        planned = plan_basic(selection, arr.shape, arr.chunks)
+        if planned is None:
+            return self.read_general(selection)
+        table, tasks, coords, out_shape, dropped = planned
+        out = np.empty(out_shape, arr.dtype)
+        if out.size:
+            count_calls(1)
+            try:
+                self.read_planned(table, b.NO_INDEX, b.NO_INDEX, tasks, coords, out,
+                                  b.dropped_strides(dropped, out.strides))
+            finally:
+                count_calls(-1)
+        return out
+
+    @counted_call
+    def read_into(self, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+        table, local, outidx, tasks = b.assemble(dims)
+        self.read_planned(table, local, outidx, tasks, b.task_coords(table, tasks), out,
+                          b.array_strides(dims, out.strides))
+
+    def read_planned(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
+                     tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                     strides: tuple[int, ...]) -> None:
+        """Read a planned selection (see batch.assemble) with the native chain."""
+        arr = self.arr
+        sources, keys = b.chunk_sources(arr, coords)
+        batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
+        # uncompressed chunks: only the selected bytes are read and copied
+        b.run_batch(batch, len(tasks), None if arr.chain.ncodecs else out.nbytes)
+        b.raise_task_error(batch, arr, keys)
+
+    @counted_call
+    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+        arr = self.arr
+        table, local, outidx, tasks = b.assemble(dims)
+        coords = b.task_coords(table, tasks)
+        per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, arr.chain.chunk_nbytes))
+        strides = b.array_strides(dims, value.strides)
+        for lo in range(0, len(tasks), per_batch):
+            _write_batch(arr, table, local, outidx, tasks[lo:lo + per_batch],
+                         coords[lo:lo + per_batch], value, strides)
+
+
+def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
+    if arr.path_head is not None:
+        if len(tasks) > 2 and config.threads > 1 and b.tasks_full(table, tasks).all():
+            order = b.spread_order(len(tasks), config.threads)     # (files written at once)
+            tasks, coords = tasks[order], coords[order]
+        sources, keys = b.chunk_sources(arr, coords)
+    else:
+        keys = arr.chunk_keys(coords)
+        sources = b.key_paths(arr, keys)
+    if sources is None:
+        full = b.tasks_full(table, tasks)
+        partial = [k for k, f in zip(keys, full) if not f]
+        old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
+        sources = [old.get(k) for k in keys]
+    # a store that cannot delete keeps chunks that became all fill value
+    write_empty = arr.write_empty_chunks or not arr.store.supports_deletes
+    paths = isinstance(sources, tuple) or isinstance(sources[0], tuple)
+    # chunks wholly overwritten need no old data, so nothing can fail half way:
+    # each file is written as soon as its chunk is encoded
+    commit_now = paths and bool(b.tasks_full(table, tasks).all())
+    batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
+                       arr.fill, sources, temp_tag(), write_empty, commit_now)
+    b.run_batch(batch, len(tasks))
+    b.raise_task_error(batch, arr, keys)
+    if commit_now:
+        return
+    if paths:
+        batch.start_commit()
+        b.run_batch(batch, len(tasks))
+        b.raise_task_error(batch, arr, keys)
+        return
+    for t, key in enumerate(keys):
+        outcome = batch.outcome(t)
+        if outcome == STORED:
+            arr.store.set(key, batch.encoded(t))
+        elif outcome == DELETED:
+            arr.store.delete(key)

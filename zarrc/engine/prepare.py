@@ -1,0 +1,147 @@
+"""Preparation: an array's metadata and store -> its prepared state
+(engine.state.ChunkedArray) and the one strategy that reads and writes it,
+chosen here, once, when the array is opened:
+
+- codecs only Python runs (variable-length items, numcodecs-only v2 codecs):
+  ``PythonStrategy``;
+- else the kernels' chain: ``NativeStrategy``, or ``ShardedStrategy`` for a
+  sharded array; in front of it ``BasicStrategy`` when the store declares a
+  file layout (``Store.file_prefix``) and the chunks (or one level of shards)
+  are plain files, else ``PointStrategy`` when single elements can be read
+  without decoding a whole chunk (no bytes->bytes codec, or one blosc).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc.codecs.chain import CodecChain, native_chain
+from zarrc.codecs.chunk_codec import ChainChunkCodec
+from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps
+from zarrc.engine.basic import BasicStrategy, takes_basic
+from zarrc.engine.native import NativeStrategy
+from zarrc.engine.point import PointStrategy
+from zarrc.engine.python import PythonStrategy
+from zarrc.engine.sharded import ShardedStrategy
+from zarrc.engine.shards import ShardIndexCache, sharding_levels
+from zarrc.engine.state import ChunkedArray
+from zarrc.engine.strategy import Strategy
+from zarrc.errors import MetadataError
+from zarrc.metadata.dtypes_v2 import object_codec_id
+from zarrc.metadata.fill_value import fill_bytes
+from zarrc.metadata.names import key_prefix
+from zarrc.metadata.v2 import ArrayMetadataV2
+from zarrc.metadata.v3 import ArrayMetadataV3
+
+
+@dataclass
+class Prepared:
+    """An array prepared for the engine.
+
+    strategy : reads and writes it (``strategy.arr``: the prepared state).
+    encoding : its chunk key encoding.
+    codec_chain : the v3 codec chain (None for v2); ``inner_chain`` the chain of
+        its innermost chunks (of the inner chunks, for a sharded array).
+    """
+
+    strategy: Strategy
+    encoding: ChunkKeyEncoding
+    codec_chain: CodecChain | None
+    inner_chain: CodecChain | None
+
+
+def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
+            write_empty_chunks: bool = False) -> Prepared:
+    """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
+    MetadataError for codecs the engine cannot run together."""
+    prefix = key_prefix(path)
+    if md.zarr_format == 2:
+        encoding = ChunkKeyEncoding("v2", md.dimension_separator)
+        chunked = _prepare_v2(md, store, path, write_empty_chunks)
+        codec_chain = inner_chain = None
+    else:
+        encoding = ChunkKeyEncoding.from_metadata(md)
+        codec_chain = CodecChain(md.codecs)
+        chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks)
+    chunked.chunk_keys = lambda coords: encoding.encode_many(coords, prefix)
+    chunked.prefix = prefix
+    chunked.files = store.file_prefix(prefix)
+    if chunked.files is not None and md.shape:
+        chunked.path_head = chunked.files + encoding.lead.encode()
+    chunked.path_separator = encoding.separator.encode()
+    return Prepared(_strategy(chunked, md, encoding, inner_chain), encoding, codec_chain, inner_chain)
+
+
+def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
+              inner_chain: CodecChain | None) -> Strategy:
+    """The strategy for ``chunked`` (see the module docstring)."""
+    if chunked.codec is not None:
+        return PythonStrategy(chunked)
+    native = ShardedStrategy(chunked) if chunked.levels else NativeStrategy(chunked)
+    if takes_basic(chunked):
+        return BasicStrategy(native)
+    if chunked.levels or not md.shape:
+        return native
+    point = _point_layout(md, inner_chain)
+    if point is None:
+        return native
+    prefix = chunked.prefix
+    return PointStrategy(native, *point, lambda coords: encoding.encode(coords, prefix))
+
+
+def _point_layout(md: Any, inner_chain: CodecChain | None) -> tuple[str, tuple[int, ...]] | None:
+    """(kind, stored axis order) of single-element reads (see PointStrategy), if
+    the chunks of this unsharded array allow them."""
+    ndim = len(md.shape)
+    if md.zarr_format == 2:
+        steps = [s[0] for s in native_steps(md.compressor, md.filters, md.dtype)]
+        perm = tuple(reversed(range(ndim))) if md.order == "F" else tuple(range(ndim))
+    else:
+        steps = [c.name for c in inner_chain.bytes_to_bytes]
+        perm = inner_chain.stored_order(ndim)
+    kind = {(): "raw", ("blosc",): "blosc"}.get(tuple(steps))
+    return None if kind is None else (kind, perm)
+
+
+def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
+                write_empty_chunks: bool) -> tuple[ChunkedArray, CodecChain]:
+    dtype = md.dtype
+    levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
+    common = {"shape": md.shape, "chunks": chunks, "dtype": dtype, "chunk_keys": None,
+              "store": store, "name": path, "write_empty_chunks": write_empty_chunks,
+              "fill": fill_bytes(md.fill_value, dtype)}
+    if dtype.kind == "O":
+        if levels:
+            raise MetadataError(f"array {path}: sharding of variable-length data types "
+                                "is not supported")
+        return ChunkedArray(**common, chain=None, fill_object=md.fill_value,
+                            codec=ChainChunkCodec(chain, chunks, dtype)), inner
+    return ChunkedArray(**common, chain=inner.prepare(chunks, dtype), levels=tuple(levels),
+                        shard_cache=ShardIndexCache() if levels else None), inner
+
+
+def _prepare_v2(md: ArrayMetadataV2, store: Any, path: str, write_empty_chunks: bool) -> ChunkedArray:
+    dtype, chunks = md.dtype, md.chunks
+    chunked = ChunkedArray(
+        shape=md.shape, chunks=chunks, dtype=dtype, fill=fill_bytes(md.fill_value, dtype), chain=None,
+        chunk_keys=None, store=store, name=path, write_empty_chunks=write_empty_chunks,
+        fill_object=fill_object_v2(md))
+    steps = native_steps(md.compressor, md.filters, dtype)
+    if steps is None:
+        chunked.codec = V2ChunkCodec(md.compressor, md.filters, chunks, dtype, md.order)
+    else:
+        axes = range(len(chunks))
+        order = tuple(reversed(axes)) if md.order == "F" else tuple(axes)
+        chunked.chain = native_chain(steps, chunks, dtype.itemsize, 0, order)
+    return chunked
+
+
+def fill_object_v2(md: ArrayMetadataV2) -> Any:
+    """The fill value of a v2 object array ("" / b"" when undefined, as zarr-python)."""
+    if md.dtype.kind != "O":
+        return None
+    if md.fill_value is not None:
+        return md.fill_value
+    return {"vlen-utf8": "", "vlen-bytes": b""}.get(object_codec_id(md.filters))

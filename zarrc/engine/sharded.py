@@ -1,0 +1,304 @@
+"""The sharded strategy: reads and writes of sharded arrays (``sharding_indexed``,
+nested too).
+
+The unit of work is the innermost chunk.  A selection is planned over the
+innermost chunk grid; each touched chunk is located through the shard indexes
+(engine.shards: one snapshot of each shard per call, indexes cached per
+version), and its bytes are then fetched on their own.  The chunks are decoded
+and scattered by the same native batch as unsharded chunks, so a shard's inner
+chunks decode in parallel.
+
+Writes encode the touched inner chunks in parallel (native), keep every
+untouched inner chunk of a partly written shard byte for byte, and assemble each
+shard natively before storing it once; a write covering whole shards never reads
+them.  With nested sharding, each touched shard is rebuilt from its decoded
+contents, untouched sub-shards and inner chunks copied from the old shard.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc._kernels.batch import TaskError
+from zarrc._kernels.chunk_files import temp_tag
+from zarrc._kernels.plan import PROJECTION_COLS
+from zarrc._kernels.read import ReadBatch
+from zarrc._kernels.shard import assemble_shard
+from zarrc._kernels.write import STORED, WriteBatch
+from zarrc.codecs.sharding import EMPTY
+from zarrc.engine import batch as b
+from zarrc.engine.native import NativeStrategy
+from zarrc.engine.shards import (
+    MAX_OPEN_SHARDS,
+    LazyLabels,
+    ShardLevel,
+    ShardReads,
+    cached_index,
+    empty_shard,
+    locate,
+    located_sources,
+    parse_shard,
+    shard_numbers,
+)
+from zarrc.engine.state import ChunkedArray
+from zarrc.errors import from_kernel
+from zarrc.stores.base import BytesSnapshot
+from zarrc.threads import counted_call, item_threads, run_each
+
+
+class ShardedStrategy(NativeStrategy):
+    """The native strategy for a sharded array (``arr.levels``): planned chunks are
+    located through the shard indexes; writes rebuild each touched shard once."""
+
+    def read_planned(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
+                     tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                     strides: tuple[int, ...]) -> None:
+        read_planned(self.arr, table, local, outidx, tasks, coords, out, strides)
+
+    @counted_call
+    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+        write_from(self.arr, dims, value)
+
+
+def read_planned(arr: ChunkedArray, table: np.ndarray, local: np.ndarray,
+                 outidx: np.ndarray, tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                 strides: tuple[int, ...], pinned: dict | None = None) -> None:
+    """engine's native read of a planned selection, for a sharded array: each shard
+    from one snapshot (``pinned``: snapshots to use for some shard keys), at most
+    MAX_OPEN_SHARDS shards at a time (a local store's snapshot holds a file open)."""
+    shard = shard_numbers(arr, coords)
+    first = np.unique(shard)
+    if len(first) <= MAX_OPEN_SHARDS:
+        _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned)
+        return
+    for lo in range(0, len(first), MAX_OPEN_SHARDS):
+        group = first[lo:lo + MAX_OPEN_SHARDS]
+        members = np.flatnonzero((shard >= group[0]) & (shard <= group[-1]))
+        _read_group(arr, table, local, outidx, np.ascontiguousarray(tasks[members]),
+                    coords[members], out, strides, pinned)
+
+
+def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
+    with ShardReads(arr, pinned) as reads:
+        keys, which, offset, length = locate(arr, reads, coords)
+        sources = located_sources(reads, keys, which, offset, length)
+        batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
+        b.run_batch(batch, len(tasks))
+    b.raise_task_error(batch, arr, LazyLabels(keys, which, coords))
+
+
+def _read_region(arr: ChunkedArray, region: tuple[slice, ...], pinned: dict) -> np.ndarray:
+    """``arr[region]`` read with the snapshots ``pinned`` for their shard keys."""
+    dims, shape = indexing.plan(region, arr.shape, arr.chunks)
+    out = np.empty(shape, arr.dtype)
+    table, local, outidx, tasks = b.assemble(dims)
+    read_planned(arr, table, local, outidx, tasks, b.task_coords(table, tasks), out,
+                 b.array_strides(dims, out.strides), pinned)
+    return out
+
+
+# ---------------------------------------------------------------- writes
+
+def encode_region(arr: ChunkedArray, value: np.ndarray, shape: tuple[int, ...],
+                  chunk_shape: tuple[int, ...]) -> list:
+    """Encode every chunk of ``value`` (an array of ``shape``, a shard's contents) with
+    the innermost chain: encoded bytes per chunk in C order, None where a chunk is
+    all fill value (and empty chunks are not kept)."""
+    dims, _ = indexing.plan(Ellipsis, shape, chunk_shape)
+    table, local, outidx, tasks = b.assemble(dims)
+    batch = WriteBatch(arr.chain, table, local, outidx, tasks, value,
+                       b.array_strides(dims, value.strides), arr.fill, [None] * len(tasks),
+                       b".tmp", arr.write_empty_chunks)
+    b.run_batch(batch, len(tasks))
+    b.raise_task_error(batch, arr, [f"inner chunk {i} of a shard" for i in range(len(tasks))])
+    return [batch.encoded(t) if batch.outcome(t) == STORED else None for t in range(len(tasks))]
+
+
+def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np.ndarray,
+                  origin: np.ndarray, touched: list, old: tuple | None) -> bytes | None:
+    """Encode the level-``depth`` shard whose contents start at array index
+    ``origin``.  Inner chunks / sub-shards the write does not touch (``touched``:
+    per dimension, the sorted array indices written) are copied byte for byte from
+    ``old`` = (key, start, length, bytes of the whole stored shard) of the old shard,
+    if there is one (``reads`` holds those bytes as the shard's snapshot)."""
+    level = arr.levels[depth]
+    table = blob = None
+    if old is not None:
+        table = cached_index(arr, reads, depth, old[0], old[1], old[2] if depth else None)
+        blob = old[3]
+    kept = table is not None and blob is not None
+    last = depth == len(arr.levels) - 1
+    fresh = encode_region(arr, contents, level.shard_shape, level.inner_shape) if last else None
+    parts = []
+    for i, corner in enumerate(np.ndindex(*level.cps)):
+        lo = origin + np.asarray(corner) * np.asarray(level.inner_shape)
+        hit = all(np.searchsorted(t, a) < np.searchsorted(t, a + n)
+                  for t, a, n in zip(touched, lo, level.inner_shape))
+        if not hit and kept:
+            off, nb = table[i]
+            parts.append(None if off == EMPTY else (blob, int(off), int(nb)))
+        elif last:
+            parts.append(fresh[i])
+        else:
+            sub = tuple(slice(c * n, (c + 1) * n) for c, n in zip(corner, level.inner_shape))
+            entry = table[i] if kept else None
+            inner_old = (None if entry is None or entry[0] == EMPTY
+                         else (old[0], int(entry[0]), int(entry[1]), blob))
+            parts.append(_encode_shard(arr, reads, depth + 1, np.ascontiguousarray(contents[sub]), lo,
+                                       touched, inner_old))
+    codec = level.codec
+    return assemble_shard(parts, codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+
+
+def _store_shard(arr: ChunkedArray, key: str, data: bytes | None, existed: bool) -> None:
+    if data is not None:
+        arr.store.set(key, data)
+    elif existed:
+        if arr.store.supports_deletes:
+            arr.store.delete(key)
+        elif arr.store.exists(key):
+            # a zip cannot delete: store a shard whose inner chunks are all empty (only
+            # over an existing shard; a shard that was never stored stays absent)
+            arr.store.set(key, empty_shard(arr.levels[0]))
+    arr.shard_cache.forget(key)
+
+
+def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    """engine write_from for a sharded array (see the module docstring)."""
+    top = arr.levels[0]
+    shard_shape = np.asarray(top.shard_shape, np.int64)
+    table, local, outidx, tasks = b.assemble(dims)
+    coords = b.task_coords(table, tasks)
+    pos = coords * np.asarray(arr.chunks, np.int64)
+    shards, which = np.unique(pos // shard_shape, axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    keys = arr.chunk_keys(shards)
+    if len(arr.levels) > 1:
+        _write_whole_shards(arr, dims, value, shards, keys)
+        return
+    full = b.tasks_full(table, tasks)
+    flat = (np.ravel_multi_index(((pos % shard_shape) // np.asarray(top.inner_shape)).T, top.cps)
+            if len(top.cps) else np.zeros(len(tasks), np.int64))
+    old, old_tables, sources = {}, {}, [None] * len(tasks)
+    for k, key in enumerate(keys):
+        members = np.flatnonzero(which == k)
+        if full[members].sum() == _inner_chunks_in_bounds(arr, top, shards[k]):
+            continue                                   # the whole shard is rewritten: no read
+        blob = arr.store.get(key)
+        if blob is None:
+            continue
+        blob = bytes(blob)
+        index_table = parse_shard(top, blob, f"shard {key} of {arr.name}")
+        old[k], old_tables[k] = blob, index_table
+        for t in members:
+            off, nb = index_table[flat[t]]
+            if not full[t] and off != EMPTY:
+                sources[t] = ("bytes", blob, int(off), int(nb))
+    batch = WriteBatch(arr.chain, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
+                       arr.fill, sources, b".tmp", arr.write_empty_chunks)
+    b.run_batch(batch, len(tasks))
+    b.raise_task_error(batch, arr, LazyLabels(keys, which, coords))
+    codec = top.codec
+    layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(len(keys) + 1))
+
+    def plan_shard(k: int) -> tuple[np.ndarray, list]:
+        task_of_chunk = np.full(top.nchunks, -1, np.int64)
+        members = order[bounds[k]:bounds[k + 1]]
+        task_of_chunk[flat[members]] = members
+        parts: list = [None] * top.nchunks
+        if k in old_tables:
+            for i, (off, nb) in enumerate(old_tables[k].tolist()):
+                if off != EMPTY and task_of_chunk[i] < 0:
+                    parts[i] = (old[k], off, nb)
+        return task_of_chunk, parts
+
+    if arr.files is not None:
+        _write_shard_files(arr, batch, keys, [arr.key_file(key) for key in keys], plan_shard, layout)
+        return
+    for k, key in enumerate(keys):
+        _store_shard(arr, key, batch.shard(*plan_shard(k), *layout), existed=True)
+
+
+def _write_shard_files(arr, batch, keys, paths, plan_shard, layout) -> None:
+    """Write shards straight from the batch's encoded chunks to their files (no shard
+    built in memory), several at once; shards left with no data are deleted."""
+    suffix = temp_tag()
+    empty = []
+
+    def work(k: int) -> None:
+        try:
+            written = batch.write_shard(paths[k], suffix, *plan_shard(k), *layout)
+        except TaskError as exc:     # (a failed I/O call: a StoreError)
+            raise from_kernel(exc, f"shard {keys[k]} of {arr.name}: ") from None
+        if not written:
+            empty.append(keys[k])
+        arr.shard_cache.forget(keys[k])
+
+    run_each(range(len(keys)), work, item_threads(len(keys)))
+    for key in empty:
+        _store_shard(arr, key, None, existed=arr.store.exists(key))
+
+
+def _inner_chunks_in_bounds(arr: ChunkedArray, level: ShardLevel, shard: np.ndarray) -> int:
+    origin = shard * np.asarray(level.shard_shape)
+    return math.prod(min(c, -(-(s - o) // i))
+                     for c, s, o, i in zip(level.cps, arr.shape, origin, level.inner_shape))
+
+
+def _write_whole_shards(arr, dims, value, shards, keys) -> None:
+    """Nested sharding: rebuild each touched shard from its full contents, keeping the
+    sub-shards and inner chunks the write does not touch byte for byte."""
+    top = arr.levels[0]
+    positions = [_dim_positions(d, c) for d, c in zip(dims, arr.chunks)]
+    touched = [np.unique(absolute) for absolute, _ in positions]
+    fill = arr.fill_scalar()
+    encoded = []
+    for shard, key in zip(shards, keys):
+        origin = shard * np.asarray(top.shard_shape)
+        region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
+        contents = np.full(top.shard_shape, fill, arr.dtype)
+        # the selection is the product of its dimensions' indices: it covers the
+        # shard if each dimension's indices cover the shard's extent
+        covered = all(np.array_equal(t[(t >= r.start) & (t < r.stop)], np.arange(r.start, r.stop))
+                      for t, r in zip(touched, region))
+        # only a partly written shard needs its old contents: read once, they give
+        # the old values and the parts kept byte for byte (one version of the shard)
+        blob = None if covered else arr.store.get(key)
+        pinned = {key: None}
+        if blob is not None:
+            blob = bytes(blob)
+            pinned[key] = BytesSnapshot(blob, f"shard {key} of {arr.name}")
+            contents[tuple(slice(0, r.stop - r.start) for r in region)] = _read_region(arr, region, pinned)
+        src, dst = [], []
+        for (absolute, out_pos), d, o, n in zip(positions, dims, origin, top.shard_shape):
+            inside = (absolute >= o) & (absolute < o + n)
+            dst.append(absolute[inside] - o)
+            if not d.dropped:
+                src.append(out_pos[inside])
+        contents[np.ix_(*dst)] = value[np.ix_(*src)].reshape([len(x) for x in dst]) if src else value
+        old = None if blob is None else (key, 0, None, blob)
+        with ShardReads(arr, pinned) as reads:
+            encoded.append(_encode_shard(arr, reads, 0, contents, origin, touched, old))
+    for key, data in zip(keys, encoded):
+        _store_shard(arr, key, data, existed=True)
+
+
+def _dim_positions(d: indexing.DimProjection, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """(array index, position in the value) of every element a dimension selects."""
+    rows = np.asarray(d.table, np.int64).reshape(-1, PROJECTION_COLS)
+    absolute, out = [], []
+    for c, start, step, count, out0, ix in rows:
+        if ix < 0:
+            absolute.append(c * chunk + start + step * np.arange(count))
+            out.append(out0 + np.arange(count))
+        else:
+            absolute.append(c * chunk + d.local[ix:ix + count])
+            out.append(d.out[ix:ix + count])
+    if not absolute:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(absolute), np.concatenate(out)

@@ -1,0 +1,62 @@
+"""The strategy interface: how one prepared array is read and written.
+
+Each array gets one strategy object when it is prepared (zarrc.engine.prepare
+chooses it): ``native.NativeStrategy`` (the kernels' chain, unsharded),
+``sharded.ShardedStrategy`` (the kernels' chain, sharded), ``basic.BasicStrategy``
+(plain chunk or shard files read by the native BasicReader, in front of one of
+those two), ``python.PythonStrategy`` (codecs only Python can run) and
+``point.PointStrategy`` (single elements, in front of a native strategy).
+``Array.__getitem__`` and ``__setitem__`` call its ``read`` and ``write``; no
+strategy asks per call what kind of array it serves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc.engine.batch import broadcast_value, check_operand
+from zarrc.engine.state import ChunkedArray
+
+
+class Strategy:
+    """How one array is read and written.  ``arr``: its prepared state.
+
+    ``read(selection)``: ``arr[selection]`` as a new numpy array.
+    ``write(selection, value)``: ``arr[selection] = value``.
+    ``read_into(dims, out)`` / ``write_from(dims, value)``: a planned selection
+    (zarrc.indexing projections), operands already checked (see zarrc.engine.api).
+    """
+
+    def __init__(self, arr: ChunkedArray) -> None:
+        self.arr = arr
+
+    def read_general(self, selection: Any) -> np.ndarray:
+        """``read`` by the general path: indexing.plan, then ``read_into``."""
+        arr = self.arr
+        dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
+        out = np.empty(out_shape, arr.dtype)
+        if out.size:
+            self.read_into(dims, out)
+        return out
+
+    read = read_general
+
+    def write(self, selection: Any, value: Any) -> None:
+        """``arr[selection] = value`` (numpy broadcasting).  Chunks left equal to the
+        fill value everywhere are deleted instead of stored (unless
+        ``write_empty_chunks``).  An error raised here has stored nothing."""
+        arr = self.arr
+        dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
+        value = broadcast_value(arr, value, out_shape)
+        check_operand(arr, dims, value, "value")
+        if value.size:
+            self.write_from(dims, value)
+
+    def read_into(self, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+        raise NotImplementedError
