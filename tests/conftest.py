@@ -7,8 +7,6 @@ from __future__ import annotations
 import tempfile
 
 import pytest
-
-import helpers
 from helpers import STORE_KINDS, StoreMaker
 
 
@@ -17,14 +15,6 @@ def scratch_root():
     """A directory for the whole session (hypothesis tests cannot use tmp_path)."""
     with tempfile.TemporaryDirectory(prefix="zarrc-tests-") as d:
         yield d
-
-
-@pytest.fixture(scope="session")
-def zh():
-    """The helpers module, for the test files that still take it as a fixture
-    (tests/engine/test_engine.py, test_basic_reader.py, tests/test_array.py,
-    test_group.py); new tests import helpers instead."""
-    return helpers
 
 
 @pytest.fixture(params=STORE_KINDS)

@@ -20,7 +20,7 @@ def build(store):
     return root
 
 
-def test_members(zh, store_maker):
+def test_members(store_maker):
     store = store_maker.new()
     root = build(store)
     if store_maker.kind == "zip":
@@ -40,7 +40,7 @@ def test_members(zh, store_maker):
     assert root["b"].path == "b" and root["b"].name == "/b" and root["b"].basename == "b"
 
 
-def test_ancestors_are_created(zh):
+def test_ancestors_are_created():
     store = {}
     zarrc.create_array(store, path="x/y/z/arr", shape=(1,), dtype="i1")
     for path in ("zarr.json", "x/zarr.json", "x/y/zarr.json", "x/y/z/zarr.json"):
@@ -51,7 +51,7 @@ def test_ancestors_are_created(zh):
     assert sorted(g.keys()) == ["p", "x"] and isinstance(g["x/y/z/arr"], zarrc.Array)
 
 
-def test_create_require_group(zh):
+def test_create_require_group():
     root = zarrc.group({})
     g = root.create_group("g", attributes={"k": 1})
     assert g.attrs.asdict() == {"k": 1} and g.path == "g"
@@ -71,7 +71,7 @@ def test_create_require_group(zh):
         zarrc.group(root.store, path="arr")
 
 
-def test_group_attributes_persist(zh, rw_store_maker):
+def test_group_attributes_persist(rw_store_maker):
     store = rw_store_maker.new()
     g = zarrc.group(store, path="g")
     g.attrs["a"] = {"b": [1, 2.5, None]}
@@ -79,7 +79,7 @@ def test_group_attributes_persist(zh, rw_store_maker):
 
 
 @pytest.mark.parametrize("name", [".", "..", "__x", "a/../b", "./a", "a/./b", "__zarr", "..."])
-def test_invalid_node_names_are_refused(zh, name):
+def test_invalid_node_names_are_refused(name):
     store = {}
     root = zarrc.group(store)
     before = dict(store)
@@ -93,7 +93,7 @@ def test_invalid_node_names_are_refused(zh, name):
     assert store == before
 
 
-def test_read_only_groups_refuse_changes(zh):
+def test_read_only_groups_refuse_changes():
     store = MemoryStore()
     build(store)
     before = dict(store.data)
@@ -109,7 +109,7 @@ def test_read_only_groups_refuse_changes(zh):
     assert dict(store.data) == before
 
 
-def test_tree(zh):
+def test_tree():
     root = build({})
     text = str(root.tree())
     assert text.splitlines() == [
@@ -122,7 +122,7 @@ def test_tree(zh):
     assert str(root.tree(level=1)).splitlines() == ["/", "├── a (3,) int8", "└── b"]
 
 
-def test_open_dispatches_on_node_type(zh, tmp_path):
+def test_open_dispatches_on_node_type(tmp_path):
     build(str(tmp_path / "h.zarr"))
     assert isinstance(zarrc.open(tmp_path / "h.zarr"), zarrc.Group)
     assert isinstance(zarrc.open(tmp_path / "h.zarr", path="a"), zarrc.Array)
@@ -135,7 +135,7 @@ def test_open_dispatches_on_node_type(zh, tmp_path):
         zarrc.open_array(tmp_path / "h.zarr", path="b")
 
 
-def test_group_equality_and_pickle(zh, tmp_path):
+def test_group_equality_and_pickle(tmp_path):
     g = zarrc.group(tmp_path / "e.zarr", path="x")
     assert g == zarrc.open_group(tmp_path / "e.zarr", path="x") and hash(g) == hash(
         zarrc.open_group(tmp_path / "e.zarr", path="x"))

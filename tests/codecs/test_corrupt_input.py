@@ -10,6 +10,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from zstd_frames import zstd_with_content_size
 
 from zarrc._kernels import blosc as k
 from zarrc.codecs import Blosc, Crc32c, Gzip, Zlib, Zstd
@@ -139,12 +140,12 @@ def test_blosc_memcpyed_flag_with_wrong_size():
         Blosc().decode(bytes(enc))
 
 
-def test_zstd_frame_claiming_more_than_out_writes_nothing(zstd_content_size):
+def test_zstd_frame_claiming_more_than_out_writes_nothing():
     enc = Zstd().encode(RAW)
     for claim in (len(RAW) + 1, 2 * len(RAW)):
         out = sentinel_out(len(RAW))
         with pytest.raises(CodecError, match=rf"zstd: frame header claims {claim} bytes, {len(RAW)} exp"):
-            Zstd().decode(zstd_content_size(enc, claim), out=out)
+            Zstd().decode(zstd_with_content_size(enc, claim), out=out)
         assert untouched(out)
 
 
@@ -157,8 +158,8 @@ def test_deflate_decoding_to_more_or_fewer_bytes_than_out(codec):
         codec.decode(enc, out=bytearray(len(RAW) + 1))
 
 
-def test_zstd_without_size_decoding_to_more_or_fewer_bytes_than_out(zstd_content_size):
-    enc = zstd_content_size(Zstd().encode(RAW), None)
+def test_zstd_without_size_decoding_to_more_or_fewer_bytes_than_out():
+    enc = zstd_with_content_size(Zstd().encode(RAW), None)
     with pytest.raises(CodecError, match=rf"zstd: data decodes to more than the {len(RAW) - 1} bytes"):
         Zstd().decode(enc, out=bytearray(len(RAW) - 1))
     with pytest.raises(CodecError, match=rf"zstd: data decodes to {len(RAW)} bytes, {len(RAW) + 1} expected"):
@@ -192,7 +193,7 @@ def test_blosc_decode_range_on_corrupt_block():
 
 # ------------------------------------------------------------------ mutation fuzz
 
-def fuzz_targets(zstd_content_size):
+def fuzz_targets():
     """(codec, encoded, raw, sized) for small frames of every codec and variant; sized
     is False where a mutation can make another valid encoding of a different size: a
     zstd frame without a content size or checksum, and several frames or members
@@ -210,7 +211,7 @@ def fuzz_targets(zstd_content_size):
                      (Zlib(9), a32), (Crc32c(), a8[:200])]:
         out.append((codec, codec.encode(a), a.tobytes(), True))
     z = Zstd(3)
-    out.append((z, zstd_content_size(z.encode(a32), None), a32.tobytes(), False))    # size unknown
+    out.append((z, zstd_with_content_size(z.encode(a32), None), a32.tobytes(), False))    # size unknown
     out.append((z, z.encode(a32[:100]) + z.encode(a32[100:]), a32.tobytes(), False))  # two frames
     out.append((Gzip(), Gzip(1).encode(a16[:100]) + Gzip(9).encode(a16[100:]), a16.tobytes(), False))
     return out
@@ -285,7 +286,7 @@ def header_overwrites(codec, enc, raw):
                 yield enc[:offset] + (v & (256**width - 1)).to_bytes(width, "little") + enc[offset + width:]
 
 
-def mutations(codec, enc, raw, rng, zstd_content_size):
+def mutations(codec, enc, raw, rng):
     for cut in range(len(enc)):                                       # every truncation
         yield enc[:cut]
     for bit in range(len(enc) * 8):                                   # bit flips: all in
@@ -298,7 +299,7 @@ def mutations(codec, enc, raw, rng, zstd_content_size):
     yield from header_overwrites(codec, enc, raw)
     if isinstance(codec, Zstd):                                       # frame content size
         for size in [None, 0, 1, len(raw) - 1, len(raw) + 1, 2 * len(raw), 2**31, 2**32 + len(raw), 2**63]:
-            yield zstd_content_size(enc, size)
+            yield zstd_with_content_size(enc, size)
     for _ in range(200):                                              # random runs over the data
         b = bytearray(enc)
         i = rng.randrange(len(b))
@@ -306,12 +307,12 @@ def mutations(codec, enc, raw, rng, zstd_content_size):
         yield bytes(b)
 
 
-def test_mutated_encodings(zstd_content_size):
+def test_mutated_encodings():
     rng = random.Random(20240611)
     count = 0
-    for codec, enc, raw, sized in fuzz_targets(zstd_content_size):
+    for codec, enc, raw, sized in fuzz_targets():
         item = k.blosc_header(enc)[3] if isinstance(codec, Blosc) else 1
-        for data in mutations(codec, enc, raw, rng, zstd_content_size):
+        for data in mutations(codec, enc, raw, rng):
             attempt(codec, data, raw, rng, sized, item)
             count += 1
     assert count > 20_000

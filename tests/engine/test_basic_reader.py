@@ -10,6 +10,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import make_array
 
 import zarrc
 from zarrc.engine import batch
@@ -47,10 +48,10 @@ def _check_random_selections(a: zarrc.Array, data: np.ndarray, rng: random.Rando
 
 
 @pytest.mark.parametrize("chain", ["bytes", "blosc", "zstd+crc32c", "transpose", "big-endian"])
-def test_basic_reads_equal_the_general_path(tmp_path, zh, chain):
+def test_basic_reads_equal_the_general_path(tmp_path, chain):
     shape, chunks = (37, 29, 11), (8, 7, 4)
     data = np.arange(np.prod(shape), dtype="int32").reshape(shape)
-    a = zh.make_array(LocalStore(str(tmp_path / "a.zarr"), mode="w"), shape, chunks, "int32", chain)
+    a = make_array(LocalStore(str(tmp_path / "a.zarr"), mode="w"), shape, chunks, "int32", chain)
     a[...] = data
     a[:8, :7, :4] = 0                         # a chunk of fill values: not stored
     data[:8, :7, :4] = 0
@@ -71,8 +72,8 @@ def test_basic_reads_of_v2_arrays(tmp_path, separator, order):
         np.testing.assert_array_equal(a[sel], data[sel])
 
 
-def test_basic_reader_stands_aside(zh, tmp_path):
-    mem = zh.make_array(MemoryStore(), (10,), (4,))
+def test_basic_reader_stands_aside(tmp_path):
+    mem = make_array(MemoryStore(), (10,), (4,))
     assert not isinstance(mem._engine, BasicStrategy) and mem._chunked.path_head is None
 
     class Renamed(LocalStore):               # chunk files are not named after their keys
@@ -82,15 +83,15 @@ def test_basic_reader_stands_aside(zh, tmp_path):
         def file_prefix(self, prefix):       # (so it declares no file layout)
             return None
 
-    odd = zh.make_array(Renamed(str(tmp_path / "r.zarr"), mode="w"), (10,), (4,))
+    odd = make_array(Renamed(str(tmp_path / "r.zarr"), mode="w"), (10,), (4,))
     assert odd._chunked.path_head is None and not isinstance(odd._engine, BasicStrategy)
     odd[...] = np.arange(10)
     np.testing.assert_array_equal(odd[2:9], np.arange(2, 9))
 
 
-def test_basic_read_errors_name_the_chunk(zh, tmp_path):
+def test_basic_read_errors_name_the_chunk(tmp_path):
     store = LocalStore(str(tmp_path / "e.zarr"), mode="w")
-    raw = zh.make_array(store, (8, 8), (4, 4), "int32", "bytes")
+    raw = make_array(store, (8, 8), (4, 4), "int32", "bytes")
     raw[...] = np.arange(64).reshape(8, 8)
     with open(tmp_path / "e.zarr" / "c" / "1" / "0", "wb") as f:
         f.write(b"short")
@@ -98,7 +99,7 @@ def test_basic_read_errors_name_the_chunk(zh, tmp_path):
     with pytest.raises(CodecError, match="c/1/0"):
         raw[3:6, 1:3]
     assert count_calls(0) == 0
-    packed = zh.make_array(LocalStore(str(tmp_path / "p.zarr"), mode="w"), (8, 8), (4, 4),
+    packed = make_array(LocalStore(str(tmp_path / "p.zarr"), mode="w"), (8, 8), (4, 4),
                            "int32", "zstd+crc32c")
     packed[...] = np.arange(64).reshape(8, 8)
     with open(tmp_path / "p.zarr" / "c" / "0" / "1", "r+b") as f:
@@ -108,7 +109,7 @@ def test_basic_read_errors_name_the_chunk(zh, tmp_path):
     assert count_calls(0) == 0
 
 
-def test_large_basic_reads_use_the_pool(zh, tmp_path, monkeypatch):
+def test_large_basic_reads_use_the_pool(tmp_path, monkeypatch):
     used = []
     real = batch.run_batch
 
@@ -118,7 +119,7 @@ def test_large_basic_reads_use_the_pool(zh, tmp_path, monkeypatch):
 
     monkeypatch.setattr(batch, "run_batch", spy)
     data = np.arange(512 * 512, dtype="float64").reshape(512, 512)
-    a = zh.make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), data.shape, (64, 64),
+    a = make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), data.shape, (64, 64),
                       "float64", "blosc")
     a[...] = data
     used.clear()
@@ -194,7 +195,7 @@ def test_shard_files_are_opened_once_per_run_and_closed(tmp_path):
 
 
 @pytest.mark.parametrize("chain", ["bytes", "blosc"])
-def test_large_outputs_written_with_streaming_stores(zh, tmp_path, chain):
+def test_large_outputs_written_with_streaming_stores(tmp_path, chain):
     """Outputs of 32 MiB and more are scattered with non-temporal stores (rows of
     256 bytes and more, and shorter ones of whole cache lines; the rest by memcpy)."""
     from zarrc._kernels.read import STREAM_MIN_BYTES
@@ -202,7 +203,7 @@ def test_large_outputs_written_with_streaming_stores(zh, tmp_path, chain):
     shape = (4096, 2304)                      # float32: 36 MiB
     data = np.random.default_rng(0).standard_normal(shape).astype("float32")
     assert data.nbytes >= STREAM_MIN_BYTES
-    a = zh.make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), shape, (100, 300),
+    a = make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), shape, (100, 300),
                       "float32", chain)
     a[...] = data
     for sel in [Ellipsis, (slice(1, None), slice(3, None)), (slice(None), slice(1, 2300, 1))]:
@@ -212,7 +213,7 @@ def test_large_outputs_written_with_streaming_stores(zh, tmp_path, chain):
 
 
 @pytest.mark.parametrize("chunks", [(32, 32, 32), (16, 16, 64)])
-def test_large_outputs_take_whole_cache_lines(zh, tmp_path, chunks):
+def test_large_outputs_take_whole_cache_lines(tmp_path, chunks):
     """Large outputs start on a 64-byte boundary, so short chunk rows (64 and 128
     bytes of uint16 here) that cover whole cache lines are streamed too; rows that
     do not (a selection starting one element in) are copied by memcpy."""
@@ -220,7 +221,7 @@ def test_large_outputs_take_whole_cache_lines(zh, tmp_path, chunks):
 
     shape = (256, 256, 288)                   # uint16: 36 MiB, rows 576 bytes apart
     data = np.random.default_rng(1).integers(0, 60000, shape, dtype="uint16")
-    a = zh.make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), shape, chunks,
+    a = make_array(LocalStore(str(tmp_path / "big.zarr"), mode="w"), shape, chunks,
                       "uint16", "blosc")
     a[...] = data
     for sel in [Ellipsis, (slice(1, None), slice(3, None), slice(32, None)),
@@ -231,13 +232,13 @@ def test_large_outputs_take_whole_cache_lines(zh, tmp_path, chunks):
         np.testing.assert_array_equal(out, data[sel])
 
 
-def test_one_chunk_reads_into_fresh_outputs(zh, tmp_path):
+def test_one_chunk_reads_into_fresh_outputs(tmp_path):
     """A one-thread read of 256 KiB or more maps its new output's pages in one call
     before decoding into it (copy.prefault); the outputs, kept alive so each is new
     memory, hold the chunks, and so do outputs of memory used before."""
     shape, chunks = (512, 1024), (128, 1024)          # float32: 512 KiB chunks
     data = np.random.default_rng(2).standard_normal(shape).astype("float32")
-    a = zh.make_array(LocalStore(str(tmp_path / "c.zarr"), mode="w"), shape, chunks,
+    a = make_array(LocalStore(str(tmp_path / "c.zarr"), mode="w"), shape, chunks,
                       "float32", "blosc")
     a[...] = data
     for _ in range(3):

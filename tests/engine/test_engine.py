@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import CHAINS, DTYPES, StoreMaker, chunk_keys, make_array, random_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +61,7 @@ def selection(draw, shape):
 
 
 @st.composite
-def value_for(draw, zh, out_shape, dtype, fill):
+def value_for(draw, out_shape, dtype, fill):
     """A value to assign to a selection of ``out_shape``: a scalar (often the fill
     value), an array of that shape, or one numpy broadcasts to it (1s, missing
     leading dimensions, extra leading 1s), sometimes a reversed view."""
@@ -69,14 +70,14 @@ def value_for(draw, zh, out_shape, dtype, fill):
     if kind == "fill":
         return np.asarray(fill, dtype=dtype)[()]
     if kind == "scalar":
-        return zh.random_data(rng, (), dtype)[()]
+        return random_data(rng, (), dtype)[()]
     shape = list(out_shape)
     if kind == "broadcast":
         shape = [1 if draw(st.booleans()) else n for n in shape]
         shape = shape[draw(st.integers(0, len(shape))):]
     elif kind == "leading1":
         shape = [1] * draw(st.integers(1, 2)) + shape
-    value = zh.random_data(rng, tuple(shape), dtype)
+    value = random_data(rng, tuple(shape), dtype)
     if kind == "reversed" and value.ndim:
         value = value[::-1]
     return value
@@ -93,20 +94,20 @@ def np_assign(expected, sel, value):
 
 # ------------------------------------------------------------------ helpers
 
-def new_store(zh, kind, scratch_root):
-    return zh.StoreMaker(kind, scratch_root).new()
+def new_store(kind, scratch_root):
+    return StoreMaker(kind, scratch_root).new()
 
 
-def fill_of(zh, rng, dtype, choice):
+def fill_of(rng, dtype, choice):
     if choice == "default":
         return None
-    return zh.random_data(rng, (), dtype)[()]
+    return random_data(rng, (), dtype)[()]
 
 
-def present_chunks_match_data(zh, arr, expected, fill):
+def present_chunks_match_data(arr, expected, fill):
     """A chunk key exists exactly where the chunk's region is not the fill value
     everywhere (bitwise)."""
-    keys = set(zh.chunk_keys(arr.store, arr.path + "/" if arr.path else ""))
+    keys = set(chunk_keys(arr.store, arr.path + "/" if arr.path else ""))
     fill_bytes = np.asarray(fill if fill is not None else 0, dtype=expected.dtype).tobytes()
     grid = [-(-n // c) for n, c in zip(expected.shape, arr.chunks)]
     for coords in np.ndindex(*grid):
@@ -122,16 +123,16 @@ def present_chunks_match_data(zh, arr, expected, fill):
 @pytest.mark.parametrize("chain", ["bytes", "blosc", "zstd+crc32c", "transpose", "big-endian"])
 @settings(max_examples=40, **DET)
 @given(data=st.data())
-def test_read_selections_match_numpy(zh, scratch_root, kind, chain, data):
+def test_read_selections_match_numpy(scratch_root, kind, chain, data):
     shape, chunks = data.draw(geometry())
-    dtype = data.draw(st.sampled_from(zh.DTYPES))
+    dtype = data.draw(st.sampled_from(DTYPES))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    expected = zh.random_data(rng, shape, dtype)
-    store = new_store(zh, kind, scratch_root)
-    arr = zh.make_array(store, shape, chunks, dtype, chain)
+    expected = random_data(rng, shape, dtype)
+    store = new_store(kind, scratch_root)
+    arr = make_array(store, shape, chunks, dtype, chain)
     arr[...] = expected
     if kind == "zip":                                   # read back through a closed archive
-        arr = zarrc.open_array(zh.StoreMaker("zip", scratch_root).reopen_read_only(store), mode="r")
+        arr = zarrc.open_array(StoreMaker("zip", scratch_root).reopen_read_only(store), mode="r")
     for _ in range(4):
         sel = data.draw(selection(shape))
         got = arr[sel]
@@ -145,53 +146,53 @@ def test_read_selections_match_numpy(zh, scratch_root, kind, chain, data):
 @pytest.mark.parametrize("chain", ["bytes", "blosc", "zstd+crc32c", "transpose", "big-endian"])
 @settings(max_examples=40, **DET)
 @given(data=st.data())
-def test_write_selections_match_numpy(zh, scratch_root, kind, chain, data):
+def test_write_selections_match_numpy(scratch_root, kind, chain, data):
     shape, chunks = data.draw(geometry())
-    dtype = data.draw(st.sampled_from(zh.DTYPES))
+    dtype = data.draw(st.sampled_from(DTYPES))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    fill = fill_of(zh, rng, dtype, data.draw(st.sampled_from(["default", "random"])))
-    store = new_store(zh, kind, scratch_root)
-    arr = zh.make_array(store, shape, chunks, dtype, chain, fill_value=fill)
+    fill = fill_of(rng, dtype, data.draw(st.sampled_from(["default", "random"])))
+    store = new_store(kind, scratch_root)
+    arr = make_array(store, shape, chunks, dtype, chain, fill_value=fill)
     expected = np.full(shape, fill if fill is not None else 0, dtype=dtype)
     if data.draw(st.booleans()):
-        expected = zh.random_data(rng, shape, dtype)
+        expected = random_data(rng, shape, dtype)
         arr[...] = expected
     for _ in range(3):
         sel = data.draw(selection(shape))
-        value = data.draw(value_for(zh, np.empty(shape)[sel].shape, dtype, fill if fill is not None else 0))
+        value = data.draw(value_for(np.empty(shape)[sel].shape, dtype, fill if fill is not None else 0))
         arr[sel] = value
         np_assign(expected, sel, value)
         np.testing.assert_array_equal(arr[...], expected)
-        present_chunks_match_data(zh, arr, expected, fill)
+        present_chunks_match_data(arr, expected, fill)
 
 
 @settings(max_examples=60, **DET)
 @given(data=st.data())
-def test_write_once_to_zip_store(zh, scratch_root, data):
+def test_write_once_to_zip_store(scratch_root, data):
     """Zip members cannot be rewritten: one write of a selection into a new array."""
     shape, chunks = data.draw(geometry())
-    dtype = data.draw(st.sampled_from(zh.DTYPES))
-    chain = data.draw(st.sampled_from(sorted(zh.CHAINS)))
-    store = new_store(zh, "zip", scratch_root)
-    arr = zh.make_array(store, shape, chunks, dtype, chain)
+    dtype = data.draw(st.sampled_from(DTYPES))
+    chain = data.draw(st.sampled_from(sorted(CHAINS)))
+    store = new_store("zip", scratch_root)
+    arr = make_array(store, shape, chunks, dtype, chain)
     sel = data.draw(selection(shape))
-    value = data.draw(value_for(zh, np.empty(shape)[sel].shape, dtype, 0))
+    value = data.draw(value_for(np.empty(shape)[sel].shape, dtype, 0))
     arr[sel] = value
     expected = np.zeros(shape, dtype)
     np_assign(expected, sel, value)
-    reopened = zarrc.open_array(zh.StoreMaker("zip", scratch_root).reopen_read_only(store), mode="r")
+    reopened = zarrc.open_array(StoreMaker("zip", scratch_root).reopen_read_only(store), mode="r")
     np.testing.assert_array_equal(reopened[...], expected)
     reopened.store.close()
 
 
-def test_many_chunks_and_chunks_of_one_element(zh, store_maker):
+def test_many_chunks_and_chunks_of_one_element(store_maker):
     """Selections spanning more chunks than the small-plan threshold, and chunks of
     size 1, so both projection paths and every edge-chunk case run."""
     rng = np.random.default_rng(0)
     expected = rng.integers(0, 1000, (200, 6)).astype("int32")
-    arr = zh.make_array(store_maker.new(), expected.shape, (1, 4), "int32", "zstd+crc32c")
+    arr = make_array(store_maker.new(), expected.shape, (1, 4), "int32", "zstd+crc32c")
     arr[...] = expected
-    other = zh.make_array(store_maker.new(), (301,), (3,), "float64", "blosc")
+    other = make_array(store_maker.new(), (301,), (3,), "float64", "blosc")
     other[::2] = np.arange(151.0)
     if store_maker.kind == "zip":
         arr = zarrc.open_array(store_maker.reopen_read_only(arr.store), mode="r")
@@ -206,28 +207,28 @@ def test_many_chunks_and_chunks_of_one_element(zh, store_maker):
     np.testing.assert_array_equal(other[1::4], want[1::4])
 
 
-def test_zero_dimensional_array(zh, rw_store_maker):
-    arr = zh.make_array(rw_store_maker.new(), (), (), "float64", "zstd+crc32c", fill_value=2.5)
+def test_zero_dimensional_array(rw_store_maker):
+    arr = make_array(rw_store_maker.new(), (), (), "float64", "zstd+crc32c", fill_value=2.5)
     assert arr[...].shape == () and arr[...] == 2.5 and arr[()] == 2.5
-    assert zh.chunk_keys(arr.store) == []
+    assert chunk_keys(arr.store) == []
     arr[...] = 7.0
-    assert arr[()] == 7.0 and zh.chunk_keys(arr.store) == ["c"]
+    assert arr[()] == 7.0 and chunk_keys(arr.store) == ["c"]
     arr[()] = np.array([3.0])                          # a leading 1 is dropped, as numpy
     assert arr[...] == 3.0
     arr[...] = 2.5
-    assert zh.chunk_keys(arr.store) == []              # back to the fill value: deleted
+    assert chunk_keys(arr.store) == []              # back to the fill value: deleted
 
 
-def test_zero_length_dimensions(zh, rw_store_maker):
-    arr = zh.make_array(rw_store_maker.new(), (0, 5), (3, 2), "int16", "blosc")
+def test_zero_length_dimensions(rw_store_maker):
+    arr = make_array(rw_store_maker.new(), (0, 5), (3, 2), "int16", "blosc")
     assert arr[...].shape == (0, 5) and arr[:, 1].shape == (0,) and arr[..., 2:].shape == (0, 3)
     arr[...] = 1
     arr[:, 3] = np.zeros(0)
-    assert zh.chunk_keys(arr.store) == [] and arr.nchunks == 0
-    arr = zh.make_array(rw_store_maker.new(), (4, 6), (2, 2), "int16", "bytes")
+    assert chunk_keys(arr.store) == [] and arr.nchunks == 0
+    arr = make_array(rw_store_maker.new(), (4, 6), (2, 2), "int16", "bytes")
     arr[1:1, :] = 5                                    # empty selections write nothing
     arr[:, 6:] = 5
-    assert zh.chunk_keys(arr.store) == []
+    assert chunk_keys(arr.store) == []
 
 
 # ------------------------------------------------------------------ orthogonal projections
@@ -262,11 +263,11 @@ def orthogonal_case(data, shape):
 @pytest.mark.parametrize("chain", ["bytes", "transpose", "big-endian"])
 @settings(max_examples=40, **DET)
 @given(data=st.data())
-def test_read_into_with_integer_arrays_matches_np_ix(zh, scratch_root, kind, chain, data):
+def test_read_into_with_integer_arrays_matches_np_ix(scratch_root, kind, chain, data):
     shape, chunks = data.draw(geometry(max_ndim=3, max_size=9))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    expected = zh.random_data(rng, shape, "complex64")
-    arr = zh.make_array(new_store(zh, kind, scratch_root), shape, chunks, "complex64", chain)
+    expected = random_data(rng, shape, "complex64")
+    arr = make_array(new_store(kind, scratch_root), shape, chunks, "complex64", chain)
     arr[...] = expected
     dims, arrays, dropped = orthogonal_case(data, list(zip(shape, chunks)))
     want = expected[np.ix_(*arrays)] if arrays else expected
@@ -288,14 +289,14 @@ def test_read_into_with_integer_arrays_matches_np_ix(zh, scratch_root, kind, cha
 @pytest.mark.parametrize("chain", ["bytes", "transpose", "zstd+crc32c"])
 @settings(max_examples=40, **DET)
 @given(data=st.data())
-def test_write_from_with_integer_arrays_matches_np_ix(zh, scratch_root, kind, chain, data):
+def test_write_from_with_integer_arrays_matches_np_ix(scratch_root, kind, chain, data):
     shape, chunks = data.draw(geometry(max_ndim=3, max_size=9))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    expected = zh.random_data(rng, shape, "int32")
-    arr = zh.make_array(new_store(zh, kind, scratch_root), shape, chunks, "int32", chain)
+    expected = random_data(rng, shape, "int32")
+    arr = make_array(new_store(kind, scratch_root), shape, chunks, "int32", chain)
     arr[...] = expected
     dims, arrays, dropped = orthogonal_case(data, list(zip(shape, chunks)))
-    value = zh.random_data(rng, tuple(d.nsel for d in dims if not d.dropped), "int32")
+    value = random_data(rng, tuple(d.nsel for d in dims if not d.dropped), "int32")
     engine.write_from(arr._engine, dims, value)
     # numpy's orthogonal assignment, in C order of the value, so the last of
     # repeated indices wins (as it does in the engine)
@@ -305,8 +306,8 @@ def test_write_from_with_integer_arrays_matches_np_ix(zh, scratch_root, kind, ch
     np.testing.assert_array_equal(arr[...], expected)
 
 
-def test_read_into_and_write_from_check_the_operand(zh):
-    arr = zh.make_array({}, (4, 4), (2, 2))
+def test_read_into_and_write_from_check_the_operand():
+    arr = make_array({}, (4, 4), (2, 2))
     dims = [indexing.project_indices(np.array([1, 1]), 4, 2), indexing.project_slice(0, 4, 1, 4, 2)]
     for bad in (np.zeros((2, 3), "int32"), np.zeros((2, 4), "int64"), np.zeros(8, "int32")):
         with pytest.raises(ValueError):
@@ -317,8 +318,8 @@ def test_read_into_and_write_from_check_the_operand(zh):
 
 # ------------------------------------------------------------------ fill values and empty chunks
 
-def test_missing_chunks_read_as_fill_value(zh, store_maker):
-    arr = zh.make_array(store_maker.new(), (5, 7), (2, 3), "int16", "blosc", fill_value=-3)
+def test_missing_chunks_read_as_fill_value(store_maker):
+    arr = make_array(store_maker.new(), (5, 7), (2, 3), "int16", "blosc", fill_value=-3)
     arr[0:2, 0:3] = 1                                   # one chunk stored, the rest missing
     if store_maker.kind == "zip":
         arr = zarrc.open_array(store_maker.reopen_read_only(arr.store), mode="r")
@@ -329,8 +330,8 @@ def test_missing_chunks_read_as_fill_value(zh, store_maker):
     assert arr[4, 6] == -3
 
 
-def test_partial_chunk_write_keeps_the_rest_of_the_chunk(zh, rw_store_maker):
-    arr = zh.make_array(rw_store_maker.new(), (6, 6), (4, 4), "float32", "zstd+crc32c")
+def test_partial_chunk_write_keeps_the_rest_of_the_chunk(rw_store_maker):
+    arr = make_array(rw_store_maker.new(), (6, 6), (4, 4), "float32", "zstd+crc32c")
     data = np.arange(36, dtype="float32").reshape(6, 6) + 1
     arr[...] = data
     arr[1:3, 2] = -1                                    # inside chunk (0, 0)
@@ -340,67 +341,67 @@ def test_partial_chunk_write_keeps_the_rest_of_the_chunk(zh, rw_store_maker):
     np.testing.assert_array_equal(arr[...], data)
 
 
-def test_chunks_equal_to_fill_value_are_not_stored(zh, rw_store_maker):
-    arr = zh.make_array(rw_store_maker.new(), (4, 6), (2, 3), "int32", "bytes", fill_value=9)
+def test_chunks_equal_to_fill_value_are_not_stored(rw_store_maker):
+    arr = make_array(rw_store_maker.new(), (4, 6), (2, 3), "int32", "bytes", fill_value=9)
     arr[...] = 9
-    assert zh.chunk_keys(arr.store) == []
+    assert chunk_keys(arr.store) == []
     arr[0, 0] = 1
     arr[3, 5] = 2
-    assert zh.chunk_keys(arr.store) == ["c/0/0", "c/1/1"]
+    assert chunk_keys(arr.store) == ["c/0/0", "c/1/1"]
     arr[0, 0] = 9                                       # the chunk is the fill value again
-    assert zh.chunk_keys(arr.store) == ["c/1/1"]
+    assert chunk_keys(arr.store) == ["c/1/1"]
     arr[2:, 3:] = 9                                     # a whole-chunk write of fill values
-    assert zh.chunk_keys(arr.store) == []
+    assert chunk_keys(arr.store) == []
     np.testing.assert_array_equal(arr[...], np.full((4, 6), 9))
 
 
-def test_write_empty_chunks_keeps_them(zh, rw_store_maker):
-    arr = zh.make_array(rw_store_maker.new(), (4, 6), (2, 3), "int32", "blosc", fill_value=9,
+def test_write_empty_chunks_keeps_them(rw_store_maker):
+    arr = make_array(rw_store_maker.new(), (4, 6), (2, 3), "int32", "blosc", fill_value=9,
                         write_empty_chunks=True)
     arr[...] = 9
-    assert zh.chunk_keys(arr.store) == ["c/0/0", "c/0/1", "c/1/0", "c/1/1"]
+    assert chunk_keys(arr.store) == ["c/0/0", "c/0/1", "c/1/0", "c/1/1"]
     np.testing.assert_array_equal(arr[...], np.full((4, 6), 9))
 
 
-def test_nan_fill_value(zh, rw_store_maker):
-    arr = zh.make_array(rw_store_maker.new(), (4, 4), (2, 2), "float64", "zstd+crc32c",
+def test_nan_fill_value(rw_store_maker):
+    arr = make_array(rw_store_maker.new(), (4, 4), (2, 2), "float64", "zstd+crc32c",
                         fill_value=float("nan"))
     assert np.isnan(arr.fill_value) and np.isnan(arr[...]).all()
     arr[...] = np.nan
-    assert zh.chunk_keys(arr.store) == []
+    assert chunk_keys(arr.store) == []
     arr[0, 0] = 1.0
-    assert zh.chunk_keys(arr.store) == ["c/0/0"]
+    assert chunk_keys(arr.store) == ["c/0/0"]
     arr[0, 0] = np.nan
-    assert zh.chunk_keys(arr.store) == []
+    assert chunk_keys(arr.store) == []
     # a NaN with another payload is a different bit pattern: stored, and read back exactly
     other_nan = np.frombuffer(np.uint64(0x7FF8000000000001).tobytes(), "float64")[0]
     arr[3, 3] = other_nan
-    assert zh.chunk_keys(arr.store) == ["c/1/1"]
+    assert chunk_keys(arr.store) == ["c/1/1"]
     assert arr[3, 3].tobytes() == other_nan.tobytes()
 
 
-def test_negative_zero_is_not_zero(zh, rw_store_maker):
+def test_negative_zero_is_not_zero(rw_store_maker):
     """Bitwise comparison decides: -0.0 differs from a 0.0 fill value and vice versa."""
-    arr = zh.make_array(rw_store_maker.new(), (4,), (2,), "float32", "bytes", fill_value=0.0)
+    arr = make_array(rw_store_maker.new(), (4,), (2,), "float32", "bytes", fill_value=0.0)
     arr[...] = -0.0
-    assert zh.chunk_keys(arr.store) == ["c/0", "c/1"]
+    assert chunk_keys(arr.store) == ["c/0", "c/1"]
     assert np.signbit(arr[...]).all()
     arr[...] = 0.0
-    assert zh.chunk_keys(arr.store) == []
-    neg = zh.make_array(rw_store_maker.new(), (4,), (2,), "float32", "bytes", fill_value=-0.0)
+    assert chunk_keys(arr.store) == []
+    neg = make_array(rw_store_maker.new(), (4,), (2,), "float32", "bytes", fill_value=-0.0)
     assert np.signbit(neg[...]).all()
     neg[...] = 0.0
-    assert zh.chunk_keys(neg.store) == ["c/0", "c/1"]
+    assert chunk_keys(neg.store) == ["c/0", "c/1"]
     assert not np.signbit(neg[...]).any()
     neg[:2] = -0.0
-    assert zh.chunk_keys(neg.store) == ["c/1"]
+    assert chunk_keys(neg.store) == ["c/1"]
 
 
-def test_edge_chunks_are_padded_with_the_fill_value(zh):
+def test_edge_chunks_are_padded_with_the_fill_value():
     """Stored edge chunks are whole chunks; the part outside the array holds the
     fill value (the bytes codec only, so the stored bytes are the chunk)."""
     store = {}
-    arr = zh.make_array(store, (3, 5), (2, 4), "<u2", "bytes", fill_value=7)
+    arr = make_array(store, (3, 5), (2, 4), "<u2", "bytes", fill_value=7)
     arr[...] = np.arange(15, dtype="u2").reshape(3, 5)
     edge = np.frombuffer(arr.store.get("c/1/1"), "<u2").reshape(2, 4)
     np.testing.assert_array_equal(edge, [[14, 7, 7, 7], [7, 7, 7, 7]])
@@ -408,11 +409,11 @@ def test_edge_chunks_are_padded_with_the_fill_value(zh):
 
 @pytest.mark.parametrize("dtype", ["int32", "complex64", "complex128", "float64"])
 @pytest.mark.parametrize("endian", ["little", "big"])
-def test_stored_bytes_layout(zh, dtype, endian):
+def test_stored_bytes_layout(dtype, endian):
     """The bytes codec's endianness (per component for complex types) and the
     transpose codec's order show in the stored chunk."""
     rng = np.random.default_rng(1)
-    data = zh.random_data(rng, (4, 6, 2), dtype)
+    data = random_data(rng, (4, 6, 2), dtype)
     arr = zarrc.create_array({}, shape=data.shape, chunks=(4, 3, 2), dtype=dtype, compressors=None,
                              filters=[{"name": "transpose", "configuration": {"order": [2, 0, 1]}}],
                              serializer={"name": "bytes", "configuration": {"endian": endian}})
@@ -425,8 +426,8 @@ def test_stored_bytes_layout(zh, dtype, endian):
 
 # ------------------------------------------------------------------ values, batches
 
-def test_value_conversions(zh, rw_store_maker):
-    arr = zh.make_array(rw_store_maker.new(), (4, 5), (3, 2), "float64", "blosc")
+def test_value_conversions(rw_store_maker):
+    arr = make_array(rw_store_maker.new(), (4, 5), (3, 2), "float64", "blosc")
     expected = np.zeros((4, 5))
     for sel, value in [
         ((slice(None), 1), [1, 2, 3, 4]),                       # a list
@@ -446,20 +447,20 @@ def test_value_conversions(zh, rw_store_maker):
     np.testing.assert_array_equal(arr[...], expected)
 
 
-def test_writes_split_into_batches(zh, rw_store_maker, monkeypatch):
+def test_writes_split_into_batches(rw_store_maker, monkeypatch):
     monkeypatch.setattr(batch, "WRITE_BATCH_BYTES", 3 * 4 * 4)        # three chunks a batch
-    arr = zh.make_array(rw_store_maker.new(), (9, 10), (2, 3), "int32", "zstd+crc32c")
+    arr = make_array(rw_store_maker.new(), (9, 10), (2, 3), "int32", "zstd+crc32c")
     data = np.arange(90, dtype="int32").reshape(9, 10)
     arr[...] = data
     arr[1:8, 2:9] = -data[1:8, 2:9]
     data[1:8, 2:9] *= -1
     np.testing.assert_array_equal(arr[...], data)
-    assert len(zh.chunk_keys(arr.store)) == arr.nchunks
+    assert len(chunk_keys(arr.store)) == arr.nchunks
 
 
-def test_no_temporary_files_after_writes(zh, tmp_path):
+def test_no_temporary_files_after_writes(tmp_path):
     store = zarrc.stores.LocalStore(tmp_path / "a.zarr")
-    arr = zh.make_array(store, (20, 20), (3, 7), "float64", "blosc")
+    arr = make_array(store, (20, 20), (3, 7), "float64", "blosc")
     arr[...] = 1.5
     arr[2:17:3, 5] = 2.5
     arr[:3, :7] = 0.0                                   # deletes chunk c/0/0
@@ -470,29 +471,29 @@ def test_no_temporary_files_after_writes(zh, tmp_path):
     assert not os.path.exists(tmp_path / "a.zarr" / "c" / "0" / "0")
 
 
-def test_config_threads_one_gives_the_same_result(zh, rw_store_maker):
+def test_config_threads_one_gives_the_same_result(rw_store_maker):
     rng = np.random.default_rng(5)
-    data = zh.random_data(rng, (40, 30, 6), "float32")
+    data = random_data(rng, (40, 30, 6), "float32")
     results = []
     for threads in (1, None):
         ctx = zarrc.config.set(threads=threads) if threads else zarrc.config.set()
         with ctx:
-            arr = zh.make_array(rw_store_maker.new(), data.shape, (7, 4, 6), "float32", "blosc")
+            arr = make_array(rw_store_maker.new(), data.shape, (7, 4, 6), "float32", "blosc")
             arr[...] = data
             arr[3:33:2, ::5, 1] = -1.0
-            results.append((arr[...], arr[1::3, 2:29, ::2], snapshot_chunks(zh, arr)))
+            results.append((arr[...], arr[1::3, 2:29, ::2], snapshot_chunks(arr)))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
     assert results[0][2] == results[1][2]
 
 
-def snapshot_chunks(zh, arr):
-    return {k: arr.store.get(k) for k in zh.chunk_keys(arr.store)}
+def snapshot_chunks(arr):
+    return {k: arr.store.get(k) for k in chunk_keys(arr.store)}
 
 
-def test_zip_rewrites_warn_but_read_the_latest(zh, scratch_root):
-    store = new_store(zh, "zip", scratch_root)
-    arr = zh.make_array(store, (4,), (2,), "int8", "bytes")
+def test_zip_rewrites_warn_but_read_the_latest(scratch_root):
+    store = new_store("zip", scratch_root)
+    arr = make_array(store, (4,), (2,), "int8", "bytes")
     arr[...] = 1
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
