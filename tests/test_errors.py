@@ -259,3 +259,64 @@ def test_kernel_errors_are_translated_in_one_place() -> None:
     assert type(err) is CodecError and str(err) == "zstd: corrupt" and err.actual == 2
     oom = MemoryError("out of memory")
     assert from_kernel(oom) is oom
+
+
+def _wrong_types():
+    """(name, call) pairs: each passes an argument of the wrong type."""
+    from zarrc.chunk_key import ChunkKeyEncoding
+    from zarrc.stores import MemoryStore, make_store
+
+    store = MemoryStore()
+    zero_d = zarrc.create_array(MemoryStore(), shape=(), dtype="i4")
+    return [
+        ("make_store(3)", lambda: make_store(3)),
+        ("store key not a str", lambda: store.get(5)),
+        ("store prefix not a str", lambda: list(store.list_prefix(5))),
+        ("store value not bytes", lambda: store.set("k", 1.5)),
+        ("len of a 0-d array", lambda: len(zero_d)),
+        ("attributes that are not JSON", lambda: zarrc.create_array(
+            MemoryStore(), shape=(1,), dtype="i4", attributes={"a": object()})),
+        ("chunk key encoding", lambda: ChunkKeyEncoding("bogus")),
+    ]
+
+
+@pytest.mark.parametrize("index", range(7))
+def test_wrong_argument_types_are_zarrc_errors(index) -> None:
+    """A wrong type or value given to the API, a store or a setting is a ZarrcError
+    that is also the builtin class a user would catch (TypeError or ValueError)."""
+    name, call = _wrong_types()[index]
+    with pytest.raises(ZarrcError) as info:
+        call()
+    assert isinstance(info.value, (TypeError, ValueError)), (name, type(info.value))
+
+
+def test_unknown_setting_is_a_zarrc_attribute_error() -> None:
+    """zarrc.config.nope: a ZarrcError and an AttributeError (so hasattr works)."""
+    with pytest.raises(ZarrcError) as info:
+        zarrc.config.nope  # noqa: B018
+    assert isinstance(info.value, AttributeError)
+    assert not hasattr(zarrc.config, "nope")
+
+
+def test_no_module_raises_a_bare_builtin_error() -> None:
+    """errors.py's promise, kept by the source: no ``raise TypeError(...)``,
+    ``raise ValueError(...)`` etc. anywhere in zarrc/ (a zarrc class deriving from
+    the builtin is raised instead).  Not errors of input: NotImplementedError
+    (abstract methods), AssertionError (an internal invariant), SystemExit (the
+    demo's command line)."""
+    import ast
+    import builtins
+    from pathlib import Path
+
+    root = Path(zarrc.__file__).parent
+    builtin_errors = {n for n, v in vars(builtins).items()
+                      if isinstance(v, type) and issubclass(v, BaseException)}
+    builtin_errors -= {"NotImplementedError", "AssertionError", "SystemExit"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(exc, ast.Name) and exc.id in builtin_errors:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}: raise {exc.id}")
+    assert not found, "\n".join(found)

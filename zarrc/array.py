@@ -12,7 +12,7 @@ from zarrc import node_metadata
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
 from zarrc.engine.prepare import prepare
-from zarrc.errors import ZarrcError
+from zarrc.errors import ArgumentTypeError, ZarrcError
 from zarrc.metadata.v3 import ArrayMetadataV3
 from zarrc.node import Node
 from zarrc.stores import Store
@@ -173,7 +173,7 @@ class Array(Node):
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of unsized object (0-d array)")
+            raise ArgumentTypeError("len() of unsized object (0-d array)")
         return self.shape[0]
 
     def __iter__(self) -> Iterator[Any]:

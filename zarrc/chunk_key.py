@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels.plan import format_keys
-from zarrc.errors import SelectionError, StoreError
+from zarrc.errors import ArgumentError, SelectionError, StoreError
 
 DEFAULT_SEPARATORS = {"default": "/", "v2": "."}
 
@@ -26,10 +26,10 @@ class ChunkKeyEncoding:
 
     def __init__(self, name: str = "default", separator: str | None = None) -> None:
         if name not in DEFAULT_SEPARATORS:
-            raise ValueError(f"unknown chunk key encoding {name!r} (expected 'default' or 'v2')")
+            raise ArgumentError(f"unknown chunk key encoding {name!r} (expected 'default' or 'v2')")
         separator = DEFAULT_SEPARATORS[name] if separator is None else separator
         if separator not in ("/", "."):
-            raise ValueError(f"chunk key separator {separator!r} must be '/' or '.'")
+            raise ArgumentError(f"chunk key separator {separator!r} must be '/' or '.'")
         self.name = name
         self.separator = separator
         self.lead = "c" + separator if name == "default" else ""  # text before the first index

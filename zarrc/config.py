@@ -30,7 +30,7 @@ import os
 from typing import ClassVar
 
 from zarrc._kernels import slabs
-from zarrc.errors import ArgumentError
+from zarrc.errors import ArgumentError, SettingError
 
 
 def _env_threads() -> int:
@@ -73,7 +73,7 @@ class Config:
         try:
             return self.__dict__["_values"][name]
         except KeyError:
-            raise AttributeError(f"zarrc.config has no setting {name!r}") from None
+            raise SettingError(f"zarrc.config has no setting {name!r}") from None
 
     def get(self, name: str):
         """The current value of setting ``name``."""

@@ -29,6 +29,10 @@ class ArgumentTypeError(ZarrcError, TypeError):
     not a codec where a codec is expected."""
 
 
+class SettingError(ZarrcError, AttributeError):
+    """``zarrc.config`` has no setting of that name (read as an attribute)."""
+
+
 class NodeTypeError(ZarrcError, TypeError):
     """The node at a path is of the other kind: an array where a group is required."""
 

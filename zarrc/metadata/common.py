@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import ArgumentTypeError, MetadataError
 
 
 class FrozenDict(Mapping):
@@ -71,7 +71,7 @@ def json_default(value: Any) -> Any:
         return dict(value)
     if isinstance(value, tuple):
         return list(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+    raise ArgumentTypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def describe(value: Any, limit: int = 80) -> str:

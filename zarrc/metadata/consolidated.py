@@ -39,7 +39,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from zarrc.errors import MetadataError
+from zarrc.errors import ArgumentTypeError, MetadataError
 from zarrc.metadata.common import describe, error_context, fail, is_int, json_default, thaw
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v2 import where as where_v2
@@ -366,7 +366,7 @@ def _normalised(nodes: Mapping[str, Any], types: tuple[type, ...], allow_root: b
             raise MetadataError(f"keys {describe(original[rel])} and {describe(key)} name the same node")
         if not isinstance(node, types):
             names = " or ".join(t.__name__ for t in types)
-            raise TypeError(f"node {key!r} is a {type(node).__name__}, not {names}")
+            raise ArgumentTypeError(f"node {key!r} is a {type(node).__name__}, not {names}")
         out[rel] = node
         original[rel] = key
     return out

@@ -13,7 +13,7 @@ import os
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from zarrc.errors import ArgumentError, StoreError
+from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
 from zarrc.stores.base import Store, validate_key
 from zarrc.stores.local import LocalStore
 from zarrc.stores.memory import MemoryStore
@@ -71,4 +71,4 @@ def make_store(obj: Any, mode: str = "a") -> Store:
         elif mode == "w-" and obj:
             raise StoreError(f"{store!r} is not empty (mode 'w-')")
         return store
-    raise TypeError(f"cannot make a store from {type(obj).__module__}.{type(obj).__qualname__}: {obj!r:.80}")
+    raise ArgumentTypeError(f"cannot make a store from {type(obj).__module__}.{type(obj).__qualname__}: {obj!r:.80}")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zarrc.errors import ArgumentError, StoreError
+from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -36,7 +36,7 @@ def validate_key(key: str, store: object) -> str:
     store) if it is malformed.
     """
     if not isinstance(key, str):
-        raise TypeError(f"store key must be a str, not {type(key).__name__}: {key!r}")
+        raise ArgumentTypeError(f"store key must be a str, not {type(key).__name__}: {key!r}")
     if not key:
         raise StoreError(f"key '' of {store!r} is invalid: a key must not be empty")
     if _ESCAPE.search(key):
@@ -63,7 +63,7 @@ def split_prefix(prefix: str, store: object) -> tuple[str, str]:
     Raises TypeError / StoreError like :func:`validate_key`.
     """
     if not isinstance(prefix, str):
-        raise TypeError(f"store prefix must be a str, not {type(prefix).__name__}: {prefix!r}")
+        raise ArgumentTypeError(f"store prefix must be a str, not {type(prefix).__name__}: {prefix!r}")
     directory, _, stem = prefix.rpartition("/")
     if directory or prefix.startswith("/"):
         try:

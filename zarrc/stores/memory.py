@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
+from zarrc.errors import ArgumentTypeError
 from zarrc.stores.base import BytesSnapshot, Store, split_prefix, validate_key
 
 
@@ -23,7 +24,7 @@ def as_bytes(value: Any, key: str, store: object) -> bytes:
         to_bytes = getattr(value, "to_bytes", None)
         if to_bytes is not None and not isinstance(value, int):
             return to_bytes()
-        raise TypeError(
+        raise ArgumentTypeError(
             f"value of key {key!r} of {store!r} must be bytes-like, not {type(value).__name__}"
         ) from None
 
