@@ -1,0 +1,165 @@
+"""The layer contract of zarrc's modules (docs/architecture.md, "Layers"), checked
+over the import graph read from the sources: every import (at module level, in a
+function, or under TYPE_CHECKING) goes to the importing module's layer or one
+below it, modules listed as independent do not import each other, no two modules
+import each other directly or through others, and the kernels import no Python
+layer.  A new module must be placed in LAYERS, or the test names it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import zarrc
+
+ROOT = Path(zarrc.__file__).parent
+
+# From the top down; each entry a list of module names (a name covers its
+# submodules).  Modules in one entry may import each other (without circles)
+# unless INDEPENDENT says otherwise.
+LAYERS = [
+    ["zarrc.demo"],
+    ["zarrc"],                                          # the package: re-exports the API
+    ["zarrc.api"],
+    ["zarrc.group"],                                    # builds nodes of both kinds
+    ["zarrc.array"],
+    ["zarrc.node"],                                     # the base of Array and Group
+    ["zarrc.create", "zarrc.create_v2", "zarrc.consolidate", "zarrc.node_metadata"],
+    ["zarrc.engine"],
+    ["zarrc.codecs", "zarrc.stores"],
+    ["zarrc.metadata", "zarrc.chunk_grid", "zarrc.chunk_key", "zarrc.indexing"],
+    ["zarrc.threads"],
+    ["zarrc.config"],
+    ["zarrc.errors"],
+    ["zarrc._kernels"],
+]
+
+INDEPENDENT = [
+    ("zarrc.codecs", "zarrc.stores"),
+    ("zarrc.metadata", "zarrc.indexing"),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """{module: zarrc modules it imports} for every .py file under zarrc/."""
+    paths = {module_name(p): p for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.split(".")[0] == "zarrc")
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                if base.split(".")[0] != "zarrc":
+                    continue
+                for alias in node.names:            # `from zarrc import engine`: the module
+                    sub = f"{base}.{alias.name}"
+                    found.add(sub if sub in paths else base)
+        found.discard(name)
+        graph[name] = found
+    return graph
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(layer index, the LAYERS name that covers ``module``, the longest match)."""
+    best = None
+    for i, names in enumerate(LAYERS):
+        for n in names:
+            if (module == n or module.startswith(n + ".")) and (best is None or len(n) > len(best[1])):
+                best = (i, n)
+    if best is None:
+        pytest.fail(f"module {module} is in no layer of tests/test_layers.py: place it")
+    return best
+
+
+def test_every_import_goes_to_the_same_layer_or_below() -> None:
+    upward = []
+    for module, imports in sorted(import_graph().items()):
+        here, _ = layer_of(module)
+        for target in sorted(imports):
+            there, _ = layer_of(target)
+            if there < here:
+                upward.append(f"{module} imports {target} (a layer above)")
+    assert not upward, "\n".join(upward)
+
+
+def test_independent_modules_do_not_import_each_other() -> None:
+    graph = import_graph()
+    found = []
+    for a, b in INDEPENDENT:
+        for module, imports in graph.items():
+            for x, y in ((a, b), (b, a)):
+                if module == x or module.startswith(x + "."):
+                    found += [f"{module} imports {t}" for t in imports if t == y or t.startswith(y + ".")]
+    assert not found, "\n".join(found)
+
+
+def test_no_import_circles() -> None:
+    """No module reaches itself through imports (Tarjan's strongly connected
+    components over the graph; every component must be a single module)."""
+    graph = import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in graph:
+                continue                          # compiled kernels: leaves
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not circles, circles
+
+
+def test_the_kernels_import_no_python_layer() -> None:
+    """Cython sources under zarrc/_kernels import and cimport only zarrc._kernels."""
+    pattern = re.compile(r"^\s*(?:from|c?import)\s+(zarrc\.[\w.]+)", re.M)
+    found = [f"{p.name}: {m}" for p in sorted((ROOT / "_kernels").glob("*.p[yx]*"))
+             for m in pattern.findall(p.read_text()) if not m.startswith("zarrc._kernels")]
+    assert not found, found
+
+
+def test_the_contract_catches_an_upward_import(monkeypatch) -> None:
+    """The check itself: an import of zarrc.api from the engine is reported."""
+    real = import_graph()
+    fake = {**real, "zarrc.engine.batch": real["zarrc.engine.batch"] | {"zarrc.api"}}
+    monkeypatch.setitem(globals(), "import_graph", lambda: fake)
+    with pytest.raises(AssertionError, match="zarrc.engine.batch imports zarrc.api"):
+        test_every_import_goes_to_the_same_layer_or_below()
