@@ -195,7 +195,7 @@ def test_shard_files_are_opened_once_per_run_and_closed(tmp_path):
 
 
 @pytest.mark.parametrize("chain", ["bytes", "blosc"])
-def test_large_outputs_written_with_streaming_stores(tmp_path, chain):
+def test_outputs_above_the_streaming_threshold_read_the_values_written(tmp_path, chain):
     """Outputs of 32 MiB and more are scattered with non-temporal stores (rows of
     256 bytes and more, and shorter ones of whole cache lines; the rest by memcpy)."""
     from zarrc._kernels.read import STREAM_MIN_BYTES

@@ -501,7 +501,7 @@ def test_zip_rewrites_warn_but_read_the_latest(scratch_root):
     np.testing.assert_array_equal(arr[...], [1, 2, 2, 1])
 
 
-def test_whole_uncompressed_chunks_read_straight_from_files(tmp_path):
+def test_uncompressed_chunks_read_back_missing_ones_fill_and_bad_sizes_name_the_chunk(tmp_path):
     """A whole uncompressed chunk is read from its file straight into the output;
     a file of the wrong size is an error naming the chunk, a missing one the fill."""
     x = np.arange(8 * 6, dtype="<i4").reshape(8, 6)
