@@ -18,7 +18,7 @@ from zarrc import node_metadata
 from zarrc.errors import MetadataError, NodeNotFoundError
 from zarrc.metadata import consolidated as docs
 from zarrc.metadata.names import join_path, key_prefix
-from zarrc.metadata.v3 import metadata_from_json
+from zarrc.metadata.v3 import GroupMetadataV3, metadata_from_json
 
 ZMETADATA = ".zmetadata"
 
@@ -29,11 +29,12 @@ def read_group(store: Any, path: str, use_consolidated: bool | None) -> tuple[An
     ``use_consolidated`` is not False.  (None, None) if there is no node.  Raises
     MetadataError if ``use_consolidated`` is True and there is none."""
     prefix = key_prefix(path)
-    md = nodes = None
+    md: docs.NodeMetadata | None = None
+    nodes: dict[str, Any] | None = None
     raw = store.get(prefix + "zarr.json")
     if raw is not None:
         md = metadata_from_json(raw, path)
-        if md.node_type == "group" and use_consolidated is not False:
+        if isinstance(md, GroupMetadataV3) and use_consolidated is not False:
             nodes = docs.parse_v3(md.consolidated_metadata, path)
     else:
         if use_consolidated is not False:

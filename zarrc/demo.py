@@ -110,10 +110,17 @@ def v2_copy(directory: str, density: np.ndarray) -> bool:
     names[:] = ["Zürich", "Tromsø", "São Paulo", "東京"]
     zarrc.consolidate_metadata(directory)
     reopened = zarrc.open_group(directory, mode="r")
-    back, t_read = timed(lambda: reopened["density"][...])
-    same = np.array_equal(back, density) and reopened["stations"][...].tolist() == names[...].tolist()
+
+    def read_back(name: str) -> np.ndarray:
+        """The whole of array ``name`` of the reopened group."""
+        node = reopened[name]
+        assert isinstance(node, zarrc.Array)       # (written above as an array)
+        return node[...]
+
+    back, t_read = timed(read_back, "density")
+    same = np.array_equal(back, density) and read_back("stations").tolist() == names[...].tolist()
     print(f"Zarr v2 copy of /density (blosc-lz4, order F, consolidated .zmetadata): write {t_write:.3f} s, "
-          f"read {t_read:.3f} s, stations {reopened['stations'][...].tolist()}: "
+          f"read {t_read:.3f} s, stations {read_back('stations').tolist()}: "
           f"{'bit-exact' if same else 'MISMATCH'}\n")
     shutil.rmtree(directory)
     return bool(same)

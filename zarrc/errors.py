@@ -11,6 +11,8 @@ these classes in one place, :func:`from_kernel`.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from zarrc._kernels.errors import CHECKSUM, IO
 
 
@@ -42,7 +44,15 @@ class MetadataError(ZarrcError, ValueError):
 
 
 class CodecError(ZarrcError, ValueError):
-    """A codec could not encode or decode its input (corrupt, truncated, wrong size)."""
+    """A codec could not encode or decode its input (corrupt, truncated, wrong size).
+
+    Translated from a kernel's error (:func:`from_kernel`), it carries the kernel's
+    ``code``, ``expected`` and ``actual``; a ChecksumError carries at least
+    ``expected`` and ``actual`` (stored and computed checksums)."""
+
+    code: int          # (not set on errors raised in Python; see the docstring)
+    expected: int
+    actual: int
 
 
 class ChecksumError(CodecError):
@@ -54,7 +64,14 @@ class SelectionError(ZarrcError, IndexError):
 
 
 class StoreError(ZarrcError, OSError):
-    """A store operation failed, or a key is invalid (e.g. would escape the store)."""
+    """A store operation failed, or a key is invalid (e.g. would escape the store).
+
+    Translated from a kernel's failed I/O call (:func:`from_kernel`), it carries the
+    kernel's ``code``, ``expected`` and ``actual`` (``actual``: the errno)."""
+
+    code: int          # (set only by from_kernel; see the docstring)
+    expected: int
+    actual: int
 
 
 class NodeNotFoundError(ZarrcError, KeyError):
@@ -68,7 +85,16 @@ class ContainsNodeError(ZarrcError, FileExistsError):
     """An array or group already exists where a new one was to be created."""
 
 
-def from_kernel(exc: Exception, context: str = "") -> Exception:
+class KernelFailure(Protocol):
+    """What :func:`from_kernel` reads of a kernel's error (``KernelError`` of
+    zarrc._kernels.errors, ``TaskError`` of zarrc._kernels.batch)."""
+
+    code: int
+    expected: int
+    actual: int
+
+
+def from_kernel(exc: KernelFailure | MemoryError, context: str = "") -> Exception:
     """The zarrc error for a kernel's error ``exc`` (a ``KernelError`` or
     ``TaskError``, whose ``code`` is a ZC_* code of ``_kernels/src/zc_error.h``):
     ChecksumError for a checksum mismatch, StoreError for a failed I/O call,
@@ -79,7 +105,7 @@ def from_kernel(exc: Exception, context: str = "") -> Exception:
         return exc
     code = exc.code
     cls = ChecksumError if code == CHECKSUM else StoreError if code == IO else CodecError
-    err = cls(f"{context}{exc}")
+    err: CodecError | StoreError = cls(f"{context}{exc}")
     err.code = code
     err.expected = exc.expected
     err.actual = exc.actual

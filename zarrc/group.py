@@ -82,22 +82,24 @@ class Group(Node):
     def _relative(self, path: str) -> str:
         return path[len(self._path):].lstrip("/")
 
-    def _from_consolidated(self, path: str) -> Array | Group | None:
+    def _from_consolidated(self, consolidated: dict, path: str) -> Array | Group | None:
+        """The node at ``path`` as ``consolidated`` (this group's consolidated
+        metadata) describes it, or None if it has none there."""
         rel = self._relative(path)
-        md = self._consolidated.get(rel)
+        md = consolidated.get(rel)
         if md is None:
             return None
         if md.node_type == "array":
             return Array(self._store, path, md, read_only=self._read_only)
         return Group(self._store, path, md, read_only=self._read_only,
-                     consolidated=consolidated_docs.subtree(self._consolidated, rel))
+                     consolidated=consolidated_docs.subtree(consolidated, rel))
 
     # -------------------------------------------------------------- members
 
     def __getitem__(self, name: str) -> Array | Group:
         path = self._child_path(name)
         if self._consolidated is not None:
-            node = self._from_consolidated(path)
+            node = self._from_consolidated(self._consolidated, path)
         else:
             node = open_node(self._store, path, read_only=self._read_only)
         if node is None:
@@ -123,9 +125,12 @@ class Group(Node):
 
     def members(self) -> Iterator[tuple[str, Array | Group]]:
         """(name, node) of each direct member, sorted by name."""
-        if self._consolidated is not None:
-            for child in sorted(k for k in self._consolidated if "/" not in k):
-                yield child, self._from_consolidated(join_path(self._path, child))
+        consolidated = self._consolidated     # (the listing's; creating a member drops it)
+        if consolidated is not None:
+            for child in sorted(k for k in consolidated if "/" not in k):
+                node = self._from_consolidated(consolidated, join_path(self._path, child))
+                assert node is not None        # (child is a key of consolidated)
+                yield child, node
             return
         _, children = self._store.list_dir(key_prefix(self._path))
         for child in sorted(children):

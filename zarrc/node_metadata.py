@@ -77,6 +77,7 @@ def _reparse(metadata: Any, path: str, docs: dict[str, bytes]) -> Any:
     if metadata.zarr_format == 3:
         return type(metadata).from_json(docs["zarr.json"], path)
     main = docs.get(".zarray", docs.get(".zgroup"))
+    assert main is not None      # documents() gives v2 metadata a .zarray or a .zgroup
     return type(metadata).from_json(json.loads(main), json.loads(docs[".zattrs"]), path)
 
 

@@ -20,9 +20,12 @@ import functools
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from zarrc._kernels.batch import count_calls, mark_pool_thread
 from zarrc.config import config
+
+T = TypeVar("T")
 
 # Work (bytes decoded or encoded) each thread beyond the caller needs: waking a
 # pool worker costs more than it saves on less.
@@ -167,12 +170,12 @@ def run_parallel(fn: Callable[[], object], workers: int, share: bool = False) ->
         raise work.error
 
 
-def run_each(items: Iterable, fn: Callable[[object], object], workers: int) -> None:
+def run_each(items: Iterable[T], fn: Callable[[T], object], workers: int) -> None:
     """``fn(item)`` for every item, on the caller and up to ``workers - 1`` pool
     threads, each taking the next item until none are left; re-raise the first error."""
     pending = iter(items)
     lock = threading.Lock()
-    done = object()
+    done: Any = object()      # (the end of the items; Any: next() gives T or it)
 
     def work() -> None:
         while True:

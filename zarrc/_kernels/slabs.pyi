@@ -1,7 +1,7 @@
 """Memory for read outputs of 256 KiB and more: huge-page slabs and mappings, kept
 in a pool for the next reads when the outputs die (tests use these)."""
 
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 
@@ -16,13 +16,18 @@ def pooled_mappings() -> list[int]: ...
 def pool_limit() -> int: ...
 def set_pool_limit(nbytes: int) -> None: ...
 
+# (cdef classes declared @cython.final: not subclassable at runtime)
+
+@final
 class Slab:
     """A huge-page slab (made natively only)."""
 
+@final
 class Piece:
     """Bytes of a slab, a numpy array's base (made natively only)."""
     def __buffer__(self, flags: int) -> memoryview: ...
 
+@final
 class Block:
     """A mapping of its own for one output, a numpy array's base (made natively only)."""
     def __buffer__(self, flags: int) -> memoryview: ...

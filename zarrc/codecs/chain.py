@@ -5,7 +5,7 @@ preparation, for a chunk shape and data type, into a native plan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -17,6 +17,21 @@ from zarrc.metadata.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, CodecSpec, che
 from zarrc.metadata.common import error_context
 
 __all__ = ["CodecChain", "codec_from_spec", "native_chain"]
+
+
+class Reorders(Protocol):
+    """What the chain needs of an array->array codec (transpose, the one there is):
+    the permutation the chunk is stored in."""
+
+    order: tuple[int, ...]
+
+
+class Serialises(Protocol):
+    """What :meth:`CodecChain.prepare` needs of the array->bytes codec of a chain the
+    kernels run (bytes: sharding is prepared as its inner chain, and variable-length
+    data is not prepared)."""
+
+    def swaps(self, itemsize: int) -> bool: ...
 
 
 def check_order(codecs: Sequence[Codec]) -> None:
@@ -62,7 +77,7 @@ class CodecChain:
     def stored_order(self, ndim: int) -> tuple[int, ...]:
         """The permutation p with stored chunk = chunk.transpose(p) (all transposes composed)."""
         perm = tuple(range(ndim))
-        for t in self.array_to_array:
+        for t in cast("tuple[Reorders, ...]", self.array_to_array):
             if len(t.order) != ndim:
                 raise MetadataError(f"transpose order {list(t.order)} does not match {ndim} dimensions")
             perm = tuple(perm[i] for i in t.order)
@@ -78,7 +93,7 @@ class CodecChain:
                 raise MetadataError(f"codec {c.name!r} has no native kernel")
             steps.append(step)
         swap_unit = 0
-        if self.array_to_bytes.swaps(dtype.itemsize):
+        if cast(Serialises, self.array_to_bytes).swaps(dtype.itemsize):
             swap_unit = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
         if dtype.kind == "V" or dtype.kind == "b":
             swap_unit = 0

@@ -21,7 +21,7 @@ def byte_view(buf: Any) -> memoryview:
         return view.cast("B")
     if not view.f_contiguous:
         raise CodecError(f"crc32c: buffer is not contiguous (shape {view.shape}, strides {view.strides})")
-    return memoryview(np.asarray(view).reshape(-1, order="A").view(np.uint8))
+    return np.asarray(view).reshape(-1, order="A").view(np.uint8).data
 
 
 @register

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numcodecs
 import numpy as np
@@ -98,7 +98,8 @@ class V2ChunkCodec:
                  chunks: tuple[int, ...], dtype: np.dtype, order: str) -> None:
         self.chunks = tuple(chunks)
         self.dtype = np.dtype(dtype)
-        self.order = order
+        # (a validated "C" or "F"; spelled out for numpy's Literal parameter)
+        self.order: Literal["C", "F"] = "F" if order == "F" else "C"
         self.compressor = None
         if compressor is not None:
             self.compressor = (native_codec(compressor, self.dtype.itemsize)

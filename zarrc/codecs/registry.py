@@ -46,12 +46,14 @@ def codec_from_spec(spec: Any) -> Codec:
     A CodecSpec comes from ``zarrc.metadata.codecs.parse_codecs``, which has
     validated its configuration: it is built without checking it again
     (``Codec.from_spec``).  Dicts and names are checked by the codec's constructor.
-    Raises MetadataError for an unknown name or a configuration the codec does not
-    take, ArgumentTypeError (a TypeError) for an object that is none of these."""
+    Raises MetadataError for an unknown name (one that is not a str too) or a
+    configuration the codec does not take, ArgumentTypeError (a TypeError) for an
+    object that is none of these."""
     if isinstance(spec, Codec):
         return spec
     if isinstance(spec, CodecSpec):
         return codec_class(spec.name).from_spec(spec.configuration)
+    name: object
     if isinstance(spec, str):
         name, conf = spec, {}
     elif isinstance(spec, Mapping):
@@ -60,6 +62,8 @@ def codec_from_spec(spec: Any) -> Codec:
         name, conf = spec.name, spec.configuration
     else:
         raise ArgumentTypeError(f"codec {spec!r} is not a codec object, a spec dict or a name")
+    if not isinstance(name, str):     # (a list would fail the registry's lookup with a bare TypeError)
+        raise MetadataError(f"unknown codec {name!r}")
     cls = codec_class(name)
     try:
         return cls(**dict(conf))

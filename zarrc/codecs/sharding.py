@@ -5,13 +5,14 @@ or end of the shard."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from zarrc._kernels import crc32c as k
 from zarrc._kernels import shard as shard_layout
 from zarrc.codecs._base import Codec
+from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.registry import codec_from_spec, register
 from zarrc.errors import ChecksumError, CodecError, MetadataError
@@ -62,7 +63,8 @@ class ShardingIndexed(Codec):
             raise MetadataError(f"sharding_indexed: index_codecs {names} not supported "
                                 "(expected bytes, optionally followed by crc32c)")
         self.index_codecs = tuple(index)
-        self.index_big_endian = index[0].endian == "big"
+        # (index[0] is the codec registered as "bytes": a Bytes)
+        self.index_big_endian = cast(Bytes, index[0]).endian == "big"
         self.index_crc = len(index) == 2
 
     # ------------------------------------------------------------ layout

@@ -155,7 +155,7 @@ class _VLen(Codec):
         if view.ndim == 1 and view.format == "B":
             return view
         # any other contiguous buffer: its bytes in memory order, without a copy
-        return memoryview(np.asarray(view).reshape(-1, order="A").view(np.uint8))
+        return np.asarray(view).reshape(-1, order="A").view(np.uint8).data
 
     def _check_out(self, out: Any, count: int) -> None:
         if not isinstance(out, np.ndarray):

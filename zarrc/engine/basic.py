@@ -22,7 +22,8 @@ from zarrc.threads import PARALLEL_MIN_BYTES
 
 def basic_reader(arr: ChunkedArray) -> BasicReader:
     """The native reader of int/slice selections of ``arr`` (see takes_basic)."""
-    labels, extras = arr.chunk_keys, ()      # names for errors; a sharded reader's extras
+    labels = arr.chunk_keys                  # names for errors
+    extras: tuple = ()                       # a sharded reader's extra arguments
     if arr.levels:
         def shard_labels(coords: np.ndarray) -> list[str]:
             return shards.chunk_labels(arr, coords)
@@ -36,6 +37,7 @@ def basic_reader(arr: ChunkedArray) -> BasicReader:
 
     # (the kernel runs a batch worth more threads than the caller's with run_batch:
     # the policy of zarrc.threads)
+    assert arr.chain is not None and arr.path_head is not None      # (takes_basic(arr))
     return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
                        arr.path_separator, PARALLEL_MIN_BYTES, b.run_batch, raise_error, *extras)
 
@@ -54,10 +56,13 @@ class BasicStrategy(Strategy):
         super().__init__(fallback.arr)
         self.reader = basic_reader(self.arr)
         self.fallback = fallback
-        self.read_general = fallback.read_general
-        self.read_into = fallback.read_into
-        self.write_from = fallback.write_from
-        self.write = fallback.write
+        # the fallback's bound methods in place of this class's (a call goes straight
+        # to them, no frame of this class in between): instance attributes over
+        # methods, which mypy flags as method-assign
+        self.read_general = fallback.read_general  # type: ignore[method-assign]  # delegation, see above
+        self.read_into = fallback.read_into  # type: ignore[method-assign]  # delegation, see above
+        self.write_from = fallback.write_from  # type: ignore[method-assign]  # delegation, see above
+        self.write = fallback.write  # type: ignore[method-assign]  # delegation, see above
 
     def read(self, selection: Any) -> Any:
         """``arr[selection]`` (see NativeStrategy.read)."""

@@ -68,7 +68,9 @@ def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
             return table, NO_INDEX, NO_INDEX, np.arange(len(dims), dtype=np.int64).reshape(1, -1)
         sizes = [len(d.table) for d in dims]
         return table, NO_INDEX, NO_INDEX, _product(sizes)
-    tables, locals_, outs = [], [], []
+    tables: list[np.ndarray] = []
+    locals_: list[np.ndarray] = []
+    outs: list = []              # (d.out is an array where d.local is)
     idx0 = 0
     for d in dims:
         t = np.empty((len(d.table), NCOLS), np.int64)

@@ -18,20 +18,27 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
+from zarrc._kernels.chain import Chain
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.plan import plan_basic
 from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.write import DELETED, STORED, WriteBatch
 from zarrc.config import config
 from zarrc.engine import batch as b
+from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.threads import count_calls, counted_call
 
 
 class NativeStrategy(Strategy):
     """Reads and writes an unsharded array with the kernels' prepared chain
-    (``arr.chain``).  Subclasses change how planned chunks are read
+    (``arr.chain``, also ``chain``).  Subclasses change how planned chunks are read
     (``read_planned``) and written (``write_from``)."""
+
+    def __init__(self, arr: ChunkedArray) -> None:
+        super().__init__(arr)
+        assert arr.chain is not None      # (prepare chooses this strategy for a native chain)
+        self.chain: Chain = arr.chain
 
     def read(self, selection: Any) -> np.ndarray:
         """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed
@@ -66,9 +73,9 @@ class NativeStrategy(Strategy):
         """Read a planned selection (see batch.assemble) with the native chain."""
         arr = self.arr
         sources, keys = b.chunk_sources(arr, coords)
-        batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
+        batch = ReadBatch(self.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
         # uncompressed chunks: only the selected bytes are read and copied
-        b.run_batch(batch, len(tasks), None if arr.chain.ncodecs else out.nbytes)
+        b.run_batch(batch, len(tasks), None if self.chain.ncodecs else out.nbytes)
         b.raise_task_error(batch, arr, keys)
 
     @counted_call
@@ -76,7 +83,7 @@ class NativeStrategy(Strategy):
         arr = self.arr
         table, local, outidx, tasks = b.assemble(dims)
         coords = b.task_coords(table, tasks)
-        per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, arr.chain.chunk_nbytes))
+        per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, self.chain.chunk_nbytes))
         strides = b.array_strides(dims, value.strides)
         for lo in range(0, len(tasks), per_batch):
             _write_batch(arr, table, local, outidx, tasks[lo:lo + per_batch],

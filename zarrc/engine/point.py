@@ -44,11 +44,15 @@ class PointStrategy(Strategy):
         arr = self.arr
         self.fallback = fallback
         self.fallback_read = fallback.read
-        self.read_general = fallback.read_general
-        self.read_into = fallback.read_into
-        self.write_from = fallback.write_from
-        self.write = fallback.write
+        # the fallback's bound methods in place of this class's (a call goes straight
+        # to them, no frame of this class in between): instance attributes over
+        # methods, which mypy flags as method-assign
+        self.read_general = fallback.read_general  # type: ignore[method-assign]  # delegation, see above
+        self.read_into = fallback.read_into  # type: ignore[method-assign]  # delegation, see above
+        self.write_from = fallback.write_from  # type: ignore[method-assign]  # delegation, see above
+        self.write = fallback.write  # type: ignore[method-assign]  # delegation, see above
         self.kind = kind
+        assert arr.chain is not None       # (in front of a native strategy)
         self.itemsize = arr.chain.itemsize
         self.nbytes = arr.chain.chunk_nbytes
         stored = [arr.chunks[p] for p in perm]

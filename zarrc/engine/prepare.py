@@ -13,8 +13,11 @@ chosen here, once, when the array is opened:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from zarrc.chunk_key import ChunkKeyEncoding
 from zarrc.codecs.chain import CodecChain, native_chain
@@ -34,6 +37,8 @@ from zarrc.metadata.fill_value import fill_bytes
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3
+
+ChunkKeys = Callable[[np.ndarray], list[str]]      # chunk coordinates -> store keys
 
 
 @dataclass
@@ -57,15 +62,18 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
     """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
     MetadataError for codecs the engine cannot run together."""
     prefix = key_prefix(path)
+    encoding = (ChunkKeyEncoding("v2", md.dimension_separator) if md.zarr_format == 2
+                else ChunkKeyEncoding.from_metadata(md))
+
+    def chunk_keys(coords: np.ndarray) -> list[str]:
+        return encoding.encode_many(coords, prefix)
+
     if md.zarr_format == 2:
-        encoding = ChunkKeyEncoding("v2", md.dimension_separator)
-        chunked = _prepare_v2(md, store, path, write_empty_chunks)
+        chunked = _prepare_v2(md, store, path, write_empty_chunks, chunk_keys)
         codec_chain = inner_chain = None
     else:
-        encoding = ChunkKeyEncoding.from_metadata(md)
         codec_chain = CodecChain(md.codecs)
-        chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks)
-    chunked.chunk_keys = lambda coords: encoding.encode_many(coords, prefix)
+        chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks, chunk_keys)
     chunked.prefix = prefix
     chunked.files = store.file_prefix(prefix)
     if chunked.files is not None and md.shape:
@@ -96,9 +104,12 @@ def _point_layout(md: Any, inner_chain: CodecChain | None) -> tuple[str, tuple[i
     the chunks of this unsharded array allow them."""
     ndim = len(md.shape)
     if md.zarr_format == 2:
-        steps = [s[0] for s in native_steps(md.compressor, md.filters, md.dtype)]
+        native = native_steps(md.compressor, md.filters, md.dtype)
+        assert native is not None         # (the chain is native: _prepare_v2 found these steps)
+        steps = [s[0] for s in native]
         perm = tuple(reversed(range(ndim))) if md.order == "F" else tuple(range(ndim))
     else:
+        assert inner_chain is not None    # (v3: prepare's codec chain gives it)
         steps = [c.name for c in inner_chain.bytes_to_bytes]
         perm = inner_chain.stored_order(ndim)
     kind = {(): "raw", ("blosc",): "blosc"}.get(tuple(steps))
@@ -106,10 +117,10 @@ def _point_layout(md: Any, inner_chain: CodecChain | None) -> tuple[str, tuple[i
 
 
 def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
-                write_empty_chunks: bool) -> tuple[ChunkedArray, CodecChain]:
+                write_empty_chunks: bool, chunk_keys: ChunkKeys) -> tuple[ChunkedArray, CodecChain]:
     dtype = md.dtype
     levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
-    common = {"shape": md.shape, "chunks": chunks, "dtype": dtype, "chunk_keys": None,
+    common = {"shape": md.shape, "chunks": chunks, "dtype": dtype, "chunk_keys": chunk_keys,
               "store": store, "name": path, "write_empty_chunks": write_empty_chunks,
               "fill": fill_bytes(md.fill_value, dtype)}
     if dtype.kind == "O":
@@ -122,11 +133,12 @@ def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
                         shard_cache=ShardIndexCache() if levels else None), inner
 
 
-def _prepare_v2(md: ArrayMetadataV2, store: Any, path: str, write_empty_chunks: bool) -> ChunkedArray:
+def _prepare_v2(md: ArrayMetadataV2, store: Any, path: str, write_empty_chunks: bool,
+                chunk_keys: ChunkKeys) -> ChunkedArray:
     dtype, chunks = md.dtype, md.chunks
     chunked = ChunkedArray(
         shape=md.shape, chunks=chunks, dtype=dtype, fill=fill_bytes(md.fill_value, dtype), chain=None,
-        chunk_keys=None, store=store, name=path, write_empty_chunks=write_empty_chunks,
+        chunk_keys=chunk_keys, store=store, name=path, write_empty_chunks=write_empty_chunks,
         fill_object=fill_object_v2(md))
     steps = native_steps(md.compressor, md.filters, dtype)
     if steps is None:
@@ -138,10 +150,14 @@ def _prepare_v2(md: ArrayMetadataV2, store: Any, path: str, write_empty_chunks: 
     return chunked
 
 
+# the fill value of a v2 object array without one, by its object codec (zarr-python's)
+_OBJECT_FILLS: dict[str | None, str | bytes] = {"vlen-utf8": "", "vlen-bytes": b""}
+
+
 def fill_object_v2(md: ArrayMetadataV2) -> Any:
     """The fill value of a v2 object array ("" / b"" when undefined, as zarr-python)."""
     if md.dtype.kind != "O":
         return None
     if md.fill_value is not None:
         return md.fill_value
-    return {"vlen-utf8": "", "vlen-bytes": b""}.get(object_codec_id(md.filters))
+    return _OBJECT_FILLS.get(object_codec_id(md.filters))

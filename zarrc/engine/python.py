@@ -50,7 +50,9 @@ def _each(n: int, work: Callable[[int], None]) -> None:
 def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
     """(chunk index, operand index) of one task: what it selects in the chunk and
     where that lands in the output / comes from in the value."""
-    src, dst, arrays = [], [], False
+    src: list[Any] = []          # ints, slices, index arrays
+    dst: list[Any] = []
+    arrays = False
     for d, r in zip(dims, rows):
         row = table[r].tolist()
         start, step, count, out0, idx = (row[COL_START], row[COL_STEP], row[COL_COUNT], row[COL_OUT],

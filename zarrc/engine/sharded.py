@@ -18,6 +18,7 @@ contents, untouched sub-shards and inner chunks copied from the old shard.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -109,6 +110,7 @@ def encode_region(arr: ChunkedArray, value: np.ndarray, shape: tuple[int, ...],
     all fill value (and empty chunks are not kept)."""
     dims, _ = indexing.plan(Ellipsis, shape, chunk_shape)
     table, local, outidx, tasks = b.assemble(dims)
+    assert arr.chain is not None          # (a sharded array's inner chain is native)
     batch = WriteBatch(arr.chain, table, local, outidx, tasks, value,
                        b.array_strides(dims, value.strides), arr.fill, [None] * len(tasks),
                        b".tmp", arr.write_empty_chunks)
@@ -125,14 +127,19 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
     ``old`` = (key, start, length, bytes of the whole stored shard) of the old shard,
     if there is one (``reads`` holds those bytes as the shard's snapshot)."""
     level = arr.levels[depth]
-    table = blob = None
+    # the old shard's index and bytes, both set when ``kept`` (Any: mypy cannot
+    # follow that, and the loop below tests only ``kept``)
+    table: Any = None
+    blob: Any = None
+    old_key = None
     if old is not None:
-        table = cached_index(arr, reads, depth, old[0], old[1], old[2] if depth else None)
+        old_key = old[0]
+        table = cached_index(arr, reads, depth, old_key, old[1], old[2] if depth else None)
         blob = old[3]
     kept = table is not None and blob is not None
     last = depth == len(arr.levels) - 1
-    fresh = encode_region(arr, contents, level.shard_shape, level.inner_shape) if last else None
-    parts = []
+    fresh = encode_region(arr, contents, level.shard_shape, level.inner_shape) if last else []
+    parts: list = []
     for i, corner in enumerate(np.ndindex(*level.cps)):
         lo = origin + np.asarray(corner) * np.asarray(level.inner_shape)
         hit = all(np.searchsorted(t, a) < np.searchsorted(t, a + n)
@@ -146,7 +153,7 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
             sub = tuple(slice(c * n, (c + 1) * n) for c, n in zip(corner, level.inner_shape))
             entry = table[i] if kept else None
             inner_old = (None if entry is None or entry[0] == EMPTY
-                         else (old[0], int(entry[0]), int(entry[1]), blob))
+                         else (old_key, int(entry[0]), int(entry[1]), blob))
             parts.append(_encode_shard(arr, reads, depth + 1, np.ascontiguousarray(contents[sub]), lo,
                                        touched, inner_old))
     codec = level.codec
@@ -182,7 +189,9 @@ def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.
     full = b.tasks_full(table, tasks)
     flat = (np.ravel_multi_index(((pos % shard_shape) // np.asarray(top.inner_shape)).T, top.cps)
             if len(top.cps) else np.zeros(len(tasks), np.int64))
-    old, old_tables, sources = {}, {}, [None] * len(tasks)
+    old: dict[int, bytes] = {}
+    old_tables: dict[int, np.ndarray] = {}
+    sources: list[tuple | None] = [None] * len(tasks)
     for k, key in enumerate(keys):
         members = np.flatnonzero(which == k)
         if full[members].sum() == _inner_chunks_in_bounds(arr, top, shards[k]):
@@ -197,6 +206,7 @@ def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.
             off, nb = index_table[flat[t]]
             if not full[t] and off != EMPTY:
                 sources[t] = ("bytes", blob, int(off), int(nb))
+    assert arr.chain is not None          # (a sharded array's inner chain is native)
     batch = WriteBatch(arr.chain, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
                        arr.fill, sources, b".tmp", arr.write_empty_chunks)
     b.run_batch(batch, len(tasks))
@@ -269,7 +279,7 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
         # only a partly written shard needs its old contents: read once, they give
         # the old values and the parts kept byte for byte (one version of the shard)
         blob = None if covered else arr.store.get(key)
-        pinned = {key: None}
+        pinned: dict[str, BytesSnapshot | None] = {key: None}
         if blob is not None:
             blob = bytes(blob)
             pinned[key] = BytesSnapshot(blob, f"shard {key} of {arr.name}")
@@ -291,14 +301,17 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
 def _dim_positions(d: indexing.DimProjection, chunk: int) -> tuple[np.ndarray, np.ndarray]:
     """(array index, position in the value) of every element a dimension selects."""
     rows = np.asarray(d.table, np.int64).reshape(-1, PROJECTION_COLS)
+    # (a row with ix >= 0 indexes d.local and d.out, which are then arrays)
+    local = b.NO_INDEX if d.local is None else d.local
+    positions = b.NO_INDEX if d.out is None else d.out
     absolute, out = [], []
     for c, start, step, count, out0, ix in rows:
         if ix < 0:
             absolute.append(c * chunk + start + step * np.arange(count))
             out.append(out0 + np.arange(count))
         else:
-            absolute.append(c * chunk + d.local[ix:ix + count])
-            out.append(d.out[ix:ix + count])
+            absolute.append(c * chunk + local[ix:ix + count])
+            out.append(positions[ix:ix + count])
     if not absolute:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(absolute), np.concatenate(out)

@@ -292,7 +292,9 @@ def located_sources(reads: ShardReads, keys: list[str], which: np.ndarray, offse
     for k, key in enumerate(keys):
         members = present[bounds[k]:bounds[k + 1]]
         if len(members):
-            found = reads.snapshot(key).sources(offset[members].tolist(), length[members].tolist())
+            snap = reads.snapshot(key)
+            assert snap is not None        # (locate found chunks in it)
+            found = snap.sources(offset[members].tolist(), length[members].tolist())
             for t, src in zip(members.tolist(), found):
                 sources[t] = src
     return sources

@@ -11,9 +11,9 @@ the value, e.g. ``.zarray of /temperature: "order" "K" must be "C" or "F"``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -124,12 +124,12 @@ class ArrayMetadataV2:
     compressor: Mapping[str, Any] | None = None
     fill_value: Any = None
     order: str = "C"
-    filters: tuple[Mapping[str, Any], ...] | None = None
+    filters: Sequence[Mapping[str, Any]] | None = None     # (a tuple once constructed)
     dimension_separator: str = "."
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
 
-    zarr_format: ClassVar[int] = 2
-    node_type: ClassVar[str] = "array"
+    zarr_format: ClassVar[Literal[2]] = 2
+    node_type: ClassVar[Literal["array"]] = "array"
     dimension_names: ClassVar[None] = None
 
     def __post_init__(self) -> None:
@@ -261,8 +261,8 @@ class GroupMetadataV2:
 
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
 
-    zarr_format: ClassVar[int] = 2
-    node_type: ClassVar[str] = "group"
+    zarr_format: ClassVar[Literal[2]] = 2
+    node_type: ClassVar[Literal["group"]] = "group"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attributes", _attributes(self.attributes))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -180,8 +180,8 @@ class ArrayMetadataV3:
     storage_transformers: tuple[Mapping[str, Any], ...] = ()
     extra_fields: Mapping[str, Any] = field(default_factory=FrozenDict)
 
-    zarr_format: ClassVar[int] = 3
-    node_type: ClassVar[str] = "array"
+    zarr_format: ClassVar[Literal[3]] = 3
+    node_type: ClassVar[Literal["array"]] = "array"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -386,8 +386,8 @@ class GroupMetadataV3:
     consolidated_metadata: Mapping[str, Any] | None = None
     extra_fields: Mapping[str, Any] = field(default_factory=FrozenDict)
 
-    zarr_format: ClassVar[int] = 3
-    node_type: ClassVar[str] = "group"
+    zarr_format: ClassVar[Literal[3]] = 3
+    node_type: ClassVar[Literal["group"]] = "group"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attributes", _attributes(self.attributes))
