@@ -90,6 +90,24 @@ def test_the_strategy_is_chosen_once():
     assert type(b._engine) is PointStrategy and b._engine is not chosen
 
 
+@pytest.mark.parametrize("compressor", [None, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1},
+                                        {"id": "zstd", "level": 3}])
+def test_a_v2_arrays_native_steps_are_found_once_per_open(monkeypatch, compressor):
+    """Opening a v2 array asks the numcodecs translation for its native steps once
+    (the chain and the single-element reader both use them)."""
+    from zarrc.engine import prepare
+
+    store = MemoryStore()
+    zarrc.create_array(store, shape=(10,), chunks=(5,), dtype="int32", zarr_format=2,
+                       compressors=compressor)[...] = np.arange(10)
+    calls = []
+    real = prepare.native_steps
+    monkeypatch.setattr(prepare, "native_steps", lambda *a: calls.append(a) or real(*a))
+    b = zarrc.open_array(store, mode="r")
+    assert len(calls) == 1
+    assert b[7] == 7 and b[:].tolist() == list(range(10))
+
+
 @pytest.mark.parametrize("layout", [
     {"shape": (10, 7), "chunks": (4, 3)},
     {"shape": (10, 7), "chunks": (4, 3), "shards": (8, 6)},

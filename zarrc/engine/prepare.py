@@ -68,8 +68,10 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
     def chunk_keys(coords: np.ndarray) -> list[str]:
         return encoding.encode_many(coords, prefix)
 
+    v2_steps = None
     if md.zarr_format == 2:
-        chunked = _prepare_v2(md, store, path, write_empty_chunks, chunk_keys)
+        v2_steps = native_steps(md.compressor, md.filters, md.dtype)     # (None: numcodecs runs them)
+        chunked = _prepare_v2(md, v2_steps, store, path, write_empty_chunks, chunk_keys)
         codec_chain = inner_chain = None
     else:
         codec_chain = CodecChain(md.codecs)
@@ -79,11 +81,12 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
     if chunked.files is not None and md.shape:
         chunked.path_head = chunked.files + encoding.lead.encode()
     chunked.path_separator = encoding.separator.encode()
-    return Prepared(_strategy(chunked, md, encoding, inner_chain), encoding, codec_chain, inner_chain)
+    strategy = _strategy(chunked, md, encoding, inner_chain, v2_steps)
+    return Prepared(strategy, encoding, codec_chain, inner_chain)
 
 
 def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
-              inner_chain: CodecChain | None) -> Strategy:
+              inner_chain: CodecChain | None, v2_steps: list | None) -> Strategy:
     """The strategy for ``chunked`` (see the module docstring)."""
     if chunked.codec is not None:
         return PythonStrategy(chunked)
@@ -92,21 +95,22 @@ def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
         return BasicStrategy(native)
     if chunked.levels or not md.shape:
         return native
-    point = _point_layout(md, inner_chain)
+    point = _point_layout(md, inner_chain, v2_steps)
     if point is None:
         return native
     prefix = chunked.prefix
     return PointStrategy(native, *point, lambda coords: encoding.encode(coords, prefix))
 
 
-def _point_layout(md: Any, inner_chain: CodecChain | None) -> tuple[str, tuple[int, ...]] | None:
+def _point_layout(md: Any, inner_chain: CodecChain | None,
+                  v2_steps: list | None) -> tuple[str, tuple[int, ...]] | None:
     """(kind, stored axis order) of single-element reads (see PointStrategy), if
-    the chunks of this unsharded array allow them."""
+    the chunks of this unsharded array allow them (``v2_steps``: a v2 array's
+    native steps, as prepare found them)."""
     ndim = len(md.shape)
     if md.zarr_format == 2:
-        native = native_steps(md.compressor, md.filters, md.dtype)
-        assert native is not None         # (the chain is native: _prepare_v2 found these steps)
-        steps = [s[0] for s in native]
+        assert v2_steps is not None       # (the chain is native: no Python codec)
+        steps = [s[0] for s in v2_steps]
         perm = tuple(reversed(range(ndim))) if md.order == "F" else tuple(range(ndim))
     else:
         assert inner_chain is not None    # (v3: prepare's codec chain gives it)
@@ -133,14 +137,13 @@ def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
                         shard_cache=ShardIndexCache() if levels else None), inner
 
 
-def _prepare_v2(md: ArrayMetadataV2, store: Any, path: str, write_empty_chunks: bool,
-                chunk_keys: ChunkKeys) -> ChunkedArray:
+def _prepare_v2(md: ArrayMetadataV2, steps: list | None, store: Any, path: str,
+                write_empty_chunks: bool, chunk_keys: ChunkKeys) -> ChunkedArray:
     dtype, chunks = md.dtype, md.chunks
     chunked = ChunkedArray(
         shape=md.shape, chunks=chunks, dtype=dtype, fill=fill_bytes(md.fill_value, dtype), chain=None,
         chunk_keys=chunk_keys, store=store, name=path, write_empty_chunks=write_empty_chunks,
         fill_object=fill_object_v2(md))
-    steps = native_steps(md.compressor, md.filters, dtype)
     if steps is None:
         chunked.codec = V2ChunkCodec(md.compressor, md.filters, chunks, dtype, md.order)
     else:
