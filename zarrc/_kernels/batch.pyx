@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Batch orchestration: what the read and write batches (read.pyx, write.pyx) share.
 
 A batch holds every chunk task of one call: the plan table (one row per touched

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """The blosc codec: c-blosc, and our partial and row-wise decoders
 (src/blosc_partial.c, src/blosc_rows.c).
 

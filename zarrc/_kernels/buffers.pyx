@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, freethreading_compatible=True
 """Buffers for the codec modules (no C library): :class:`View`, a contiguous
 buffer held while a kernel runs, and :class:`NewBytes`, new bytes that parallel
 decoders fill through the buffer protocol."""

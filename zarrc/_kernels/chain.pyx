@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The prepared codec chain: a chunk's bytes -> bytes codecs (blosc, zstd, gzip,
 zlib, crc32c) set up once for one chunk shape and data type, run per chunk
 without the GIL by the batches (decode / encode, see chain.pxd), and the

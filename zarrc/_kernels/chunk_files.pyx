@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False
 """Chunk files: the native reads, atomic writes and deletes of a local store's
 chunk and shard files (C: src/chunk_files.c), which the batches run per chunk
 without the GIL through chunk_files.pxd, and the rule for temporary file names
@@ -15,7 +15,6 @@ from libc.stdlib cimport free, malloc
 
 from zarrc._kernels.errors cimport ZcError, raise_error
 
-import itertools
 import os
 import threading
 
@@ -85,14 +84,24 @@ TEMP_MARK = (<bytes>ZC_TEMP_MARK).decode()
 TEMP_END = (<bytes>ZC_TEMP_END).decode()
 TEMP_NAME_KEEP = ZC_TEMP_NAME_KEEP
 
+cdef extern from *:
+    """
+    static Py_ssize_t zc_tags_made = 0;
+    /* a number no other call gets, from any thread, with or without a GIL */
+    static inline Py_ssize_t zc_next_tag(void) {
+        return __atomic_fetch_add(&zc_tags_made, 1, __ATOMIC_RELAXED);
+    }
+    """
+    Py_ssize_t zc_next_tag() noexcept nogil
+
 _token = os.urandom(4).hex()
-_counter = itertools.count()
 
 
 def temp_tag():
     """A tag for temporary file names no other writer uses: process, thread, and a
-    number new for each call."""
-    return f"{os.getpid()}-{threading.get_ident()}-{_token}{next(_counter)}".encode()
+    number new for each call (an atomic counter: itertools.count is not atomic on a
+    free-threaded Python)."""
+    return f"{os.getpid()}-{threading.get_ident()}-{_token}{zc_next_tag()}".encode()
 
 
 def temp_path(path, tag=None):

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """N-d strided copy / fill kernels between chunk buffers and array regions (nogil)."""
 
 from libc.stdint cimport uint16_t, uint32_t, uint64_t

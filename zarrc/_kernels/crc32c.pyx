@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """CRC-32C (src/crc32c.c: the CPU's crc32 instruction where there is one, else
 slicing tables), computed without the GIL."""
 

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """The deflate codecs: gzip, zlib and raw deflate, compressed with libdeflate and
 decoded with libdeflate (whole buffers) or zlib (what libdeflate does not take,
 and the wording of errors).

@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, freethreading_compatible=True
 """The kernels' error codes and :class:`KernelError`, the exception a codec kernel
 raises when it refuses its input (the codes: see errors.pxd).  No C library."""
 

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """Per-call planning of basic selections, and chunk keys, in one native pass.
 
 ``plan_basic`` does for a selection of integers and slices what zarrc.indexing.plan

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Reads: the fused per-chunk read worker (fetch -> decode -> scatter), run over a
 batch of chunks without the GIL (:class:`ReadBatch`), and :class:`BasicReader`,
 which serves int/slice reads of plain chunk (or shard) files in one native call,
@@ -55,17 +55,25 @@ DEF PREFAULT_MIN_BYTES = 256 << 10  # one-thread reads this large map their outp
 cdef object _empty = np.empty
 
 
-cdef bint blosc_rows_on = True
+cdef extern from *:
+    """
+    /* read by every worker, per chunk, set by blosc_rows(): a relaxed atomic flag
+       (a plain load on x86 and arm64), so toggling it mid-read is no data race */
+    static int zc_blosc_rows_on = 1;
+    static inline int zc_blosc_rows_get(void) { return __atomic_load_n(&zc_blosc_rows_on, __ATOMIC_RELAXED); }
+    static inline void zc_blosc_rows_set(int on) { __atomic_store_n(&zc_blosc_rows_on, on, __ATOMIC_RELAXED); }
+    """
+    bint zc_blosc_rows_get() noexcept nogil
+    void zc_blosc_rows_set(int on) noexcept nogil
 
 
 def blosc_rows(enabled=None):
     """Whether whole blosc chunks are decoded straight into their rows of the output
     (ReadBatch.read_blosc_rows); ``enabled`` turns that on or off first (for tests and
     measurements: off, they are decoded by c-blosc and then copied)."""
-    global blosc_rows_on
     if enabled is not None:
-        blosc_rows_on = bool(enabled)
-    return blosc_rows_on
+        zc_blosc_rows_set(1 if enabled else 0)
+    return bool(zc_blosc_rows_get())
 
 
 cdef object new_output(tuple shape, object dtype, Py_ssize_t nbytes):
@@ -166,7 +174,7 @@ cdef class ReadBatch(_Batch):
         if n < 0:
             self.status[t] = -1
             return
-        if (blosc_rows_on and self.chain.n == 1 and self.chain.steps[0].kind == BLOSC
+        if (zc_blosc_rows_get() and self.chain.n == 1 and self.chain.steps[0].kind == BLOSC
                 and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
                 and dims[self.ndim - 1].contiguous and self.covers_chunk(t)
                 and self.read_blosc_rows(dims, data, n, out, s) > 0):

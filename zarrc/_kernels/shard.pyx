@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """Shard assembly: inner chunks + index -> one shard, built without the GIL."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """Memory for read outputs of SLAB_MIN_BYTES (256 KiB) and more, in anonymous
 mappings that the kernel may back with 2 MiB huge pages, kept for the next reads
 when the outputs die.

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Writes: the fused per-chunk write worker (gather -> encode -> store), run over a
 batch of chunks without the GIL (:class:`WriteBatch`), and shards assembled or
 written straight from a batch's encoded chunks.  Local files are written

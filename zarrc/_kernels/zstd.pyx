@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, freethreading_compatible=True, boundscheck=False, wraparound=False, cdivision=True
 """The zstd codec, and the one copy of libzstd in zarrc: the other kernels create,
 use and free zstd contexts through the functions this module exports (zstd.pxd).
 

@@ -14,12 +14,16 @@
 /* parts written by one writev call (IOV_MAX is 1024 on Linux) */
 #define PARTS_PER_CALL 256
 
-static int unnamed_files = 1;   /* cleared once the system has none */
+/* cleared once the system has none; read and written by every writing thread, with
+   or without a GIL, so only through these (relaxed atomics: a plain flag, no order) */
+static int unnamed_files = 1;
+#define UNNAMED_GET() __atomic_load_n(&unnamed_files, __ATOMIC_RELAXED)
+#define UNNAMED_OFF() __atomic_store_n(&unnamed_files, 0, __ATOMIC_RELAXED)
 
 int zc_unnamed_files(int enabled) {
     if (enabled >= 0)
-        unnamed_files = enabled ? 1 : 0;
-    return unnamed_files;
+        __atomic_store_n(&unnamed_files, enabled ? 1 : 0, __ATOMIC_RELAXED);
+    return UNNAMED_GET();
 }
 
 size_t zc_temp_path(char* out, const char* path, const char* tag) {
@@ -280,7 +284,7 @@ static int write_all(int fd, const uint8_t* const* parts, const size_t* lens, pt
 static int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8_t* const* parts,
                          const size_t* lens, ptrdiff_t nparts, size_t* total, zc_error* err) {
     int fd, saved;
-    if (!unnamed_files)
+    if (!UNNAMED_GET())
         return 1;
     if (dirlen == 0) {
         fd = open_unnamed(".");
@@ -298,7 +302,7 @@ static int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8
     }
     if (fd < 0) {
         if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)
-            unnamed_files = 0;
+            UNNAMED_OFF();
         return 1;                             /* (the named file reports other errors) */
     }
     saved = write_all(fd, parts, lens, nparts, total);
@@ -310,7 +314,7 @@ static int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8
         saved = errno;
         if (saved != EEXIST) {                /* (no /proc, or no links allowed here) */
             close(fd);
-            unnamed_files = 0;
+            UNNAMED_OFF();
             return 1;
         }
         if (link_unnamed(fd, tmp) != 0 || rename(tmp, path) != 0) {
