@@ -32,6 +32,12 @@ SRC = HERE / "src"
 DOWNLOADS = HERE / "downloads"
 STAMP = SRC / ".manifest-sha256"
 COMMAND = f"{Path(sys.executable).name} vendor/fetch.py"
+OFFLINE_HINT = (
+    f"a git checkout fetches the C sources once (run `{COMMAND}` with access to the package "
+    "registry); without network, build from zarrc's sdist (`pip download --no-binary zarrc "
+    "--no-deps zarrc`, or `python -m build --sdist` on a machine that has fetched them), which "
+    "contains them, or install a wheel"
+)
 
 
 class FetchError(Exception):
@@ -63,7 +69,7 @@ def download(archive: dict) -> Path:
     if os.environ.get("ZARRC_OFFLINE"):
         raise FetchError(
             f"{archive['filename']} is not in vendor/downloads/ and ZARRC_OFFLINE is set; "
-            f"run `{COMMAND}` on a machine with access to the package registry"
+            f"{OFFLINE_HINT}"
         )
     spec = f"{archive['package']}=={archive['version']}"
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,7 +83,7 @@ def download(archive: dict) -> Path:
             raise FetchError(
                 f"could not download {spec} with pip (exit {proc.returncode}):\n"
                 f"{proc.stderr.strip()[-2000:]}\n"
-                f"run `{COMMAND}` with network access to the package registry"
+                f"{OFFLINE_HINT}"
             )
         digest = sha256_of(got)
         if digest != archive["sha256"]:

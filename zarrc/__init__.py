@@ -14,7 +14,18 @@ from zarrc.array import Array
 from zarrc.config import config
 from zarrc.group import Group
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str) -> str:
+    # __version__ comes from the installed metadata (whose version meson.build's
+    # project() sets), read on first use: importlib.metadata takes longer to import
+    # than the rest of zarrc's Python layer.
+    if name == "__version__":
+        from importlib.metadata import version
+
+        globals()["__version__"] = value = version("zarrc")
+        return value
+    raise AttributeError(f"module 'zarrc' has no attribute {name!r}")
+
 
 __all__ = [
     "Array",

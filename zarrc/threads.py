@@ -19,11 +19,13 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zarrc._kernels.batch import count_calls, mark_pool_thread
 from zarrc.config import config
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
 
@@ -91,6 +93,9 @@ def executor(workers: int) -> ThreadPoolExecutor:
             # The old pool is dropped, not shut down: another thread may be about to
             # submit to it (submit after shutdown raises RuntimeError).  Its idle
             # workers exit once the last caller holding it lets it go.
+            # (concurrent.futures is imported here, not by `import zarrc`)
+            from concurrent.futures import ThreadPoolExecutor
+
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="zarrc",
                                        initializer=mark_pool_thread)
             _pool_size = workers

@@ -16,7 +16,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import numcodecs
 import numpy as np
 
 from zarrc.codecs._base import Codec
@@ -76,6 +75,8 @@ def native_steps(compressor: Mapping[str, Any] | None, filters: Sequence[Mapping
 def numcodecs_codec(config: Mapping[str, Any], what: str) -> Any:
     """The numcodecs codec object for a configuration; MetadataError naming ``what``
     ("compressor", "filters") if numcodecs does not know it."""
+    import numcodecs  # here, not at module level: `import zarrc` does not import numcodecs
+
     try:
         return numcodecs.get_codec(dict(config))
     except Exception as exc:  # noqa: BLE001 (numcodecs raises ValueError, TypeError, KeyError ...)

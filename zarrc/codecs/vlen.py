@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import numcodecs.vlen
 import numpy as np
 
 from zarrc.codecs._base import Codec
@@ -33,15 +32,19 @@ def _short_repr(value: Any, limit: int = 60) -> str:
 
 
 class _VLen(Codec):
-    """Shared encode / decode; subclasses set the item type and numcodecs codec."""
+    """Shared encode / decode; subclasses set the item type and numcodecs codec
+    (``_numcodecs_class``, the name of a class in ``numcodecs.vlen``)."""
 
     category = ARRAY_TO_BYTES
     item_type: ClassVar[type]
     item_name: ClassVar[str]
-    _numcodecs: ClassVar[Any]
+    _numcodecs_class: ClassVar[str]
 
     def __init__(self) -> None:
-        pass
+        # numcodecs is imported here, once per codec object, not by `import zarrc`
+        import numcodecs.vlen
+
+        self._numcodecs = getattr(numcodecs.vlen, self._numcodecs_class)()
 
     def configuration(self) -> dict[str, Any]:
         return {}
@@ -178,7 +181,7 @@ class VLenUTF8(_VLen):
     codec_id = "vlen-utf8"
     item_type = str
     item_name = "str"
-    _numcodecs = numcodecs.vlen.VLenUTF8()
+    _numcodecs_class = "VLenUTF8"
 
     @staticmethod
     def _exact(value: Any) -> str:
@@ -202,7 +205,7 @@ class VLenBytes(_VLen):
     codec_id = "vlen-bytes"
     item_type = bytes
     item_name = "bytes"
-    _numcodecs = numcodecs.vlen.VLenBytes()
+    _numcodecs_class = "VLenBytes"
 
     def _accepted_types(self) -> tuple[type, ...]:
         return (bytes, bytearray, memoryview)

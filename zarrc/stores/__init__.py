@@ -10,24 +10,37 @@ Every store has the synchronous, thread-safe interface of :class:`Store`:
 from __future__ import annotations
 
 import os
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import TYPE_CHECKING, Any
 
 from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
 from zarrc.stores.base import Store, validate_key
 from zarrc.stores.local import LocalStore
 from zarrc.stores.memory import MemoryStore
-from zarrc.stores.zip import ZipStore
+
+if TYPE_CHECKING:
+    from zarrc.stores.zip import ZipStore
 
 __all__ = ["LocalStore", "MemoryStore", "Store", "ZipStore", "make_store", "validate_key"]
 
 _ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
 
 
+def __getattr__(name: str) -> Any:
+    # ZipStore (and zipfile, which it imports) is imported when first used, not by
+    # `import zarrc`.
+    if name == "ZipStore":
+        from zarrc.stores.zip import ZipStore
+
+        return ZipStore
+    raise AttributeError(f"module 'zarrc.stores' has no attribute {name!r}")
+
+
 def _local_path(path: str) -> str:
     """A plain path from ``path``, which may be a ``file://`` URI; other schemes raise."""
     if "://" not in path:
         return path
+    from urllib.parse import unquote, urlsplit  # (only for URIs: not imported by `import zarrc`)
+
     parts = urlsplit(path)
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):
@@ -60,6 +73,8 @@ def make_store(obj: Any, mode: str = "a") -> Store:
     if isinstance(obj, (str, os.PathLike)):
         path = _local_path(os.fsdecode(os.fspath(obj)))
         if path.lower().endswith(".zip"):
+            from zarrc.stores.zip import ZipStore
+
             return ZipStore(path, mode=_ZIP_MODES[mode])
         return LocalStore(path, mode=mode)
     if obj is None:
