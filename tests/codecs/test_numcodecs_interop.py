@@ -19,6 +19,10 @@ numcodecs = pytest.importorskip("numcodecs")
 _v = numcodecs.zstd.VERSION_NUMBER
 SAME_ZSTD = f"{_v // 10000}.{_v // 100 % 100}.{_v % 100}" == library_versions()["zstd"]
 
+# lz4 1.10 changed what lz4hc levels 1 and 2 emit: numcodecs 0.13 (the newest for Python
+# 3.10) has an older c-blosc and lz4, so there lz4hc is compared by decoding only
+SAME_BLOSC = numcodecs.blosc.VERSION_STRING == library_versions()["blosc"]
+
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 try:  # numcodecs' Blosc takes typesize from 0.14 on; 0.13 (the newest for Python 3.10) does not
     numcodecs.Blosc(typesize=3)
@@ -62,7 +66,7 @@ def test_blosc(cname, clevel, shuffle, arrays, numcodecs_single_threaded):
                                      **({"typesize": typesize} if BLOSC_TYPESIZE else {}))
             assert ours.get_config() == {k: v for k, v in theirs.get_config().items() if k != "typesize"}
             for a in arrays.values():
-                check_both_ways(ours, theirs, a)
+                check_both_ways(ours, theirs, a, same_bytes=SAME_BLOSC or cname != "lz4hc")
 
 
 def test_blosc_threaded_numcodecs_decodes_equal():
