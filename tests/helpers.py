@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import uuid
 import warnings
 
@@ -15,6 +16,11 @@ import zarrc
 from zarrc.stores import LocalStore, MemoryStore, ZipStore
 
 STORE_KINDS = ["memory", "local", "zip"]
+
+# why the tests that need zarr-python (the interop peer) skip where it is missing: the
+# test extra installs it only on Python 3.11+, which zarr>=3.1 requires
+NO_ZARR_PYTHON = (f"zarr-python is not installed (zarr>=3.1 needs Python 3.11+, this is "
+                  f"{sys.version_info.major}.{sys.version_info.minor})")
 
 # codec chains: name -> function(ndim) -> create_array keywords
 CHAINS = {

@@ -9,6 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 import zarrc
 from zarrc.errors import MetadataError, NodeNotFoundError
 from zarrc.stores import MemoryStore
@@ -105,7 +107,7 @@ def test_consolidate_errors():
 
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_zarr_python_consolidated_opens_in_zarrc(tmp_path, fmt):
-    zarr = pytest.importorskip("zarr")
+    zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         g = zarr.open_group(str(tmp_path), mode="w", zarr_format=fmt)
@@ -125,7 +127,7 @@ def test_zarr_python_consolidated_opens_in_zarrc(tmp_path, fmt):
 
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_zarrc_consolidated_opens_in_zarr_python(tmp_path, fmt):
-    zarr = pytest.importorskip("zarr")
+    zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
     _hierarchy(str(tmp_path), fmt)
     zarrc.consolidate_metadata(str(tmp_path))
     for name in (".zarray", ".zgroup", ".zattrs", "zarr.json"):

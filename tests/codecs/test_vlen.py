@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 from zarrc.codecs import Codec, VLenBytes, VLenUTF8, Zstd, registry
 from zarrc.codecs import vlen as vlen_module
 from zarrc.codecs.chain import CodecChain
@@ -131,11 +133,11 @@ def test_string_dtype_arrays():
 @pytest.mark.parametrize("kind", ["str", "bytes"])
 @pytest.mark.parametrize("compressed", [False, True])
 def test_chunks_written_by_zarr_python(tmp_path, kind, compressed):
-    zarr = pytest.importorskip("zarr")
+    zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
     if kind == "str":
         dtype, data, codec = str, np.array(["a", "température", "", "☃" * 50, "z", "q"]), UTF8
     else:
-        dtype = pytest.importorskip("zarr.core.dtype").VariableLengthBytes()
+        dtype = pytest.importorskip("zarr.core.dtype", reason=NO_ZARR_PYTHON).VariableLengthBytes()
         data, codec = objects([b"\x00", b"", b"\xff" * 90, b"abc", b"d", b"e"]), BYTES
     compressors = [{"name": "zstd", "configuration": {"level": 3}}] if compressed else None
     with warnings.catch_warnings():

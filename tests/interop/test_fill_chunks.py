@@ -7,11 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 import zarrc
 
 from interop import support
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 
 QUIET_NAN_WITH_PAYLOAD = np.array(0x7FF8000000000ABC, np.uint64).view(np.float64)[()]
 

@@ -9,11 +9,13 @@ import ast
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 import zarrc
 
 from interop import support
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 
 ROOT_ATTRS = {
     "title": "Ünïcødé ☃ — 🌍 温度",

@@ -8,11 +8,13 @@ import json
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 import zarrc
 
 from interop import support
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 ts = pytest.importorskip("tensorstore")
 
 UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 import zarrc
 from zarrc.errors import MetadataError
 
 from interop import support
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 numcodecs = pytest.importorskip("numcodecs")
 
 # zarr-python warns that numcodecs codecs and vlen types are not in the v2 spec; numcodecs'

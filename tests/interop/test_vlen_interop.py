@@ -9,9 +9,11 @@ import warnings
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 import zarrc
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 
 STRINGS = ["", "a", "héllo wörld", "日本語", "x" * 500, "tab\tnew\nline", "\x00nul"]
 BLOBS = [b"", b"\x00", b"\xff\xfe", b"abc" * 100, b"z", b"\x00\x01\x02", b"q" * 7]

@@ -8,11 +8,13 @@ import zipfile
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 import zarrc
 
 from interop import support
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 ZarrZipStore = getattr(getattr(zarr, "storage", None), "ZipStore", None)
 pytestmark = pytest.mark.skipif(ZarrZipStore is None, reason="zarr-python has no ZipStore")
 

@@ -55,6 +55,8 @@ def test_exports_only_module_init(name):
 def test_zstd_is_linked_into_the_zstd_module_only(name):
     module = importlib.import_module(name)
     defined = set(symbols(module.__file__, "--defined-only"))
+    if not defined:
+        pytest.skip(f"{module.__file__} is stripped (as in the wheels): no symbol table to look in")
     holds = [f for f in ZSTD_FUNCTIONS if f in defined]
     if name == "zarrc._kernels.zstd":
         assert holds == list(ZSTD_FUNCTIONS)

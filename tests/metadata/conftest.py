@@ -9,6 +9,8 @@ import warnings
 
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 
 @pytest.fixture
 def array_doc():
@@ -41,7 +43,7 @@ def array_doc():
 @pytest.fixture(scope="session")
 def zarr_python_doc(tmp_path_factory):
     """``make(**create_array_kwargs) -> dict``: the zarr.json zarr-python writes."""
-    zarr = pytest.importorskip("zarr")
+    zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
     counter = iter(range(10**9))
 
     def make(**kwargs):
@@ -57,7 +59,7 @@ def zarr_python_doc(tmp_path_factory):
 @pytest.fixture(scope="session")
 def zarr_python_open(tmp_path_factory):
     """``open(doc_bytes) -> zarr.Array``: zarr-python reading a zarr.json we wrote."""
-    zarr = pytest.importorskip("zarr")
+    zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
     counter = iter(range(10**9))
 
     def open_(doc: bytes):

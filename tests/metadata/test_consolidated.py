@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 from zarrc.errors import MetadataError
 from zarrc.metadata.consolidated import (
     parse_v2,
@@ -28,7 +30,7 @@ from zarrc.metadata.consolidated import (
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 
 
 def _dtype(name):

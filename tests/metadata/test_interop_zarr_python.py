@@ -9,10 +9,12 @@ import math
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 from zarrc.errors import MetadataError
 from zarrc.metadata import ArrayMetadataV3, GroupMetadataV3
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 from zarr.codecs import (
     BloscCodec,
     BytesCodec,

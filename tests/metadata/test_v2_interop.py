@@ -12,9 +12,11 @@ import warnings
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 
-zarr = pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 numcodecs = pytest.importorskip("numcodecs")
 
 COMPRESSORS = {

@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pytest
 
+from helpers import NO_ZARR_PYTHON
+
 from zarrc.errors import MetadataError
 from zarrc.metadata import (
     ArrayMetadataV3,
@@ -115,7 +117,7 @@ def test_user_dtypes_for_bytes(dtype):
 
 
 def test_zarr_python_dtype_objects():
-    dtype_module = pytest.importorskip("zarr.core.dtype")
+    dtype_module = pytest.importorskip("zarr.core.dtype", reason=NO_ZARR_PYTHON)
     assert as_data_type(dtype_module.VariableLengthUTF8()) is STRING
     assert as_data_type(dtype_module.VariableLengthBytes()) is VARIABLE_LENGTH_BYTES
     assert as_data_type(dtype_module.Int32()).name == "int32"
@@ -368,7 +370,7 @@ def test_document_of_zarr_python_30():
 
 
 def _variable_length_bytes():
-    return pytest.importorskip("zarr.core.dtype").VariableLengthBytes()
+    return pytest.importorskip("zarr.core.dtype", reason=NO_ZARR_PYTHON).VariableLengthBytes()
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ import zipfile
 import numpy as np
 import pytest
 
-zarr = pytest.importorskip("zarr", minversion="3.1")
+from helpers import NO_ZARR_PYTHON
+
+zarr = pytest.importorskip("zarr", minversion="3.1", reason=NO_ZARR_PYTHON)
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 

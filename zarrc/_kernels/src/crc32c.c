@@ -9,6 +9,9 @@
 
 #include <pthread.h>
 #include <string.h>
+#if (defined(__x86_64__) || defined(__i386__)) && defined(ZC_HAVE_SSE42)
+#include <cpuid.h>
+#endif
 
 #define POLY 0x82f63b78u /* reflected Castagnoli polynomial */
 
@@ -82,8 +85,10 @@ static void init_tables(void)
     make_shift_table(long_shift, ZC_CRC32C_LONG);
     make_shift_table(short_shift, ZC_CRC32C_SHORT);
 #if (defined(__x86_64__) || defined(__i386__)) && defined(ZC_HAVE_SSE42)
-    __builtin_cpu_init();
-    have_sse42 = __builtin_cpu_supports("sse4.2") != 0;
+    /* CPUID leaf 1, ECX bit 20, not __builtin_cpu_supports: the compiler-rt of zig cc
+       (which builds the manylinux wheels) never fills in __cpu_model, so it says no */
+    unsigned int eax, ebx, ecx, edx;
+    have_sse42 = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_SSE4_2) != 0;
 #endif
 }
 
