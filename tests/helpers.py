@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 import uuid
 import warnings
 
@@ -124,3 +125,24 @@ def tree_snapshot(path) -> dict[str, str]:
             else:
                 out[rel] = "dir"
     return out
+
+
+def run_threads(n, target):
+    """Run ``target(i)`` for i in range(n) on n threads released together by a
+    barrier; raise if any of them raised."""
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def body(i):
+        try:
+            barrier.wait()
+            target(i)
+        except BaseException as exc:            # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import sysconfig
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import pytest
 
 import zarrc
 
-from helpers import CHAINS, random_data
+from helpers import CHAINS, random_data, run_threads
 
 KERNELS = Path(__file__).resolve().parent.parent / "zarrc" / "_kernels"
 PYX = sorted(KERNELS.glob("*.pyx"))
@@ -90,26 +89,6 @@ def test_import_keeps_the_gil_off():
 
 NTHREADS = 8
 
-
-def run_threads(target, n=NTHREADS):
-    barrier = threading.Barrier(n)
-    errors = []
-
-    def body(i):
-        try:
-            barrier.wait()
-            target(i)
-        except BaseException as exc:            # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-
-
 ARRAYS = {     # name -> create_array keywords (chunks of 8 rows, shards of 16)
     "blosc": dict(chunks=(8, 32), **CHAINS["blosc"](2)),
     "zstd+crc32c": dict(chunks=(8, 32), **CHAINS["zstd+crc32c"](2)),
@@ -167,7 +146,7 @@ def test_threads_read_and_write_arrays(tmp_path, where):
                 np.testing.assert_array_equal(a[:64], fixed, err_msg=name)
 
     with zarrc.config.set(threads=4):
-        run_threads(work)
+        run_threads(NTHREADS, work)
         for name, a in shared.items():
             np.testing.assert_array_equal(a[:64], fixed, err_msg=name)
             np.testing.assert_array_equal(a[64:], bands, err_msg=name)
@@ -193,4 +172,4 @@ def test_threads_share_large_reads(tmp_path):
             del part
 
     with zarrc.config.set(threads=4):
-        run_threads(work, 6)
+        run_threads(6, work)

@@ -17,26 +17,7 @@ import zarrc
 import zarrc.threads
 from zarrc.threads import count_calls
 
-from helpers import make_array, random_data
-
-
-def run_threads(n, target):
-    barrier = threading.Barrier(n)
-    errors = []
-
-    def body(i):
-        try:
-            barrier.wait()
-            target(i)
-        except BaseException as exc:            # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+from helpers import make_array, random_data, run_threads
 
 
 @pytest.mark.parametrize("threads", [None, 8])
