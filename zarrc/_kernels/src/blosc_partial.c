@@ -299,17 +299,18 @@ static int walk_sequences(stream_walk* w, int64_t neblock, int64_t last) {
       const uint8_t* const view = w->view - w->lo;     /* stream byte i is view[i] */
       const uint8_t* p = view + ip;
       const uint8_t* const limit = view + w->hi - 16;   /* a sequence's fixed part fits */
-      sequence* const seq = w->seq;
-      int32_t n = w->nseq;
-      const int32_t cap = w->cap;
-      int64_t csize = w->csize;
-      while (p < limit && n < cap) {
+      /* (limit <= the stream's end - 16: a sequence whose literals end before
+       * limit has its offset, and a match length's first extra byte, in the stream) */
+      sequence* s = w->seq + w->nseq;
+      sequence* const s_end = w->seq + w->cap;
+      while (p < limit && s < s_end) {
         const uint8_t* const start = p;
         int token = *p++;
         int64_t ll = token >> 4, ml = token & 15;
         if (ll == 15 && extra_length(&p, limit, &ll)) goto bail;
-        int64_t lit = p - view, mop = op + ll;
-        if (ll > limit - p || mop > last || lit + ll + 2 >= csize) goto bail;
+        int64_t mop = op + ll;
+        if (ll > limit - p || mop > last) goto bail;
+        s->lit_src = (int32_t)(p - view);
         p += ll;
         int64_t offset = p[0] | (p[1] << 8);
         /* A match length's extra byte is taken without a branch: whether there is
@@ -318,20 +319,22 @@ static int walk_sequences(stream_walk* w, int64_t neblock, int64_t last) {
         int64_t more = ml == 15, extra = p[2];
         ml += extra & -more;
         p += 2 + more;
-        if ((more & (extra == 255)) && extra_length(&p, limit, &ml)) goto bail;
+        /* (one test for both: ml is 15 + 255 only when there is an extra byte of 255,
+         * so compilers keep this a single, rarely taken branch) */
+        if (ml == 15 + 255 && extra_length(&p, limit, &ml)) goto bail;
         ml += 4;
         if (offset == 0 || offset > mop || mop + ml > neblock) return -1;
-        seq[n].out = (int32_t)op;
-        seq[n].lit_len = (int32_t)ll;
-        seq[n].lit_src = (int32_t)lit;
-        seq[n].offset = (int32_t)offset;
-        n++;
+        s->out = (int32_t)op;
+        s->lit_len = (int32_t)ll;
+        s->offset = (int32_t)offset;
+        s++;
         op = mop + ml;
         continue;
       bail:
         p = start;
         break;
       }
+      int32_t n = (int32_t)(s - w->seq);
       w->nseq = n;
       ip = p - view;
       if (op > last) break;
