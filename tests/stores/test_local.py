@@ -106,6 +106,30 @@ def test_directory_is_not_a_key(tmp_path):
     assert store.get("a/b") == b"1"
 
 
+def test_directory_is_not_a_key_where_opening_one_is_refused(tmp_path, monkeypatch):
+    """Windows refuses to open a directory ("access denied": PermissionError) where
+    POSIX opens it; the key is absent there too, and a refused file is an error."""
+    store = LocalStore(tmp_path)
+    store.set("a/b", b"1")
+    store.set("c", b"2")
+    real_open = os.open
+
+    def refusing_open(path, flags, *args):
+        if os.path.basename(path) in ("a", "c"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    assert store.get("a") is None
+    assert store.get_range("a", 0, 1) is None
+    assert store.snapshot("a") is None
+    assert store.get("a/b") == b"1"
+    with pytest.raises(StoreError, match="cannot read key 'c'"):
+        store.get("c")
+    with pytest.raises(StoreError, match="cannot read key 'c'"):
+        store.get_range("c", 0, 1)
+
+
 def test_key_below_a_file(tmp_path):
     store = LocalStore(tmp_path)
     store.set("a", b"1")

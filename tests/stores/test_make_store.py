@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import pytest
 
+import zarrc.stores
 from zarrc.errors import StoreError
 from zarrc.stores import LocalStore, MemoryStore, Store, ZipStore, make_store
 
 
 def test_paths(tmp_path):
-    for obj in (str(tmp_path / "a.zarr"), tmp_path / "a.zarr", f"file://{tmp_path}/a.zarr"):
+    # (as_uri: file:///tmp/... on POSIX, file:///C:/... on Windows)
+    for obj in (str(tmp_path / "a.zarr"), tmp_path / "a.zarr", (tmp_path / "a.zarr").as_uri()):
         store = make_store(obj)
         assert isinstance(store, LocalStore) and store.root == str(tmp_path / "a.zarr")
-    assert make_store(f"file://{tmp_path}/with%20space").root == str(tmp_path / "with space")
+    assert (tmp_path / "with space").as_uri().endswith("/with%20space")
+    assert make_store((tmp_path / "with space").as_uri()).root == str(tmp_path / "with space")
+
+
+def test_file_uri_with_a_drive_letter(monkeypatch):
+    """file:///C:/data names C:/data where paths start with a drive (Windows); this
+    runs the Windows branch on any platform."""
+    monkeypatch.setattr(zarrc.stores, "_DRIVE_LETTERS", True)
+    assert zarrc.stores._local_path("file:///C:/data/a%20b.zarr") == "C:/data/a b.zarr"
+    assert zarrc.stores._local_path("file:///data/a.zarr") == "/data/a.zarr"
+    monkeypatch.setattr(zarrc.stores, "_DRIVE_LETTERS", False)
+    assert zarrc.stores._local_path("file:///C:/data") == "/C:/data"
 
 
 def test_zip_paths(tmp_path):

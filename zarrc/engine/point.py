@@ -25,8 +25,9 @@ import numpy as np
 from zarrc._kernels import blosc as k
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import CodecError, SelectionError, StoreError, from_kernel
+from zarrc.stores.base import pread
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _MISSING = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
 
 
@@ -114,7 +115,7 @@ class PointStrategy(Strategy):
             if self.kind == "raw":
                 if size != self.nbytes:
                     raise CodecError(f"uncompressed chunk holds {size} bytes, expected {self.nbytes}")
-                return os.pread(fd, self.itemsize, offset)
+                return pread(fd, self.itemsize, offset)
             if size == 0:
                 raise CodecError("blosc: the chunk is empty (truncated frame)")
             frame = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)

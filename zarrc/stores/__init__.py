@@ -35,6 +35,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'zarrc.stores' has no attribute {name!r}")
 
 
+_DRIVE_LETTERS = os.name == "nt"  # paths start with a drive: "C:/data" (a test switches it on)
+
+
 def _local_path(path: str) -> str:
     """A plain path from ``path``, which may be a ``file://`` URI; other schemes raise."""
     if "://" not in path:
@@ -45,7 +48,10 @@ def _local_path(path: str) -> str:
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):
             raise StoreError(f"file URI {path!r} names host {parts.netloc!r}; only local files are supported")
-        return unquote(parts.path)
+        local = unquote(parts.path)
+        if _DRIVE_LETTERS and local[:1] == "/" and local[2:3] == ":":
+            local = local[1:]  # file:///C:/data -> C:/data
+        return local
     if len(parts.scheme) > 1:
         raise StoreError(
             f"no store for URL scheme {parts.scheme!r} in {path!r} (only local paths and file://)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +100,43 @@ def clip_range(size: int, start: int, length: int | None) -> tuple[int, int]:
     return begin, end
 
 
+# -- positioned reads ----------------------------------------------------------
+#
+# ``os.pread`` reads at an offset without moving the descriptor's file position, so
+# any number of threads can read one descriptor at once.  Windows has no such call
+# in ``os``: there ``pread`` seeks and reads under a lock of its own for the
+# descriptor (one lock per descriptor number, made on first use), so concurrent
+# positioned reads of one descriptor take turns, and reads of different descriptors
+# still run at once.  A lock rather than a second handle per read: a descriptor is
+# opened once per read (LocalStore) or once per store (ZipStore), and a duplicate per
+# read would cost an open and a close per chunk, where the lock costs nothing unless
+# another thread reads the same file.  The fallback moves the file position: a
+# descriptor read with ``pread`` must never also be read from its current position
+# by another thread (``read_exactly(fd, n, None)`` is only used on a descriptor its
+# caller opened for itself).
+
+# True where the OS reads at an offset without seeking (POSIX); tests set it to
+# False to exercise the fallback on Linux.
+HAVE_PREAD = hasattr(os, "pread")
+_pread_locks: dict[int, threading.Lock] = {}
+_pread_locks_guard = threading.Lock()
+
+
+def pread(fd: int, size: int, offset: int) -> bytes:
+    """At most ``size`` bytes of ``fd`` from byte ``offset`` (fewer at end of file),
+    like ``os.pread``, on every platform; safe to call from many threads on one
+    descriptor."""
+    if HAVE_PREAD:
+        return os.pread(fd, size, offset)
+    lock = _pread_locks.get(fd)
+    if lock is None:
+        with _pread_locks_guard:
+            lock = _pread_locks.setdefault(fd, threading.Lock())
+    with lock:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, size)
+
+
 def read_exactly(fd: int, size: int, offset: int | None) -> bytes:
     """Read ``size`` bytes (fewer at end of file) from ``offset`` (None: current position).
 
@@ -107,7 +145,7 @@ def read_exactly(fd: int, size: int, offset: int | None) -> bytes:
     parts = []
     while size > 0:
         ask = min(size, MAX_IO)
-        part = os.read(fd, ask) if offset is None else os.pread(fd, ask, offset)
+        part = os.read(fd, ask) if offset is None else pread(fd, ask, offset)
         parts.append(part)
         if len(part) < ask:
             break

@@ -58,6 +58,13 @@ def _remove_tree(path: str) -> None:
             raise
 
 
+def _is_directory_refusal(e: OSError, path: str) -> bool:
+    """True if opening ``path`` failed because it is a directory: Windows refuses to
+    open one with "access denied" (PermissionError), where POSIX opens it (and fstat
+    tells) or raises IsADirectoryError."""
+    return isinstance(e, PermissionError) and os.path.isdir(path)
+
+
 def _unlink_quiet(path: str) -> None:
     try:
         os.unlink(path)
@@ -145,6 +152,8 @@ class LocalStore(Store):
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         except OSError as e:
+            if _is_directory_refusal(e, path):
+                return None
             raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
         try:
             st = os.fstat(fd)
@@ -194,6 +203,8 @@ class LocalStore(Store):
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         except OSError as e:
+            if _is_directory_refusal(e, path):
+                return None
             raise StoreError(f"cannot read key {key!r} of {self!r}: {e.strerror}") from e
         try:
             size = None

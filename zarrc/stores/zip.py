@@ -23,6 +23,7 @@ from zarrc.stores.base import (
     check_range,
     clip_range,
     is_valid_key,
+    pread,
     read_exactly,
     split_prefix,
     validate_key,
@@ -108,7 +109,7 @@ class ZipStore(Store):
                 return None
             if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
                 return info  # compressed or encrypted: zipfile decodes it
-            header = os.pread(self._fd, _LOCAL_HEADER.size, info.header_offset)
+            header = pread(self._fd, _LOCAL_HEADER.size, info.header_offset)
             if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
                 raise StoreError(
                     f"key {key!r} of {self!r}: corrupt local header at offset {info.header_offset}"
