@@ -28,3 +28,33 @@ def test_missing_c_compiler_says_what_to_install(tmp_path):
     assert proc.returncode != 0
     assert "zarrc needs a C compiler (gcc or clang)" in proc.stdout + proc.stderr
     assert "apt install build-essential" in proc.stdout + proc.stderr
+
+
+FAILING_CC = """#!/bin/sh
+# a C compiler that works for meson's checks and fails on every vendored source
+for arg in "$@"; do
+  case $arg in */vendor/src/*.c) echo "$arg: error: simulated compiler failure" >&2; exit 1 ;; esac
+done
+exec {cc} "$@"
+"""
+
+
+@pytest.mark.skipif(not (ROOT / "backend" / "zarrc_backend.py").is_file() or meson() is None
+                    or shutil.which("cc") is None or not (ROOT / "vendor" / "src").is_dir(),
+                    reason="needs zarrc's source tree with its fetched C sources, meson and cc")
+def test_failed_build_of_the_vendored_libraries_says_what_to_do(tmp_path):
+    cc = tmp_path / "cc"
+    cc.write_text(FAILING_CC.format(cc=shutil.which("cc")))
+    cc.chmod(0o755)
+    hook = ("import sys; sys.path.insert(0, 'backend'); import zarrc_backend; "
+            f"zarrc_backend.build_wheel({str(tmp_path / 'out')!r}, {{'build-dir': {str(tmp_path / 'build')!r}}})")
+    env = dict(os.environ, CC=str(cc), ZARRC_OFFLINE="1",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run([sys.executable, "-c", hook], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "simulated compiler failure" in out               # the compiler's own message first,
+    last = out.strip().splitlines()[-1]                        # then the hint, on the last line
+    assert last.startswith("zarrc: building the C extensions failed")
+    assert "pip install --only-binary zarrc zarrc" in last
