@@ -233,7 +233,10 @@ def write_parts_to(bytes path, list parts, bytes tag=None):
             raise MemoryError()
         for k in range(n):
             part = parts[k]
-            ptrs[k] = NULL if part is None else <const uint8_t*>PyBytes_AS_STRING(part)
+            if part is None:
+                ptrs[k] = NULL
+            else:
+                ptrs[k] = <const uint8_t*>PyBytes_AS_STRING(part)
             lens[k] = 0 if part is None else <size_t>PyBytes_GET_SIZE(part)
         r = zc_write_parts(path, t, ptrs, lens, n, &err)
         if r < 0:

@@ -118,6 +118,8 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
         _mm_stream_si128((__m128i*)(dst + k + 48), d);
       }
     }
+#else
+    (void)nt;                                   /* (no streaming stores here) */
 #endif
     memcpy(dst + k, s + k, m - k);
     return;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(_MSC_VER) && (!defined(__clang__) || defined(ZC_MSVC_PATHS))
+#if (defined(_MSC_VER) && !defined(__clang__)) || defined(ZC_MSVC_PATHS)
 #define ZC_MSVC 1          /* MSVC's intrinsics, no GNU builtins */
 #endif
 
@@ -44,6 +44,9 @@
 #include <stdlib.h>
 #if defined(ZC_MSVC)
 #include <intrin.h>
+#if defined(__clang__) && defined(__aarch64__)
+#include <arm_acle.h>      /* (clang-cl: __dmb, __yield) */
+#endif
 #endif
 #if !defined(__MINGW32__) && !defined(_SSIZE_T_DEFINED)
 #define _SSIZE_T_DEFINED
@@ -67,7 +70,7 @@ typedef __int64 ssize_t;
 
 /* ------------------------------------------------------------ compiler words */
 
-#if defined(ZC_MSVC)
+#if defined(_MSC_VER) && !defined(__clang__)
 #define ZC_HIDDEN
 #define ZC_ALWAYS_INLINE static __forceinline
 #define ZC_THREAD_LOCAL __declspec(thread)
