@@ -4,6 +4,7 @@ missing files, slabs of uncompressed chunks, atomic writes (with and without fil
 that have no name) that make their directories, deletes, and the one rule for
 temporary file names that the local store shares."""
 
+import errno
 import os
 import stat
 
@@ -74,6 +75,16 @@ def test_slabs_of_a_short_chunk_file(tmp_path):
     with pytest.raises(KernelError) as e:                  # the file must hold the chunk
         cf.read_slabs(os.fsencode(tmp_path / "u"), 128, [0], 16)
     assert (e.value.code, e.value.expected, e.value.actual) == (SIZE, 128, 100)
+
+
+def test_directory_reads_fail_with_eisdir(tmp_path):
+    """A directory in place of a chunk file: EISDIR from the whole-file read and
+    from the slab read (src/chunk_files.c checks the type; Windows opens
+    directories too, so it is checked there the same way)."""
+    for read in (lambda p: cf.read_whole_file(p), lambda p: cf.read_slabs(p, 8, [0], 8)):
+        with pytest.raises(KernelError) as e:
+            read(os.fsencode(tmp_path))
+        assert e.value.code == IO and e.value.actual == errno.EISDIR
 
 
 def test_open_regular_names_the_file(tmp_path):

@@ -25,11 +25,12 @@ import sys
 
 cdef extern from *:
     """
+    #include "src/zc_platform.h"
     static inline Py_ssize_t zc_next_task(Py_ssize_t* counter) {
-        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+        return zc_fetch_add_relaxed(counter, 1);
     }
     static inline Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) {
-        return __atomic_add_fetch(counter, delta, __ATOMIC_RELAXED);
+        return zc_fetch_add_relaxed(counter, delta) + delta;
     }
     """
     Py_ssize_t zc_next_task(Py_ssize_t* counter) noexcept nogil

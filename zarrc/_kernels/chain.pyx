@@ -22,11 +22,11 @@ from zarrc._kernels.zstd cimport (zc_zstd_bound, zc_zstd_cctx_free, zc_zstd_cctx
 
 # ---------------------------------------------------------------- per-worker scratch
 
-cdef extern from "<pthread.h>" nogil:
-    ctypedef int pthread_key_t       # (opaque here: only passed by address)
-    int pthread_key_create(pthread_key_t* key, void (*destructor)(void*))
-    void* pthread_getspecific(pthread_key_t key)
-    int pthread_setspecific(pthread_key_t key, const void* value)
+cdef extern from "src/zc_platform.h" nogil:
+    ctypedef int zc_key_t            # (opaque here: only passed by address)
+    int zc_key_create(zc_key_t* key, void (*destructor)(void*))
+    void* zc_key_get(zc_key_t key)
+    int zc_key_set(zc_key_t key, void* value)
 
 
 # Scratch buffers outlive a batch, one set per thread: small reads then reuse warm
@@ -34,7 +34,7 @@ cdef extern from "<pthread.h>" nogil:
 # stalls every other thread of the process) on each call.  Buffers larger than
 # KEEP_BYTES are released when a batch ends; a thread's set is freed when it exits.
 DEF KEEP_BYTES = 16 << 20
-cdef pthread_key_t scratch_key
+cdef zc_key_t scratch_key
 cdef bint scratch_key_ok = False
 
 
@@ -49,10 +49,10 @@ cdef Scratch* thread_scratch() noexcept nogil:
     cdef Scratch* s
     if not scratch_key_ok:
         return NULL
-    s = <Scratch*>pthread_getspecific(scratch_key)
+    s = <Scratch*>zc_key_get(scratch_key)
     if s == NULL:
         s = <Scratch*>calloc(1, sizeof(Scratch))
-        if s != NULL and pthread_setspecific(scratch_key, s) != 0:
+        if s != NULL and zc_key_set(scratch_key, s) != 0:
             free(s)
             s = NULL
     return s
@@ -67,7 +67,7 @@ cdef void scratch_trim(Scratch* s) noexcept nogil:
             s.cap[i] = 0
 
 
-scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0
+scratch_key_ok = zc_key_create(&scratch_key, scratch_destroy) == 0
 
 
 cdef void scratch_free(Scratch* s) noexcept nogil:

@@ -18,8 +18,8 @@ from zarrc._kernels.errors cimport ZcError, raise_error
 import os
 import threading
 
-cdef extern from "<unistd.h>" nogil:
-    int c_close "close"(int fd)
+cdef extern from "src/zc_platform.h" nogil:
+    int zc_close(int fd)
 
 cdef extern from "src/chunk_files.h" nogil:
     const char* ZC_TEMP_MARK
@@ -66,7 +66,7 @@ cdef int open_regular(const char* path, int64_t* ident, int* error) noexcept nog
 
 
 cdef void close_file(int fd) noexcept nogil:
-    c_close(fd)
+    zc_close(fd)
 
 
 cdef int64_t write_parts(const char* path, const char* tag, const uint8_t** parts,
@@ -86,10 +86,11 @@ TEMP_NAME_KEEP = ZC_TEMP_NAME_KEEP
 
 cdef extern from *:
     """
+    #include "src/zc_platform.h"
     static Py_ssize_t zc_tags_made = 0;
     /* a number no other call gets, from any thread, with or without a GIL */
     static inline Py_ssize_t zc_next_tag(void) {
-        return __atomic_fetch_add(&zc_tags_made, 1, __ATOMIC_RELAXED);
+        return zc_fetch_add_relaxed(&zc_tags_made, 1);
     }
     """
     Py_ssize_t zc_next_tag() noexcept nogil
@@ -172,7 +173,7 @@ def read_file_range(bytes path, int64_t offset, size_t length):
         return PyBytes_FromStringAndSize(<char*>buf, r)
     finally:
         free(buf)
-        c_close(fd)
+        zc_close(fd)
 
 
 def read_slabs(bytes path, size_t size, list starts, size_t n):
@@ -232,7 +233,10 @@ def write_parts_to(bytes path, list parts, bytes tag=None):
             raise MemoryError()
         for k in range(n):
             part = parts[k]
-            ptrs[k] = NULL if part is None else <const uint8_t*>PyBytes_AS_STRING(part)
+            if part is None:
+                ptrs[k] = NULL
+            else:
+                ptrs[k] = <const uint8_t*>PyBytes_AS_STRING(part)
             lens[k] = 0 if part is None else <size_t>PyBytes_GET_SIZE(part)
         r = zc_write_parts(path, t, ptrs, lens, n, &err)
         if r < 0:

@@ -4,12 +4,7 @@
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memcmp
 
-cdef extern from *:
-    """
-    static inline uint16_t zc_bswap16(uint16_t v) { return __builtin_bswap16(v); }
-    static inline uint32_t zc_bswap32(uint32_t v) { return __builtin_bswap32(v); }
-    static inline uint64_t zc_bswap64(uint64_t v) { return __builtin_bswap64(v); }
-    """
+cdef extern from "src/zc_platform.h":
     uint16_t zc_bswap16(uint16_t v) noexcept nogil
     uint32_t zc_bswap32(uint32_t v) noexcept nogil
     uint64_t zc_bswap64(uint64_t v) noexcept nogil
@@ -53,7 +48,8 @@ cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
-    #if defined(__SSE2__)
+    #include "src/zc_platform.h"
+    #if defined(ZC_HAVE_SSE2)
     #include <emmintrin.h>
     /* Copy with non-temporal stores: the destination's cache lines are written
        without being read first (a large fresh output is not in any cache).  Short
@@ -87,9 +83,9 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    #include "src/zc_platform.h"
     #if defined(__linux__)
     #include <sys/mman.h>
-    #include <unistd.h>
     #ifndef MADV_POPULATE_WRITE
     #define MADV_POPULATE_WRITE 23
     #endif
@@ -97,7 +93,7 @@ cdef extern from *:
        without taking a fault for each one (~1 us a page on a VM).  Skipped when
        the first page is in memory already (a block malloc handed out before). */
     static void zc_prefault(char* p, size_t n) {
-        long page = sysconf(_SC_PAGESIZE);
+        long page = zc_page_size();
         if (page <= 0) return;
         uintptr_t lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
         uintptr_t hi = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
@@ -182,13 +178,14 @@ cdef extern from *:
     """
     /* Ask for the cache lines of p[0:n] (at most the first 512 bytes: the hardware
        prefetcher follows a longer run by itself). */
-    static inline void zc_prefetch(const char* p, size_t n) {
+    #include "src/zc_platform.h"
+    static inline void zc_prefetch_lines(const char* p, size_t n) {
         const char* end = p + (n < 512 ? n : 512);
         for (p = (const char*)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64)
-            __builtin_prefetch(p, 0, 3);
+            zc_prefetch(p);
     }
     """
-    void zc_prefetch(const char* p, size_t n) noexcept nogil
+    void zc_prefetch_lines(const char* p, size_t n) noexcept nogil
 
 
 DEF PREFETCH_ROWS = 8
@@ -224,7 +221,7 @@ cdef void gather_nd(const char* src, char* dst, int ndim, DimPlan* dims,
             so = last.src_off[0]
             for d in range(n):
                 so += dims[d].src_off[ahead[d]]
-            zc_prefetch(src + so, <size_t>row)
+            zc_prefetch_lines(src + so, <size_t>row)
             more = next_position(ahead, dims, n)
         so = last.src_off[0]
         do = last.dst_off[0]

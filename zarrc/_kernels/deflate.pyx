@@ -22,7 +22,7 @@ from zarrc._kernels.errors import KernelError  # (what the functions here raise)
 
 cdef extern from "zlib.h" nogil:
     ctypedef struct z_stream:
-        const uint8_t* next_in
+        uint8_t* next_in                 # (z_const: const only with ZLIB_CONST)
         unsigned int avail_in
         uint8_t* next_out
         unsigned int avail_out
@@ -161,7 +161,7 @@ cdef Py_ssize_t inflate_core(const uint8_t* src, size_t n, uint8_t** dstp, size_
             dstp[0] = grown
             out_left = capp[0]
             capp[0] *= 2
-        s.next_in = ip
+        s.next_in = <uint8_t*>ip
         s.avail_in = <unsigned int>(in_left if in_left < CHUNK else CHUNK)
         s.next_out = dstp[0] + produced
         s.avail_out = <unsigned int>(out_left if out_left < CHUNK else CHUNK)

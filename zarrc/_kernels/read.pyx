@@ -59,9 +59,10 @@ cdef extern from *:
     """
     /* read by every worker, per chunk, set by blosc_rows(): a relaxed atomic flag
        (a plain load on x86 and arm64), so toggling it mid-read is no data race */
+    #include "src/zc_platform.h"
     static int zc_blosc_rows_on = 1;
-    static inline int zc_blosc_rows_get(void) { return __atomic_load_n(&zc_blosc_rows_on, __ATOMIC_RELAXED); }
-    static inline void zc_blosc_rows_set(int on) { __atomic_store_n(&zc_blosc_rows_on, on, __ATOMIC_RELAXED); }
+    static inline int zc_blosc_rows_get(void) { return zc_load_int_relaxed(&zc_blosc_rows_on); }
+    static inline void zc_blosc_rows_set(int on) { zc_store_int_relaxed(&zc_blosc_rows_on, on); }
     """
     bint zc_blosc_rows_get() noexcept nogil
     void zc_blosc_rows_set(int on) noexcept nogil

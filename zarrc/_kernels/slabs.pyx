@@ -23,7 +23,8 @@ codecs that is a third of the time.  Here:
   default 1 GiB), the oldest mappings leaving first.
 
 Each output is a numpy view of a :class:`Piece` or :class:`Block`, which keeps its
-memory alive.  Linux only, and only where pages are 4 KiB and Python has a GIL
+memory alive.  Linux and Windows (VirtualAlloc; MEM_RESET where Linux drops or
+lazily frees pages), and only where pages are 4 KiB and Python has a GIL
 (which orders every call here: outputs are made and freed with it held); elsewhere
 ``output_array`` returns None and the caller uses numpy's allocator.
 """
@@ -38,11 +39,11 @@ import numpy as np
 
 cdef extern from *:
     """
+    #include <stdint.h>
+    #include "src/zc_platform.h"
+    #define ZC_ALIGN ((size_t)2 << 20)
     #if defined(__linux__)
     #include <sys/mman.h>
-    #include <unistd.h>
-    #include <stdint.h>
-    #define ZC_ALIGN ((size_t)2 << 20)
     /* size bytes (a multiple of 2 MiB) of fresh memory at a multiple of 2 MiB, which
        the kernel may back with huge pages. */
     static char* zc_slab_map(size_t size) {
@@ -68,14 +69,39 @@ cdef extern from *:
         (void)p; (void)n; return -1;
     #endif
     }
-    static long zc_page_size(void) { return sysconf(_SC_PAGESIZE); }
+    #define ZC_HAVE_SLABS 1
+    #elif defined(_WIN32)
+    /* Windows: a reservation cannot be trimmed, so the aligned range is found in
+       a larger one, which is released and the range reserved in its place
+       (another thread may take it meanwhile: then try again). */
+    static char* zc_slab_map(size_t size) {
+        int attempt;
+        for (attempt = 0; attempt < 8; attempt++) {
+            char* p = (char*)VirtualAlloc(NULL, size + ZC_ALIGN, MEM_RESERVE, PAGE_NOACCESS);
+            uintptr_t lo;
+            char* q;
+            if (p == NULL) return NULL;
+            lo = ((uintptr_t)p + ZC_ALIGN - 1) & ~(uintptr_t)(ZC_ALIGN - 1);
+            VirtualFree(p, 0, MEM_RELEASE);
+            q = (char*)VirtualAlloc((void*)lo, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+            if (q != NULL) return q;
+        }
+        return NULL;
+    }
+    static void zc_slab_unmap(char* p, size_t size) { (void)size; VirtualFree(p, 0, MEM_RELEASE); }
+    /* MEM_RESET: the pages' contents may go (as with MADV_FREE; outputs are empty,
+       nobody reads what was there), the range stays committed and usable; not
+       decommitted, which a failed commit later could leave unusable */
+    static int zc_slab_lazy_free(char* p, size_t n) {
+        return VirtualAlloc(p, n, MEM_RESET, PAGE_READWRITE) != NULL ? 0 : -1;
+    }
+    static void zc_slab_drop(char* p, size_t n) { if (n) (void)zc_slab_lazy_free(p, n); }
     #define ZC_HAVE_SLABS 1
     #else
     static char* zc_slab_map(size_t size) { (void)size; return NULL; }
     static void zc_slab_unmap(char* p, size_t size) { (void)p; (void)size; }
     static void zc_slab_drop(char* p, size_t n) { (void)p; (void)n; }
     static int zc_slab_lazy_free(char* p, size_t n) { (void)p; (void)n; return -1; }
-    static long zc_page_size(void) { return 0; }
     #define ZC_HAVE_SLABS 0
     #endif
     """

@@ -21,14 +21,13 @@
  */
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "blosc_frame.h"
 #include "blosc_partial.h"
+#include "zc_platform.h"
 
 #ifndef ZC_NO_LZ4
 #include "lz4.h"
@@ -69,18 +68,9 @@ void zc_frame_release(zc_frame* f) {
 /* Read up to n frame bytes from pos of a file frame into dst: how many (fewer
  * only where the file ends), or -1 if a read failed (io_errno). */
 static int64_t pread_frame(zc_frame* f, int64_t pos, size_t n, uint8_t* dst) {
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = pread(f->fd, dst + done, n - done, (off_t)(f->base + pos + (int64_t)done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      f->io_errno = errno ? errno : EIO;
-      return -1;
-    }
-    if (r == 0) break;
-    done += (size_t)r;
-  }
-  return (int64_t)done;
+  int64_t done = zc_pread_full(f->fd, dst, n, f->base + pos);
+  if (done < 0) f->io_errno = errno ? errno : EIO;
+  return done;
 }
 
 const uint8_t* zc_frame_get(zc_frame* f, int64_t pos, size_t n) {
@@ -174,8 +164,8 @@ typedef struct {
   sequence* v;
   int32_t cap;
 } kept_sequences;
-static pthread_key_t kept_key;
-static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+static zc_key_t kept_key;
+static zc_once_t kept_once = ZC_ONCE_INIT;
 static int kept_ok;
 
 static void kept_free(void* p) {
@@ -183,12 +173,12 @@ static void kept_free(void* p) {
   free(p);
 }
 
-static void kept_init(void) { kept_ok = pthread_key_create(&kept_key, kept_free) == 0; }
+static void kept_init(void) { kept_ok = zc_key_create(&kept_key, kept_free) == 0; }
 
 /* Lend the thread's kept array to the walk (or none). */
 static void walk_borrow(stream_walk* w) {
-  pthread_once(&kept_once, kept_init);
-  kept_sequences* k = kept_ok ? (kept_sequences*)pthread_getspecific(kept_key) : NULL;
+  zc_once(&kept_once, kept_init);
+  kept_sequences* k = kept_ok ? (kept_sequences*)zc_key_get(kept_key) : NULL;
   if (k != NULL && k->v != NULL) {
     w->seq = k->v;
     w->cap = k->cap;
@@ -198,10 +188,10 @@ static void walk_borrow(stream_walk* w) {
 
 /* Give the walk's array back to the thread, or free it. */
 static void walk_return(stream_walk* w) {
-  kept_sequences* k = kept_ok ? (kept_sequences*)pthread_getspecific(kept_key) : NULL;
+  kept_sequences* k = kept_ok ? (kept_sequences*)zc_key_get(kept_key) : NULL;
   if (k == NULL && kept_ok && w->cap <= KEEP_SEQUENCES) {
     k = (kept_sequences*)calloc(1, sizeof *k);
-    if (k != NULL && pthread_setspecific(kept_key, k) != 0) {
+    if (k != NULL && zc_key_set(kept_key, k) != 0) {
       free(k);
       k = NULL;
     }

@@ -19,8 +19,9 @@
 #include "blosc_frame.h"
 #include "blosc_rows.h"
 #include "lz4.h"
+#include "zc_platform.h"
 
-#if defined(__SSE2__)
+#if defined(ZC_HAVE_SSE2)
 #include <emmintrin.h>
 #endif
 
@@ -30,14 +31,6 @@
 #define MAX_LEAD 64
 
 /* ------------------------------------------------------------ row cursor */
-
-#if defined(__GNUC__)
-#define ZC_ALWAYS_INLINE static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define ZC_ALWAYS_INLINE static __forceinline
-#else
-#define ZC_ALWAYS_INLINE static inline
-#endif
 
 /* The row the next decoded items belong to, and how far into it they start.  The
  * destination of the leading dimensions but the last is kept (`outer`): a new row
@@ -111,7 +104,7 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
   int nt = use_stream(dst, m * (size_t)t, stream);
   if (t == 1) {
     const uint8_t* s = p[0] + first;
-#if defined(__SSE2__)
+#if defined(ZC_HAVE_SSE2)
     if (nt) {
       for (; k < m && ((uintptr_t)(dst + k) & 15); k++) dst[k] = (char)s[k];
       for (; k + 64 <= m; k += 64) {
@@ -125,11 +118,13 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
         _mm_stream_si128((__m128i*)(dst + k + 48), d);
       }
     }
+#else
+    (void)nt;                                   /* (no streaming stores here) */
 #endif
     memcpy(dst + k, s + k, m - k);
     return;
   }
-#if defined(__SSE2__)
+#if defined(ZC_HAVE_SSE2)
   /* with streaming stores the output must be 16-byte aligned: items one by one
    * until it is (an output not aligned to its items never is: plain stores) */
   if (nt) {

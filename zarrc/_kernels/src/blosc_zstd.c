@@ -4,8 +4,6 @@
    cimports zstd.pyx, so zstd has loaded by then).  Hidden: nothing is exported. */
 #include "zstd_calls.h"
 
-#define ZC_HIDDEN __attribute__((visibility("hidden")))
-
 static zc_zstd_calls calls;
 
 ZC_HIDDEN void zc_blosc_use_zstd(const zc_zstd_calls* table) { calls = *table; }

@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "zc_platform.h"
+
+#if !defined(_WIN32)
 #include <sys/uio.h>
-#include <unistd.h>
+#endif
 
 /* parts written by one writev call (IOV_MAX is 1024 on Linux) */
 #define PARTS_PER_CALL 256
@@ -17,17 +21,183 @@
 /* cleared once the system has none; read and written by every writing thread, with
    or without a GIL, so only through these (relaxed atomics: a plain flag, no order) */
 static int unnamed_files = 1;
-#define UNNAMED_GET() __atomic_load_n(&unnamed_files, __ATOMIC_RELAXED)
-#define UNNAMED_OFF() __atomic_store_n(&unnamed_files, 0, __ATOMIC_RELAXED)
+#define UNNAMED_GET() zc_load_int_relaxed(&unnamed_files)
+#define UNNAMED_OFF() zc_store_int_relaxed(&unnamed_files, 0)
 
 int zc_unnamed_files(int enabled) {
     if (enabled >= 0)
-        __atomic_store_n(&unnamed_files, enabled ? 1 : 0, __ATOMIC_RELAXED);
+        zc_store_int_relaxed(&unnamed_files, enabled ? 1 : 0);
     return UNNAMED_GET();
 }
 
-size_t zc_temp_path(char* out, const char* path, const char* tag) {
+/* ------------------------------------------------------------ the system */
+/* What differs between POSIX and Windows, each with errno set on failure.  On
+   Windows paths are UTF-8 (os.fsencode) and go to the wide-character calls;
+   files are opened for reading with every sharing flag, so that a file being
+   read can be replaced or deleted (as on POSIX), and written in binary mode. */
+
+/* a file's type and identity (see zc_open_regular) */
+typedef struct {
+    int is_dir, is_reg;
+    int64_t size, dev, ino, mtime_ns;
+} file_info;
+
+/* the last directory separator of path, or NULL */
+static const char* last_sep(const char* path) {
     const char* slash = strrchr(path, '/');
+#if defined(_WIN32)
+    const char* back = strrchr(path, '\\');
+    if (back != NULL && (slash == NULL || back > slash))
+        slash = back;
+#endif
+    return slash;
+}
+
+#if defined(_WIN32)
+#include <direct.h>
+
+/* path as a new wide-character string (free it), or NULL */
+static wchar_t* wide_path(const char* path) {
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
+    wchar_t* w;
+    if (n <= 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    w = (wchar_t*)malloc((size_t)n * sizeof(wchar_t));
+    if (w == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, n) != n) {
+        free(w);
+        errno = EINVAL;
+        return NULL;
+    }
+    return w;
+}
+
+static int os_open_read(const char* path) {
+    wchar_t* w = wide_path(path);
+    HANDLE h;
+    int fd;
+    if (w == NULL)
+        return -1;
+    /* (FILE_FLAG_BACKUP_SEMANTICS: a directory opens too, and is found below) */
+    h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                    NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    free(w);
+    if (h == INVALID_HANDLE_VALUE) {
+        errno = zc_errno_from_win32(GetLastError());
+        return -1;
+    }
+    fd = _open_osfhandle((intptr_t)h, _O_RDONLY);
+    if (fd < 0) {
+        int saved = errno ? errno : EMFILE;
+        CloseHandle(h);
+        errno = saved;
+    }
+    return fd;
+}
+
+static int os_file_info(int fd, file_info* info) {
+    HANDLE h = (HANDLE)_get_osfhandle(fd);
+    BY_HANDLE_FILE_INFORMATION bh;
+    uint64_t t;
+    if (h == INVALID_HANDLE_VALUE) {
+        errno = EBADF;
+        return -1;
+    }
+    if (!GetFileInformationByHandle(h, &bh)) {
+        errno = zc_errno_from_win32(GetLastError());
+        return -1;
+    }
+    info->is_dir = (bh.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+    info->is_reg = !info->is_dir && GetFileType(h) == FILE_TYPE_DISK;
+    info->size = (int64_t)(((uint64_t)bh.nFileSizeHigh << 32) | bh.nFileSizeLow);
+    info->dev = (int64_t)bh.dwVolumeSerialNumber;
+    info->ino = (int64_t)(((uint64_t)bh.nFileIndexHigh << 32) | bh.nFileIndexLow);
+    /* 100 ns ticks since 1601 -> ns since 1970 */
+    t = ((uint64_t)bh.ftLastWriteTime.dwHighDateTime << 32) | bh.ftLastWriteTime.dwLowDateTime;
+    info->mtime_ns = ((int64_t)t - 116444736000000000LL) * 100;
+    return 0;
+}
+
+static int os_create_excl(const char* path) {
+    wchar_t* w = wide_path(path);
+    int fd;
+    if (w == NULL)
+        return -1;
+    fd = _wopen(w, _O_WRONLY | _O_CREAT | _O_EXCL | _O_BINARY | _O_NOINHERIT, _S_IREAD | _S_IWRITE);
+    free(w);
+    return fd;
+}
+
+static int os_mkdir(const char* path) {
+    wchar_t* w = wide_path(path);
+    int r;
+    if (w == NULL)
+        return -1;
+    r = _wmkdir(w);
+    free(w);
+    return r;
+}
+
+/* rename, replacing path if it exists */
+static int os_rename(const char* from, const char* to) {
+    wchar_t* wf = wide_path(from);
+    wchar_t* wt = wf != NULL ? wide_path(to) : NULL;
+    int r = -1;
+    if (wt != NULL) {
+        r = MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING) ? 0 : -1;
+        if (r != 0)
+            errno = zc_errno_from_win32(GetLastError());
+    }
+    free(wf);
+    free(wt);
+    return r;
+}
+
+static int os_unlink(const char* path) {
+    wchar_t* w = wide_path(path);
+    int r;
+    if (w == NULL)
+        return -1;
+    r = _wunlink(w);
+    free(w);
+    return r;
+}
+#else
+static int os_open_read(const char* path) { return open(path, O_RDONLY | O_CLOEXEC); }
+
+static int os_file_info(int fd, file_info* info) {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    info->is_dir = S_ISDIR(st.st_mode);
+    info->is_reg = S_ISREG(st.st_mode);
+    info->size = (int64_t)st.st_size;
+    info->dev = (int64_t)st.st_dev;
+    info->ino = (int64_t)st.st_ino;
+#if defined(__APPLE__)
+    info->mtime_ns = (int64_t)st.st_mtimespec.tv_sec * 1000000000 + st.st_mtimespec.tv_nsec;
+#else
+    info->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+#endif
+    return 0;
+}
+
+static int os_create_excl(const char* path) {
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+}
+
+static int os_mkdir(const char* path) { return mkdir(path, 0777); }
+static int os_rename(const char* from, const char* to) { return rename(from, to); }
+static int os_unlink(const char* path) { return unlink(path); }
+#endif
+
+size_t zc_temp_path(char* out, const char* path, const char* tag) {
+    const char* slash = last_sep(path);
     size_t dirlen = slash != NULL ? (size_t)(slash - path + 1) : 0;
     size_t namelen = strlen(path + dirlen), taglen = strlen(tag), n = 0;
     if (namelen > ZC_TEMP_NAME_KEEP)
@@ -60,42 +230,36 @@ static int grow(uint8_t** buf, size_t* cap, size_t n) {
 }
 
 int64_t zc_pread_all(int fd, uint8_t* dst, size_t n, int64_t offset, zc_error* err) {
-    size_t done = 0;
-    ssize_t r;
-    while (done < n) {
-        r = pread(fd, dst + done, n - done, (off_t)(offset + (int64_t)done));
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return zc_fail(err, ZC_IO, 0, errno, "read");
-        }
-        if (r == 0)
-            break;
-        done += (size_t)r;
-    }
-    return (int64_t)done;
+    int64_t done = zc_pread_full(fd, dst, n, offset);
+    if (done < 0)
+        return zc_fail(err, ZC_IO, 0, errno, "read");
+    return done;
 }
 
 int64_t zc_read_file(const char* path, uint8_t** buf, size_t* cap, zc_error* err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    int fd = os_open_read(path);
+    file_info st;
     int64_t r;
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return ZC_FILE_MISSING;
         return zc_fail(err, ZC_IO, 0, errno, "open");
     }
-    if (fstat(fd, &st) != 0) {
+    if (os_file_info(fd, &st) != 0) {
         int saved = errno;
-        close(fd);
+        zc_close(fd);
         return zc_fail(err, ZC_IO, 0, saved, "fstat");
     }
-    if (grow(buf, cap, (size_t)st.st_size) != 0) {
-        close(fd);
+    if (st.is_dir) {                    /* (what a read of it says on Linux) */
+        zc_close(fd);
+        return zc_fail(err, ZC_IO, 0, EISDIR, "read");
+    }
+    if (grow(buf, cap, (size_t)st.size) != 0) {
+        zc_close(fd);
         return zc_fail(err, ZC_NOMEM, 0, 0, NULL);
     }
-    r = zc_pread_all(fd, *buf, (size_t)st.st_size, 0, err);
-    close(fd);
+    r = zc_pread_all(fd, *buf, (size_t)st.size, 0, err);
+    zc_close(fd);
     return r;
 }
 
@@ -112,25 +276,25 @@ int64_t zc_read_range(int fd, int64_t offset, size_t length, uint8_t** buf, size
 }
 
 int zc_open_chunk_file(const char* path, size_t size, zc_error* err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    int fd = os_open_read(path);
+    file_info st;
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return ZC_FILE_MISSING;
         return (int)zc_fail(err, ZC_IO, 0, errno, "open");
     }
-    if (fstat(fd, &st) != 0) {
+    if (os_file_info(fd, &st) != 0) {
         int saved = errno;
-        close(fd);
+        zc_close(fd);
         return (int)zc_fail(err, ZC_IO, 0, saved, "fstat");
     }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
+    if (st.is_dir) {
+        zc_close(fd);
         return (int)zc_fail(err, ZC_IO, 0, EISDIR, "read");
     }
-    if ((size_t)st.st_size != size) {   /* (a FIFO or device: st_size 0, as zc_read_file sees it) */
-        close(fd);
-        return (int)zc_fail(err, ZC_SIZE, (int64_t)size, st.st_size, "chunk holds");
+    if ((size_t)st.size != size) {   /* (a FIFO or device: st_size 0, as zc_read_file sees it) */
+        zc_close(fd);
+        return (int)zc_fail(err, ZC_SIZE, (int64_t)size, st.size, "chunk holds");
     }
     return fd;
 }
@@ -151,15 +315,15 @@ int64_t zc_read_chunk_slabs(const char* path, size_t size, const ptrdiff_t* star
             break;
         }
     }
-    close(fd);
+    zc_close(fd);
     if (r < 0)
         return r;
     return (int64_t)nslabs * (int64_t)n;
 }
 
 int zc_open_regular(const char* path, int64_t* ident, int* error) {
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    file_info st;
+    int fd = os_open_read(path);
     *error = 0;
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
@@ -167,20 +331,20 @@ int zc_open_regular(const char* path, int64_t* ident, int* error) {
         *error = errno;
         return -3;
     }
-    if (fstat(fd, &st) != 0) {
+    if (os_file_info(fd, &st) != 0) {
         *error = errno;
-        close(fd);
+        zc_close(fd);
         return -3;
     }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
+    if (!st.is_reg) {
+        zc_close(fd);
         return -2;
     }
     if (ident != NULL) {
-        ident[0] = (int64_t)st.st_dev;
-        ident[1] = (int64_t)st.st_ino;
-        ident[2] = (int64_t)st.st_size;
-        ident[3] = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        ident[0] = st.dev;
+        ident[1] = st.ino;
+        ident[2] = st.size;
+        ident[3] = st.mtime_ns;
     }
     return fd;
 }
@@ -191,20 +355,22 @@ int zc_make_parents(char* path) {
     /* The deepest directory is tried first and its parents only if it cannot be
        made (ENOENT): a mkdir of a directory that exists takes its parent's lock all
        the same, which the other workers creating files there then wait for. */
-    char* slash = strrchr(path, '/');
+    char* slash = (char*)last_sep(path);
+    char sep;
     int r;
     if (slash == NULL || slash == path)
         return 0;
+    sep = *slash;
     *slash = 0;
-    r = mkdir(path, 0777);
+    r = os_mkdir(path);
     if (r != 0 && errno == ENOENT) {
         r = zc_make_parents(path);
         if (r == 0)
-            r = mkdir(path, 0777);
+            r = os_mkdir(path);
     }
     if (r != 0 && errno == EEXIST)
         r = 0;
-    *slash = '/';
+    *slash = sep;
     return r;
 }
 
@@ -236,6 +402,27 @@ static int link_unnamed(int fd, const char* path) {
 
 /* Write the parts (NULL ones skipped) one after another to fd: 0, or the errno of
    the failure.  Their length goes to total. */
+#if defined(_WIN32)
+static int write_all(int fd, const uint8_t* const* parts, const size_t* lens, ptrdiff_t nparts,
+                     size_t* total) {
+    ptrdiff_t i;
+    size_t done;
+    int r;
+    *total = 0;
+    for (i = 0; i < nparts; i++) {        /* (no writev: one write call per part) */
+        if (parts[i] == NULL)
+            continue;
+        for (done = 0; done < lens[i]; done += (size_t)r) {
+            size_t n = lens[i] - done;
+            r = _write(fd, parts[i] + done, (unsigned int)(n > ((size_t)1 << 30) ? (size_t)1 << 30 : n));
+            if (r <= 0)
+                return r < 0 ? errno : EIO;
+        }
+        *total += lens[i];
+    }
+    return 0;
+}
+#else
 static int write_all(int fd, const uint8_t* const* parts, const size_t* lens, ptrdiff_t nparts,
                      size_t* total) {
     struct iovec iov[PARTS_PER_CALL];
@@ -274,6 +461,7 @@ static int write_all(int fd, const uint8_t* const* parts, const size_t* lens, pt
     }
     return 0;
 }
+#endif
 
 /* Write the parts to a new file with no name in path's directory, then name it
    path (if path exists: the temporary name tmp, then rename).  The kernel looks
@@ -284,20 +472,22 @@ static int write_all(int fd, const uint8_t* const* parts, const size_t* lens, pt
 static int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8_t* const* parts,
                          const size_t* lens, ptrdiff_t nparts, size_t* total, zc_error* err) {
     int fd, saved;
+    char sep;
     if (!UNNAMED_GET())
         return 1;
     if (dirlen == 0) {
         fd = open_unnamed(".");
     } else {
+        sep = tmp[dirlen - 1];
         tmp[dirlen - 1] = 0;                  /* the directory (tmp's slash, for a moment) */
         fd = open_unnamed(tmp);
-        tmp[dirlen - 1] = '/';
+        tmp[dirlen - 1] = sep;
         if (fd < 0 && errno == ENOENT) {
             if (zc_make_parents(tmp) != 0)
                 return (int)zc_fail(err, ZC_IO, 0, errno, "mkdir");
             tmp[dirlen - 1] = 0;
             fd = open_unnamed(tmp);
-            tmp[dirlen - 1] = '/';
+            tmp[dirlen - 1] = sep;
         }
     }
     if (fd < 0) {
@@ -307,31 +497,31 @@ static int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8
     }
     saved = write_all(fd, parts, lens, nparts, total);
     if (saved != 0) {
-        close(fd);
+        zc_close(fd);
         return (int)zc_fail(err, ZC_IO, 0, saved, "write");
     }
     if (link_unnamed(fd, path) != 0) {
         saved = errno;
         if (saved != EEXIST) {                /* (no /proc, or no links allowed here) */
-            close(fd);
+            zc_close(fd);
             UNNAMED_OFF();
             return 1;
         }
-        if (link_unnamed(fd, tmp) != 0 || rename(tmp, path) != 0) {
+        if (link_unnamed(fd, tmp) != 0 || os_rename(tmp, path) != 0) {
             saved = errno;
-            unlink(tmp);
-            close(fd);
+            os_unlink(tmp);
+            zc_close(fd);
             return (int)zc_fail(err, ZC_IO, 0, saved, "rename");
         }
     }
-    if (close(fd) != 0)
+    if (zc_close(fd) != 0)
         return (int)zc_fail(err, ZC_IO, 0, errno, "close");
     return 0;
 }
 
 int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* parts,
                        const size_t* lens, ptrdiff_t nparts, zc_error* err) {
-    const char* slash = strrchr(path, '/');
+    const char* slash = last_sep(path);
     size_t dirlen = slash != NULL ? (size_t)(slash - path + 1) : 0, total = 0;
     char* tmp = malloc(strlen(path) + strlen(tag) + ZC_TEMP_EXTRA);
     int fd, saved, done;
@@ -343,14 +533,14 @@ int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* 
         free(tmp);
         return done < 0 ? -1 : (int64_t)total;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    fd = os_create_excl(tmp);
     if (fd < 0 && errno == ENOENT) {
         if (zc_make_parents(tmp) != 0) {
             saved = errno;
             free(tmp);
             return zc_fail(err, ZC_IO, 0, saved, "mkdir");
         }
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        fd = os_create_excl(tmp);
     }
     if (fd < 0) {
         saved = errno;
@@ -359,20 +549,20 @@ int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* 
     }
     saved = write_all(fd, parts, lens, nparts, &total);
     if (saved != 0) {
-        close(fd);
-        unlink(tmp);
+        zc_close(fd);
+        os_unlink(tmp);
         free(tmp);
         return zc_fail(err, ZC_IO, 0, saved, "write");
     }
-    if (close(fd) != 0) {
+    if (zc_close(fd) != 0) {
         saved = errno;
-        unlink(tmp);
+        os_unlink(tmp);
         free(tmp);
         return zc_fail(err, ZC_IO, 0, saved, "close");
     }
-    if (rename(tmp, path) != 0) {
+    if (os_rename(tmp, path) != 0) {
         saved = errno;
-        unlink(tmp);
+        os_unlink(tmp);
         free(tmp);
         return zc_fail(err, ZC_IO, 0, saved, "rename");
     }
@@ -381,7 +571,7 @@ int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* 
 }
 
 int64_t zc_delete_file(const char* path, zc_error* err) {
-    if (unlink(path) != 0 && errno != ENOENT && errno != ENOTDIR)
+    if (os_unlink(path) != 0 && errno != ENOENT && errno != ENOTDIR)
         return zc_fail(err, ZC_IO, 0, errno, "unlink");
     return 0;
 }

@@ -7,11 +7,9 @@
  */
 #include "crc32c.h"
 
-#include <pthread.h>
 #include <string.h>
-#if (defined(__x86_64__) || defined(__i386__)) && defined(ZC_HAVE_SSE42)
-#include <cpuid.h>
-#endif
+
+#include "zc_platform.h"
 
 #define POLY 0x82f63b78u /* reflected Castagnoli polynomial */
 
@@ -19,7 +17,7 @@ static uint32_t slice[8][256];
 static uint32_t long_shift[4][256];
 static uint32_t short_shift[4][256];
 static int have_sse42;
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static zc_once_t init_once = ZC_ONCE_INIT;
 
 /* Raw register update (no pre/post inversion), slicing by eight. */
 static uint32_t raw_software(uint32_t reg, const unsigned char *p, size_t len)
@@ -32,9 +30,9 @@ static uint32_t raw_software(uint32_t reg, const unsigned char *p, size_t len)
         uint32_t lo, hi;
         memcpy(&lo, p, 4);
         memcpy(&hi, p + 4, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        lo = __builtin_bswap32(lo);
-        hi = __builtin_bswap32(hi);
+#if defined(ZC_BIG_ENDIAN)
+        lo = zc_bswap32(lo);
+        hi = zc_bswap32(hi);
 #endif
         lo ^= reg;
         reg = slice[7][lo & 0xff] ^ slice[6][(lo >> 8) & 0xff] ^
@@ -84,29 +82,26 @@ static void init_tables(void)
     }
     make_shift_table(long_shift, ZC_CRC32C_LONG);
     make_shift_table(short_shift, ZC_CRC32C_SHORT);
-#if (defined(__x86_64__) || defined(__i386__)) && defined(ZC_HAVE_SSE42)
-    /* CPUID leaf 1, ECX bit 20, not __builtin_cpu_supports: the compiler-rt of zig cc
-       (which builds the manylinux wheels) never fills in __cpu_model, so it says no */
-    unsigned int eax, ebx, ecx, edx;
-    have_sse42 = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_SSE4_2) != 0;
+#if defined(ZC_X86) && defined(ZC_HAVE_SSE42)
+    have_sse42 = zc_cpu_has_sse42();
 #endif
 }
 
 uint32_t zc_crc32c_software(uint32_t crc, const void *buf, size_t len)
 {
-    pthread_once(&init_once, init_tables);
+    zc_once(&init_once, init_tables);
     return ~raw_software(~crc, (const unsigned char *)buf, len);
 }
 
 int zc_crc32c_hardware_available(void)
 {
-    pthread_once(&init_once, init_tables);
+    zc_once(&init_once, init_tables);
     return have_sse42;
 }
 
 uint32_t zc_crc32c(uint32_t crc, const void *buf, size_t len)
 {
-    pthread_once(&init_once, init_tables);
+    zc_once(&init_once, init_tables);
 #if defined(ZC_HAVE_SSE42)
     if (have_sse42)
         return ~zc_crc32c_sse42(~crc, (const unsigned char *)buf, len,

@@ -22,50 +22,36 @@
 #define ZC_GIL_HANDOFF_H
 
 #include <stdint.h>
-#include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define ZC_CPU_RELAX() _mm_pause()
-#elif defined(__aarch64__)
-#define ZC_CPU_RELAX() __asm__ __volatile__("yield")
-#else
-#define ZC_CPU_RELAX() ((void)0)
-#endif
+#include "zc_platform.h"
 
 #define ZC_GIL_SPIN_NS 20000
 
 static int64_t zc_gil_since = 0;          /* when a reader took the GIL (0: none) */
-static __thread int zc_pool_thread = 0;
+static ZC_THREAD_LOCAL int zc_pool_thread = 0;
 static int zc_gil_off = 0;                 /* no GIL (free-threaded Python): no spinning */
-
-static inline int64_t zc_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline void zc_gil_pool_thread(void) { zc_pool_thread = 1; }
 static inline void zc_gil_disable(void) { zc_gil_off = 1; }
 
 /* Call with the GIL held, right after taking it back. */
 static inline void zc_gil_taken(void) {
-  if (!zc_pool_thread && !zc_gil_off) __atomic_store_n(&zc_gil_since, zc_now_ns(), __ATOMIC_RELEASE);
+  if (!zc_pool_thread && !zc_gil_off) zc_store_i64_release(&zc_gil_since, zc_now_ns());
 }
 
 /* Call without the GIL, right after letting it go. */
 static inline void zc_gil_released(void) {
-  if (!zc_pool_thread && !zc_gil_off) __atomic_store_n(&zc_gil_since, 0, __ATOMIC_RELEASE);
+  if (!zc_pool_thread && !zc_gil_off) zc_store_i64_release(&zc_gil_since, 0);
 }
 
 /* Call without the GIL, just before taking it back. */
 static inline void zc_gil_wait(void) {
   if (zc_pool_thread) return;
-  int64_t since = __atomic_load_n(&zc_gil_since, __ATOMIC_ACQUIRE);
+  int64_t since = zc_load_i64_acquire(&zc_gil_since);
   if (since == 0) return;
   while (since != 0 && zc_now_ns() - since < ZC_GIL_SPIN_NS) {
-    for (int i = 0; i < 16; i++) ZC_CPU_RELAX();
-    since = __atomic_load_n(&zc_gil_since, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < 16; i++) zc_cpu_relax();
+    since = zc_load_i64_acquire(&zc_gil_since);
   }
 }
 

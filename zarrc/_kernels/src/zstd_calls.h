@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "zc_platform.h"
+
 typedef struct zc_zstd_calls {
     size_t (*compress)(void* dst, size_t cap, const void* src, size_t n, int level);
     size_t (*decompress)(void* dst, size_t cap, const void* src, size_t n);
@@ -14,6 +16,6 @@ typedef struct zc_zstd_calls {
 } zc_zstd_calls;
 
 /* Give c-blosc's zstd compressor the table (src/blosc_zstd.c). */
-__attribute__((visibility("hidden"))) void zc_blosc_use_zstd(const zc_zstd_calls* table);
+ZC_HIDDEN void zc_blosc_use_zstd(const zc_zstd_calls* table);
 
 #endif
