@@ -60,6 +60,20 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+# set by pyproject_hooks (pip's, build's) for the hook process: PEP517_BUILD_BACKEND,
+# PEP517_BACKEND_PATH (newer releases: _PYPROJECT_HOOKS_BUILD_BACKEND, ...)
+HOOK_VARIABLES = ("PEP517_", "_PYPROJECT_HOOKS_")
+
+
+def pip_environment() -> dict[str, str]:
+    """This process's environment without the variables of a PEP 517 hook call.
+    While pip builds zarrc, they name zarrc's build backend and its backend-path.
+    The pip run here would pass them on to the hook it runs to prepare a downloaded
+    sdist, and that hook would then refuse to load ("Backend was not loaded from
+    backend-path")."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(HOOK_VARIABLES)}
+
+
 def download(archive: dict) -> Path:
     """Return the path of the verified archive, downloading it with pip if needed."""
     DOWNLOADS.mkdir(exist_ok=True)
@@ -77,7 +91,7 @@ def download(archive: dict) -> Path:
             sys.executable, "-m", "pip", "download", "--no-deps",
             "--no-binary", archive["package"], "--dest", tmp, spec,
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=pip_environment())
         got = Path(tmp) / archive["filename"]
         if proc.returncode != 0 or not got.is_file():
             raise FetchError(
