@@ -45,16 +45,15 @@ def new_shape_of(value: Any, shape: tuple[int, ...], path: str) -> tuple[int, ..
     ``path`` of ``shape``.  Raises ArgumentTypeError (a TypeError) for values that
     are not integers, ArgumentError (a ValueError) for a rank other than the
     array's or a negative length."""
-    items = [value] if not isinstance(value, (Sequence, np.ndarray)) or isinstance(value, str) \
-        else list(value)
+    items: list[Any] = (list(value) if isinstance(value, (Sequence, np.ndarray))
+                        and not isinstance(value, str) else [value])
     try:
+        if any(isinstance(n, (bool, np.bool_)) for n in items):
+            raise TypeError
         new = tuple(operator.index(n) for n in items)
     except TypeError:
         raise ArgumentTypeError(f"new shape of array {path}: {value!r} is not a sequence of "
                                 "integers") from None
-    if any(isinstance(n, (bool, np.bool_)) for n in items):
-        raise ArgumentTypeError(f"new shape of array {path}: {value!r} is not a sequence of "
-                                "integers")
     if len(new) != len(shape):
         raise ArgumentError(f"new shape {list(new)} of array {path} has {len(new)} dimensions, "
                             f"the array has {len(shape)} (shape {list(shape)})")
