@@ -243,8 +243,10 @@ def test_errors(tmp_path) -> None:
     assert isinstance(e.value, ValueError)
     with pytest.raises(ValueError, match=r"-1"):
         a.resize((4, -1))
-    with pytest.raises(ArgumentTypeError):
-        a.resize((4, 2.5))
+    for bad in ((4, 2.5), (4, True), "45"):
+        with pytest.raises(ArgumentTypeError):
+            a.resize(bad)
+    a.resize(np.array([4, 5]))
     with pytest.raises(ValueError, match="compatible"):
         a.append(np.zeros((3, 4)))
     with pytest.raises(ValueError, match="compatible"):

@@ -48,12 +48,12 @@ def new_shape_of(value: Any, shape: tuple[int, ...], path: str) -> tuple[int, ..
     items: list[Any] = (list(value) if isinstance(value, (Sequence, np.ndarray))
                         and not isinstance(value, str) else [value])
     try:
-        if any(isinstance(n, (bool, np.bool_)) for n in items):
-            raise TypeError
         new = tuple(operator.index(n) for n in items)
     except TypeError:
+        new = None
+    if new is None or any(isinstance(n, (bool, np.bool_)) for n in items):
         raise ArgumentTypeError(f"new shape of array {path}: {value!r} is not a sequence of "
-                                "integers") from None
+                                "integers")
     if len(new) != len(shape):
         raise ArgumentError(f"new shape {list(new)} of array {path} has {len(new)} dimensions, "
                             f"the array has {len(shape)} (shape {list(shape)})")
