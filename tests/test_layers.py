@@ -27,7 +27,8 @@ LAYERS = [
     ["zarrc.group"],                                    # builds nodes of both kinds
     ["zarrc.array"],
     ["zarrc.node"],                                     # the base of Array and Group
-    ["zarrc.create", "zarrc.create_v2", "zarrc.consolidate", "zarrc.node_metadata"],
+    ["zarrc.create", "zarrc.create_v2", "zarrc.consolidate", "zarrc.node_metadata",
+     "zarrc.resize"],
     ["zarrc.engine"],
     ["zarrc.codecs", "zarrc.stores"],
     ["zarrc.metadata", "zarrc.chunk_grid", "zarrc.chunk_key", "zarrc.indexing"],

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import node_metadata
+from zarrc import node_metadata, resize
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
 from zarrc.engine.prepare import prepare
@@ -151,6 +151,38 @@ class Array(Node):
     @property
     def info(self) -> ArrayInfo:
         return ArrayInfo(self)
+
+    # -------------------------------------------------------------- shape
+
+    def resize(self, new_shape: Any) -> None:
+        """Change the shape to ``new_shape`` (an int, or one int per dimension).
+
+        Chunks (shards) wholly outside the new shape are deleted; chunks it cuts keep
+        their values beyond the new edge, which a later grow shows again (as in
+        zarr-python).  The metadata document is replaced in one store write;
+        consolidated metadata of a parent group is not updated.  Other Array objects
+        open on the same array keep the shape they read.  Raises StoreError if the
+        array is read-only or the store cannot delete a chunk that must go (zip),
+        ArgumentError (a ValueError) for a wrong rank or a negative length.
+        """
+        self._check_writable()
+        new_shape = resize.new_shape_of(new_shape, self.shape, self._path)
+        metadata = resize.resized_metadata(self._metadata, new_shape)
+        resize.delete_outside(self._store, self._prefix, self._encoding, self._metadata, new_shape)
+        self._set_metadata(metadata)
+        self._prepare()
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow the array by ``data.shape[axis]`` along ``axis`` and write ``data``
+        there; returns the new shape.  Every other dimension of ``data`` must equal
+        the array's (ArgumentError, a ValueError, otherwise)."""
+        self._check_writable()
+        if not hasattr(data, "shape"):
+            data = np.asanyarray(data)
+        new_shape, region = resize.append_plan(self.shape, tuple(data.shape), axis, self._path)
+        self.resize(new_shape)
+        self[region] = data
+        return new_shape
 
     # -------------------------------------------------------------- data
 

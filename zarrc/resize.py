@@ -1,0 +1,158 @@
+"""Resizing an array (``Array.resize``, ``Array.append``): the new shape checked,
+the chunks that fall wholly outside it deleted, the metadata rewritten.
+
+What a resize does to the store is what zarr-python's does, so that both read
+the same values afterwards:
+
+- chunks of the (outer) grid that lie wholly outside the new shape are deleted,
+  before the metadata is written; for a sharded array these are whole shards;
+- chunks the new shape cuts are left as they are, with the values beyond the new
+  edge: growing the array again shows those values again, not the fill value
+  (zarr-python's documented behaviour).  For a sharded array this holds for
+  the shards the new shape cuts: their inner chunks beyond the edge are kept;
+- the metadata document (``zarr.json``, or ``.zarray`` + ``.zattrs``) is replaced
+  by one store ``set`` of each; consolidated metadata of a parent group is not
+  updated (zarr-python does not either).
+
+A store that cannot delete (zip) raises StoreError at the first stored chunk that
+would have to go, before the metadata changes (zarr-python raises
+NotImplementedError there).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from zarrc import node_metadata
+from zarrc.chunk_grid import RegularChunkGrid
+from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc.errors import ArgumentError, ArgumentTypeError, ZarrcError
+
+# Up to this many chunks outside the new shape, their keys are computed and each
+# deleted (absent ones cost a failed unlink); above it, the stored keys are listed
+# and only those outside are deleted.
+ENUMERATE_MAX = 1 << 16
+
+
+def new_shape_of(value: Any, shape: tuple[int, ...], path: str) -> tuple[int, ...]:
+    """``value`` (an int, or a sequence of ints) as a new shape for the array at
+    ``path`` of ``shape``.  Raises ArgumentTypeError (a TypeError) for values that
+    are not integers, ArgumentError (a ValueError) for a rank other than the
+    array's or a negative length."""
+    items: list[Any] = (list(value) if isinstance(value, (Sequence, np.ndarray))
+                        and not isinstance(value, str) else [value])
+    try:
+        new = tuple(operator.index(n) for n in items)
+    except TypeError:
+        new = None
+    if new is None or any(isinstance(n, (bool, np.bool_)) for n in items):
+        raise ArgumentTypeError(f"new shape of array {path}: {value!r} is not a sequence of "
+                                "integers")
+    if len(new) != len(shape):
+        raise ArgumentError(f"new shape {list(new)} of array {path} has {len(new)} dimensions, "
+                            f"the array has {len(shape)} (shape {list(shape)})")
+    if any(n < 0 for n in new):
+        raise ArgumentError(f"new shape {list(new)} of array {path}: lengths must not be negative")
+    return new
+
+
+def resized_metadata(metadata: Any, new_shape: tuple[int, ...]) -> Any:
+    """``metadata`` with shape ``new_shape`` (validated again, MetadataError if the
+    chunk shape does not fit it)."""
+    return replace(metadata, shape=new_shape)
+
+
+def outside_coords(old_grid: tuple[int, ...], new_grid: tuple[int, ...]) -> np.ndarray:
+    """Grid coordinates (an (n, ndim) int64 array) of the chunks of ``old_grid``
+    that are not in ``new_grid``: along each dimension d that shrank, the slab of
+    chunks from ``new_grid[d]`` on, within the new grid along the dimensions
+    before d (so no chunk comes twice) and the old grid along those after."""
+    ndim = len(old_grid)
+    parts = [np.empty((0, ndim), np.int64)]
+    for d in range(ndim):
+        if new_grid[d] >= old_grid[d]:
+            continue
+        lo = [0] * ndim
+        hi = [min(o, n) for o, n in zip(old_grid[:d], new_grid[:d])] + list(old_grid[d:])
+        lo[d] = new_grid[d]
+        extent = [h - lo_ for h, lo_ in zip(hi, lo)]
+        if math.prod(extent) == 0:
+            continue
+        grid = np.indices(extent, dtype=np.int64).reshape(ndim, -1).T
+        parts.append(grid + np.asarray(lo, np.int64))
+    return np.concatenate(parts)
+
+
+def outside_keys(store: Any, prefix: str, encoding: ChunkKeyEncoding, old_grid: tuple[int, ...],
+                 new_grid: tuple[int, ...]) -> list[str]:
+    """Store keys of the chunks of ``old_grid`` outside ``new_grid``: all of them
+    when they are few (ENUMERATE_MAX), else those of the stored keys under
+    ``prefix`` (other keys, beyond the old grid or not chunk keys, are left)."""
+    ndim = len(old_grid)
+    count = math.prod(old_grid) - math.prod(min(o, n) for o, n in zip(old_grid, new_grid))
+    if count == 0:
+        return []
+    if count <= ENUMERATE_MAX:
+        return encoding.encode_many(outside_coords(old_grid, new_grid), prefix)
+    keys = []
+    for key in store.list_prefix(prefix):
+        rest = key[len(prefix):]
+        if rest in node_metadata.METADATA_NAMES:
+            continue
+        try:
+            coords = encoding.decode(rest, ndim)
+        except ZarrcError:
+            continue
+        if (all(c < g for c, g in zip(coords, old_grid))
+                and any(c >= g for c, g in zip(coords, new_grid))):
+            keys.append(key)
+    return keys
+
+
+def delete_outside(store: Any, prefix: str, encoding: ChunkKeyEncoding, metadata: Any,
+                   new_shape: tuple[int, ...]) -> None:
+    """Delete the chunks of the array (``metadata``, keys under ``prefix``) that lie
+    wholly outside ``new_shape``; nothing if no dimension shrinks (zarr-python's
+    rule too).  StoreError from a store that cannot delete a stored one."""
+    old = metadata.shape
+    if all(n >= o for n, o in zip(new_shape, old)):
+        return
+    chunks = metadata.chunk_shape
+    old_grid = RegularChunkGrid(old, chunks).grid_shape
+    new_grid = RegularChunkGrid(new_shape, chunks).grid_shape
+    for key in outside_keys(store, prefix, encoding, old_grid, new_grid):
+        store.delete(key)
+
+
+def append_plan(shape: tuple[int, ...], data_shape: tuple[int, ...], axis: Any,
+                path: str) -> tuple[tuple[int, ...], tuple[slice, ...]]:
+    """(new shape, region the data goes to) for appending data of ``data_shape`` to
+    the array at ``path`` of ``shape`` along ``axis`` (negative counts from the
+    end).  ArgumentError (a ValueError) if the data's rank differs, or its length
+    along another dimension, or ``axis`` is out of range."""
+    ndim = len(shape)
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise ArgumentTypeError(f"append to array {path}: axis {axis!r} is not an integer") from None
+    if not -ndim <= axis < ndim:
+        raise ArgumentError(f"append to array {path}: axis {axis} is out of range for "
+                            f"{ndim} dimensions")
+    axis %= ndim
+    kept = tuple(s for i, s in enumerate(shape) if i != axis)
+    given = tuple(s for i, s in enumerate(data_shape) if i != axis)
+    if len(data_shape) != ndim or kept != given:
+        raise ArgumentError(
+            f"shape of data to append is not compatible with the array {path}: the data has "
+            f"shape {tuple(data_shape)}, the array {shape}; all dimensions but axis {axis} "
+            "must match")
+    new_shape = tuple(s + data_shape[axis] if i == axis else s for i, s in enumerate(shape))
+    region = tuple(slice(shape[i], new_shape[i]) if i == axis else slice(None)
+                   for i in range(ndim))
+    return new_shape, region
