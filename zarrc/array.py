@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import node_metadata
+from zarrc import indexing, node_metadata
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
-from zarrc import indexing
 from zarrc.engine import api as engine_api
 from zarrc.engine.prepare import prepare
 from zarrc.errors import ArgumentError, ArgumentTypeError, SelectionError, ZarrcError

@@ -207,7 +207,7 @@ def plan(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[li
 # are the same projections, so every kind runs in the same native batches)
 
 def _is_integer(x) -> bool:
-    return isinstance(x, numbers.Integral) and type(x) not in (bool, np.bool_)
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 def _is_int_array(x) -> bool:

@@ -10,8 +10,8 @@ import numpy as np
 
 from zarrc import indexing
 from zarrc.engine.batch import broadcast_value, check_operand
-from zarrc.errors import ArgumentError
 from zarrc.engine.strategy import Strategy
+from zarrc.errors import ArgumentError
 
 
 def read(strategy: Strategy, selection: Any) -> np.ndarray:
