@@ -192,8 +192,9 @@ def test_create_array_with_bad_arguments_writes_nothing():
 # ------------------------------------------------------------------ selections
 
 BAD_SELECTIONS = [(9, 0), (0, -10), (0, 0, 0), (Ellipsis, Ellipsis), (slice(None, None, 0),),
-                  (slice(None, None, -1),), (slice(0.5, 3),), ("x",), (1.0,), (None,), ([1, 2],),
-                  (np.array([1, 2]),), (True,), ({"a": 1},)]
+                  (slice(None, None, -1),), (slice(0.5, 3),), ("x",), (1.0,), (None,), (Ellipsis, [1, 2]),
+                  ([1, 99],), (np.array([1, 2]), [0, 1], 0), (True,), ({"a": 1},)]
+# (``[1, 2]`` alone is an orthogonal selection, as in zarr-python: tests/test_orthogonal.py)
 
 
 @pytest.mark.parametrize("sel", BAD_SELECTIONS, ids=repr)

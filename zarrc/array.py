@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import node_metadata, resize
+from zarrc import indexing, node_metadata, resize
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
+from zarrc.engine import api as engine_api
 from zarrc.engine.prepare import prepare
-from zarrc.errors import ArgumentTypeError, ZarrcError
+from zarrc.errors import ArgumentError, ArgumentTypeError, SelectionError, ZarrcError
 from zarrc.metadata.v3 import ArrayMetadataV3
 from zarrc.node import Node
 from zarrc.stores import Store
@@ -199,6 +200,88 @@ class Array(Node):
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self[selection] = value
 
+    # -------------------------------------------------------------- orthogonal and block selections
+
+    @property
+    def oindex(self) -> OIndex:
+        """Orthogonal selection: ``a.oindex[rows, cols] (= value)`` (see
+        get_orthogonal_selection)."""
+        return OIndex(self)
+
+    @property
+    def blocks(self) -> BlockIndex:
+        """Block selection: ``a.blocks[i, j] (= value)`` (see get_block_selection)."""
+        return BlockIndex(self)
+
+    def get_orthogonal_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """Per dimension an int, a slice (positive step), an integer list or array (any
+        order, repeats, negative indices from the end) or a boolean array of the
+        dimension's length, each applied on its own (``a.oindex[[0, 2], [1, 3]]`` is
+        a 2 x 2 array).  ``out``: a numpy array of the result's shape and dtype,
+        filled in place and returned; ``fields``: a field or a list of fields of a
+        structured dtype.  Raises SelectionError (an IndexError) for an index out of
+        bounds or of an unsupported kind, ArgumentError for a mismatched ``out``."""
+        dims, _ = indexing.plan_orthogonal(selection, self.shape, self._chunked.chunks)
+        return self._read_planned(dims, out, fields)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` (numpy broadcasting) to an orthogonal selection (see
+        get_orthogonal_selection); where an index repeats, the last value wins.
+        Raises ArgumentError (a ValueError) for a value that does not broadcast."""
+        dims, _ = indexing.plan_orthogonal(selection, self.shape, self._chunked.chunks)
+        self._write_planned(dims, value, fields)
+
+    def get_block_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """Per dimension a block number or a slice of block numbers (step 1; negative
+        numbers count from the end); the blocks are the chunks (for a sharded array,
+        the shards, as zarr-python), edge blocks clipped to the array.  No dimension
+        is dropped.  ``out``, ``fields``: as get_orthogonal_selection."""
+        dims, _ = indexing.plan_blocks(selection, self.shape, self._chunked.chunks,
+                                       self._metadata.chunk_shape)
+        return self._read_planned(dims, out, fields)
+
+    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` (numpy broadcasting) to a block selection (see
+        get_block_selection)."""
+        dims, _ = indexing.plan_blocks(selection, self.shape, self._chunked.chunks,
+                                       self._metadata.chunk_shape)
+        self._write_planned(dims, value, fields)
+
+    def _read_planned(self, dims: list, out: Any, fields: Any) -> Any:
+        if out is not None and not isinstance(out, np.ndarray):
+            as_array = getattr(out, "as_ndarray_like", None)     # a zarr-python NDBuffer
+            out = as_array() if as_array is not None else out
+            if not isinstance(out, np.ndarray):
+                raise ArgumentTypeError(f"out must be a numpy array, got {type(out).__name__}")
+        out_dtype = field_dtype(self.dtype, fields)
+        if out_dtype is None:
+            return engine_api.read_selection(self._engine, dims, out)
+        data = engine_api.read_selection(self._engine, dims)
+        if out is None:
+            out = np.empty(data.shape, out_dtype)
+        elif out.shape != data.shape or out.dtype != out_dtype:
+            raise ArgumentError(f"out of shape {out.shape} and dtype {out.dtype} does not match the "
+                                f"selection: shape {data.shape}, dtype {out_dtype}")
+        out[...] = data[fields if isinstance(fields, str) else list(fields)]
+        return out
+
+    def _write_planned(self, dims: list, value: Any, fields: Any) -> None:
+        self._check_writable()
+        if field_dtype(self.dtype, fields) is None:
+            engine_api.write_selection(self._engine, dims, value)
+            return
+        if not isinstance(fields, str):
+            if len(fields) > 1:
+                raise SelectionError(f"fields {fields!r}: a write takes a single field")
+            fields = fields[0]
+        data = engine_api.read_selection(self._engine, dims)     # the other fields kept
+        try:
+            data[fields] = value
+        except ValueError:
+            raise ArgumentError(f"could not broadcast value of shape {np.shape(value)} to selection "
+                                f"shape {data.shape}") from None
+        engine_api.write_selection(self._engine, dims, data)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         data = np.asarray(self[...])
         return data if dtype is None else data.astype(dtype, copy=False)
@@ -225,6 +308,68 @@ def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) 
         from zarrc.errors import NodeNotFoundError
         raise NodeNotFoundError(f"no array at {path} in {store!r}")
     return Array(store, path, md, read_only=read_only, write_empty_chunks=write_empty_chunks)
+
+
+class OIndex:
+    """``a.oindex``: orthogonal selection by indexing (get/set_orthogonal_selection)."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        fields, selection = pop_fields(selection)
+        return self._array.get_orthogonal_selection(selection, fields=fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection)
+        self._array.set_orthogonal_selection(selection, value, fields=fields)
+
+
+class BlockIndex:
+    """``a.blocks``: block selection by indexing (get/set_block_selection)."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        fields, selection = pop_fields(selection)
+        return self._array.get_block_selection(selection, fields=fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection)
+        self._array.set_block_selection(selection, value, fields=fields)
+
+
+def pop_fields(selection: Any) -> tuple[Any, Any]:
+    """(fields, the rest): the field names (str items) of a selection taken out,
+    as zarr-python's indexers do."""
+    if isinstance(selection, str):
+        return selection, ()
+    if not isinstance(selection, tuple):
+        return None, selection
+    names = [s for s in selection if isinstance(s, str)]
+    rest = tuple(s for s in selection if not isinstance(s, str))
+    return (names[0] if len(names) == 1 else names or None), (rest[0] if len(rest) == 1 else rest)
+
+
+def field_dtype(dtype: np.dtype, fields: Any) -> np.dtype | None:
+    """The dtype of ``fields`` (a name or a list of names) of a structured ``dtype``
+    (several: packed, in the order given), or None when no fields are given.
+    Raises SelectionError for fields the dtype does not have."""
+    if fields is None:
+        return None
+    if not isinstance(fields, (str, list, tuple)):
+        raise SelectionError(f"fields must be a string or a list of strings, got {type(fields).__name__}")
+    if not fields:
+        return None
+    if dtype.names is None:
+        raise SelectionError(f"fields {fields!r}: the array's dtype {dtype} has no fields")
+    try:
+        if isinstance(fields, str):
+            return dtype[fields]
+        return np.dtype([(f, dtype[f]) for f in fields])
+    except KeyError:
+        raise SelectionError(f"fields {fields!r}: no such field in {dtype}") from None
 
 
 class ArrayInfo:

@@ -13,6 +13,7 @@ Nothing here does I/O or touches chunk data.
 
 from __future__ import annotations
 
+import numbers
 import operator
 from dataclasses import dataclass
 
@@ -199,3 +200,219 @@ def plan(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[li
             dims.append(project_int(s, size, chunk))
     out_shape = tuple(d.nsel for d in dims if not d.dropped)
     return dims, out_shape
+
+
+# ---------------------------------------------------------------- other selection kinds
+# (the selection kinds of zarr-python 3 and its dispatch of ``a[...]``; the plans
+# are the same projections, so every kind runs in the same native batches)
+
+def _is_integer(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _is_int_array(x) -> bool:
+    return (not np.isscalar(x) and hasattr(x, "shape") and hasattr(x, "dtype")
+            and getattr(x.dtype, "kind", None) in ("u", "i"))
+
+
+def _is_bool_array(x) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype") and x.dtype == bool
+
+
+def _is_int_list(x) -> bool:
+    return type(x) is list and len(x) > 0 and all(_is_integer(i) for i in x)
+
+
+def _is_bool_list(x) -> bool:
+    return type(x) is list and len(x) > 0 and all(type(i) in (bool, np.bool_) for i in x)
+
+
+def _is_index_array(x) -> bool:
+    """An integer or boolean list or array (one dimension's orthogonal index)."""
+    return _is_int_list(x) or _is_int_array(x) or _is_bool_array(x) or _is_bool_list(x)
+
+
+def _expand_ellipsis(selection, ndim: int) -> tuple:
+    """One item per dimension: ``...`` replaced by slices, missing trailing
+    dimensions added (zarr-python's rules)."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    n_ellipsis = sum(1 for s in items if s is Ellipsis)
+    if n_ellipsis > 1:
+        raise SelectionError("an index can only have a single ellipsis ('...')")
+    if n_ellipsis:
+        at = next(i for i, s in enumerate(items) if s is Ellipsis)
+        rest = len(items) - 1
+        items = items[:at] + (slice(None),) * max(0, ndim - rest) + items[at + 1:]
+    if len(items) > ndim:
+        raise SelectionError(f"too many indices for array: array is {ndim}-dimensional, "
+                             f"but {len(items)} were indexed")
+    return items + (slice(None),) * (ndim - len(items))
+
+
+def _checked_indices(s: np.ndarray, dim: int, size: int) -> np.ndarray:
+    """An integer index array as int64, negative indices wrapped, bounds checked."""
+    if s.ndim != 1:
+        raise SelectionError(f"integer arrays in an orthogonal selection must be 1-dimensional; "
+                             f"got shape {s.shape} in dimension {dim}")
+    idx = s.astype(np.int64)         # (a copy: the caller's array is left alone)
+    if idx.size:
+        idx[idx < 0] += size
+        if idx.min() < 0 or idx.max() >= size:
+            bad = s[(idx < 0) | (idx >= size)][0]
+            raise SelectionError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    return idx
+
+
+def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
+    """Resolve an orthogonal selection (``a.oindex[...]``): per dimension an int, a
+    slice (positive step), an integer list or array (any order, repeats, negative
+    indices counted from the end) or a boolean array of the dimension's length.
+    Ints drop their dimension; arrays give as many elements as they select."""
+    dims = []
+    for dim, (s, size, chunk) in enumerate(zip(_expand_ellipsis(selection, len(shape)), shape, chunks)):
+        if type(s) is list:
+            s = np.asarray(s)
+        if _is_integer(s):
+            i = int(s)
+            if not -size <= i < size:
+                raise SelectionError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            dims.append(project_int(i + size if i < 0 else i, size, chunk))
+        elif isinstance(s, slice):
+            start, stop, step = _slice_indices(s, dim, size)
+            dims.append(project_slice(start, stop, step, size, chunk))
+        elif _is_int_array(s):
+            dims.append(project_indices(_checked_indices(np.asarray(s), dim, size), size, chunk))
+        elif _is_bool_array(s):
+            s = np.asarray(s)
+            if s.ndim != 1 or s.shape[0] != size:
+                raise SelectionError(f"boolean array of shape {s.shape} in dimension {dim} does not fit "
+                                     f"the dimension's length {size}")
+            dims.append(project_indices(np.flatnonzero(s), size, chunk))
+        else:
+            raise SelectionError(f"unsupported index {s!r} in dimension {dim} of an orthogonal selection; "
+                                 "expected an integer, a slice, an integer array or a boolean array")
+    return dims, tuple(d.nsel for d in dims if not d.dropped)
+
+
+def _slice_indices(s: slice, dim: int, size: int) -> tuple[int, int, int]:
+    try:
+        if s.step is not None and operator.index(s.step) <= 0:
+            raise SelectionError(f"slice step must be positive, got {s.step} in dimension {dim}")
+        return s.indices(size)
+    except TypeError:
+        raise SelectionError(f"unsupported slice {s!r} in dimension {dim}; its start, stop "
+                             "and step must be integers or None") from None
+
+
+def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
+                blocks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
+    """Resolve a block selection (``a.blocks[...]``): per dimension a block number
+    or a slice of block numbers (step 1; negative numbers counted from the end),
+    over blocks of shape ``blocks`` (the array's chunk grid; for a sharded array,
+    the shards, as zarr-python), planned over ``chunks``.  No dimension is dropped."""
+    dims = []
+    for dim, (s, size, chunk, block) in enumerate(zip(_expand_ellipsis(selection, len(shape)),
+                                                      shape, chunks, blocks)):
+        nblocks = -(-size // block)
+        if _is_integer(s):
+            b = int(s) + nblocks if s < 0 else int(s)
+            start, stop = b * block, b * block + block
+        elif isinstance(s, slice):
+            if s.step not in (1, None):
+                raise SelectionError(f"slice {s!r} in dimension {dim} of a block selection: "
+                                     "the step must be 1")
+            try:
+                lo = 0 if s.start is None else operator.index(s.start)
+                hi = nblocks if s.stop is None else operator.index(s.stop)
+            except TypeError:
+                raise SelectionError(f"unsupported slice {s!r} in dimension {dim} of a block "
+                                     "selection") from None
+            start, stop = (lo + nblocks if lo < 0 else lo) * block, (hi + nblocks if hi < 0 else hi) * block
+        else:
+            raise SelectionError(f"unsupported index {s!r} in dimension {dim} of a block selection; "
+                                 "expected a block number or a slice of them")
+        if not 0 <= start < size:
+            raise SelectionError(f"block {s!r} is out of bounds for dimension {dim} with "
+                                 f"{nblocks} blocks")
+        # (the element slice, clipped as a slice is: zarr-python's reading of it)
+        dims.append(project_slice(*slice(start, stop).indices(size), size, chunk))
+    return dims, tuple(d.nsel for d in dims)
+
+
+def plan_item(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
+    """Resolve ``a[selection]`` as zarr-python 3 interprets it: a pure fancy index
+    (integer arrays / lists and ints, one per dimension, or a boolean mask) is a
+    coordinate or mask selection, a selection with one index array (or one per
+    dimension) is an orthogonal selection, anything else a basic one.
+
+    Returns the projections and the result's shape, which for an integer index
+    array of several dimensions is the dims' shape reshaped (the result takes the
+    index array's shape).  Raises SelectionError for a
+    coordinate or mask selection that is not an orthogonal one."""
+    ndim = len(shape)
+    if _is_pure_fancy(selection, ndim):
+        return _plan_fancy(selection, shape, chunks)
+    if _is_pure_orthogonal(selection, ndim):
+        return plan_orthogonal(selection, shape, chunks)
+    return plan(selection, shape, chunks)
+
+
+def _is_pure_fancy(selection, ndim: int) -> bool:
+    if _is_bool_array(selection):
+        return True
+    if ndim == 1 and (_is_int_list(selection) or _is_int_array(selection) or _is_bool_list(selection)):
+        return True
+    return (isinstance(selection, tuple) and len(selection) == ndim
+            and not any(isinstance(s, slice) or s is Ellipsis for s in selection)
+            and all(_is_integer(s) or _is_int_list(s) or _is_int_array(s) for s in selection)
+            and any(_is_int_list(s) or _is_int_array(s) for s in selection))
+
+
+def _is_pure_orthogonal(selection, ndim: int) -> bool:
+    if not ndim:
+        return False
+    items = selection if isinstance(selection, tuple) else (selection,)
+    arrays = sum(_is_index_array(s) for s in items)
+    if len(items) == ndim and arrays == ndim:
+        return True
+    return (len(items) <= ndim and arrays <= 1
+            and all(_is_index_array(s) or isinstance(s, (int, slice)) for s in items))
+
+
+def _plan_fancy(selection, shape, chunks):
+    """A coordinate or mask selection that is an orthogonal one: a boolean mask of
+    a 1-d array, or a single integer array among ints (the result takes the
+    array's shape)."""
+    ndim = len(shape)
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    if len(selection) == 1 and (_is_bool_array(selection[0]) or _is_bool_list(selection[0])):
+        mask = np.asarray(selection[0])
+        if mask.shape != shape:
+            raise SelectionError(f"boolean mask of shape {mask.shape} does not match the array's "
+                                 f"shape {shape}")
+        if ndim == 1:
+            return plan_orthogonal(selection, shape, chunks)
+        raise SelectionError(f"mask selection of a {ndim}-dimensional array is not supported yet "
+                                   "(a boolean mask of the array's shape)")
+    arrays = [i for i, s in enumerate(selection) if not _is_integer(s)]
+    if len(selection) != ndim or any(_is_bool_array(s) for s in selection):
+        raise SelectionError(f"invalid coordinate selection {selection!r}: expected one integer "
+                             "array per dimension of the array")
+    if len(arrays) != 1:
+        raise SelectionError(f"coordinate (vindex) selection with {len(arrays)} index arrays "
+                                   "is not supported yet; use a.oindex[...] for an orthogonal "
+                                   "selection")
+    (at,) = arrays
+    index = np.asarray(selection[at])
+    items = list(selection)
+    items[at] = index.reshape(-1)
+    dims, _ = plan_orthogonal(tuple(items), shape, chunks)
+    # the result takes the broadcast shape of the index array and the ints (each a 1-element array)
+    out_shape = index.shape if ndim == 1 else np.broadcast_shapes(index.shape, (1,))
+    return dims, tuple(out_shape)
+
+
+def dims_shape(dims: list[DimProjection]) -> tuple[int, ...]:
+    """The shape the projections fill: ``nsel`` of each dimension not dropped."""
+    return tuple(d.nsel for d in dims if not d.dropped)

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
-from zarrc.engine.batch import check_operand
+from zarrc.engine.batch import broadcast_value, check_operand
 from zarrc.engine.strategy import Strategy
+from zarrc.errors import ArgumentError
 
 
 def read(strategy: Strategy, selection: Any) -> np.ndarray:
@@ -44,3 +45,29 @@ def write_from(strategy: Strategy, dims: list[indexing.DimProjection], value: np
     if value.size == 0:
         return
     strategy.write_from(dims, value)
+
+
+def read_selection(strategy: Strategy, dims: list[indexing.DimProjection],
+                   out: np.ndarray | None = None) -> np.ndarray:
+    """The elements a planned selection (indexing.plan_orthogonal, plan_blocks, ...)
+    selects: a new array, or ``out`` filled in place and returned (see read_into)."""
+    arr = strategy.arr
+    if out is None:
+        out = np.empty(indexing.dims_shape(dims), arr.dtype)
+    else:
+        check_operand(arr, dims, out, "out")
+        if not out.flags.writeable:
+            raise ArgumentError("out is read-only")
+    if out.size:
+        strategy.read_into(dims, out)
+    return out
+
+
+def write_selection(strategy: Strategy, dims: list[indexing.DimProjection], value: Any) -> None:
+    """Write ``value`` (numpy broadcasting to the selection's shape, cast to the
+    array's dtype) to a planned selection.  Raises ArgumentError (a ValueError) for
+    a value that does not broadcast."""
+    arr = strategy.arr
+    value = broadcast_value(arr, value, indexing.dims_shape(dims))
+    if value.size:
+        strategy.write_from(dims, value)

@@ -34,12 +34,13 @@ class Strategy:
         self.arr = arr
 
     def read_general(self, selection: Any) -> np.ndarray:
-        """``read`` by the general path: indexing.plan, then ``read_into``."""
+        """``read`` by the general path: indexing.plan_item (``a[...]`` as zarr-python
+        reads it: basic, orthogonal, ...), then ``read_into``."""
         arr = self.arr
-        dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
+        dims, out_shape = indexing.plan_item(selection, arr.shape, arr.chunks)
         out = np.empty(out_shape, arr.dtype)
         if out.size:
-            self.read_into(dims, out)
+            self.read_into(dims, out.reshape(indexing.dims_shape(dims)))
         return out
 
     read = read_general
@@ -49,8 +50,11 @@ class Strategy:
         fill value everywhere are deleted instead of stored (unless
         ``write_empty_chunks``).  An error raised here has stored nothing."""
         arr = self.arr
-        dims, out_shape = indexing.plan(selection, arr.shape, arr.chunks)
+        dims, out_shape = indexing.plan_item(selection, arr.shape, arr.chunks)
         value = broadcast_value(arr, value, out_shape)
+        shape = indexing.dims_shape(dims)
+        if shape != out_shape:
+            value = value.reshape(shape)
         check_operand(arr, dims, value, "value")
         if value.size:
             self.write_from(dims, value)
