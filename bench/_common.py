@@ -117,6 +117,15 @@ def _timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def same(a, b: np.ndarray) -> bool:
+    """Bit-exact equality (NaN-safe for floats)."""
+    a = np.asarray(a)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    kind = f"u{b.dtype.itemsize}"
+    return bool(np.array_equal(a.view(kind), b.view(kind)))
+
+
 def machine_facts() -> dict[str, object]:
     """Cores, CPU model, load average, OS and Python version."""
     model = platform.processor() or "unknown"

@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (  # noqa: E402
-    REPO_ROOT, interleaved_times, machine_facts, pick_repeat, print_table, threaded_time, write_json,
+    REPO_ROOT, interleaved_times, machine_facts, pick_repeat, print_table, same, threaded_time, write_json,
 )
 from bench._suite_cases import (  # noqa: E402
     LAYOUTS, Dataset, Layout, datasets, one_inner_chunk_per_shard, random_boxes, random_points, tiles,
@@ -60,15 +60,6 @@ FLOOR_RATIO = 1.25               # zarrc full read / codec floor
 MEMORY_MULTIPLE = 1.10           # peak RSS growth / output size
 ELEMENT_US = 30.0                # single-element read, layouts without a compressor or with blosc
 SCALING = 1.7                    # 2-thread / 1-thread random-read throughput
-
-
-def same(a, b: np.ndarray) -> bool:
-    """Bit-exact equality (NaN-safe for floats)."""
-    a = np.asarray(a)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    kind = f"u{b.dtype.itemsize}"
-    return bool(np.array_equal(a.view(kind), b.view(kind)))
 
 
 def chunk_files(path: str) -> set[str]:
