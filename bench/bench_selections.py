@@ -160,8 +160,8 @@ def open_array(lib: str, path: str, layout: Layout, write: bool = False):
 
 def memory_child(argv: list[str]) -> None:
     """In a fresh process: open ``path`` with zarrc, load the selection, warm up (a
-    one-element read; the same kind of selection of one element), reset VmHWM, run the
-    selection; print RSS before and VmHWM after (bytes) as JSON."""
+    read of one chunk per core; the same kind of selection of one element), reset VmHWM,
+    run the selection; print RSS before and VmHWM after (bytes) as JSON."""
     path, kind, npz = argv
     import zarrc
 
@@ -171,7 +171,10 @@ def memory_child(argv: list[str]) -> None:
 
     sel = dict(np.load(npz))
     a = zarrc.open_array(path, mode="r+" if kind == "write" else "r")
-    a[tuple(slice(0, 1) for _ in a.shape)]  # warm: first-call imports, thread pool ...
+    # warm: first-call imports, and the thread pool with each thread's scratch (a read
+    # of one chunk per core starts them; a one-element read does not) ...
+    cores = os.cpu_count() or 1
+    a[(slice(0, min(a.shape[0], a.chunks[0] * cores)),) + tuple(slice(0, c) for c in a.chunks[1:])]
     if kind != "mask":  # ... and the selection's own code path, on one element
         run_selection("zarrc", a, kind, {k: v[:1] for k, v in sel.items()})
     try:
