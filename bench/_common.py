@@ -183,3 +183,46 @@ def write_json(path: str | os.PathLike, payload: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2) + "\n")
     return path
+
+
+# -- peak memory, in the fresh process of a measure -------------------------------------
+
+def proc_status(key: str) -> int:
+    """A value of /proc/self/status (given in kB), in bytes: VmRSS, VmHWM."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
+
+
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS; False where the kernel does not allow it (the
+    peak measured afterwards may then include earlier use: an overestimate)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+# -- a benchmark run's header and footer ------------------------------------------------
+
+def announce(wanted: Sequence[str], libs: Sequence[str], repeat: int) -> dict[str, object]:
+    """Print the machine and which of the ``wanted`` libraries run; return machine_facts()."""
+    missing = [lib for lib in wanted if lib not in libs]
+    facts = machine_facts()
+    print("machine:", facts)
+    print(f"libraries: {list(libs)}" + (f" (not installed: {missing})" if missing else "")
+          + f"; {repeat} repetitions, interleaved; medians; data in the page cache")
+    return facts
+
+
+def conclude(json_path: str, args, facts: dict, libs: Sequence[str], cases: list, checks: list,
+             t_start: float) -> None:
+    """Print how many target checks passed and the load average, and write the JSON."""
+    total = time.perf_counter() - t_start
+    npass = sum(c["status"] == "PASS" for c in checks)
+    print(f"\n{npass}/{len(checks)} PASS; total {total:.0f} s; load average now "
+          f"{os.getloadavg()[0]:.2f} (at start {facts['load_avg_1m']})")
+    path = write_json(json_path, {"machine": facts, "args": vars(args), "libraries": list(libs),
+                                  "cases": cases, "checks": checks, "total_s": total})
+    print(f"JSON: {os.path.relpath(path)}")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench._common import proc_status, reset_peak_rss
 from bench._suite_cases import Dataset, Layout
 
 METADATA_FILES = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
@@ -96,34 +97,29 @@ def codec_floor(path: str, ds: Dataset, layout: Layout, repeat: int, fresh: bool
     return [once() for _ in range(repeat)]
 
 
-_PEAK_SCRIPT = r"""
-import json, sys
-def status(key):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-import numpy as np, zarrc
-a = zarrc.open_array(sys.argv[1], mode="r")
-a[tuple(slice(0, 1) for _ in a.shape)]  # warm: first-call imports, thread pool
-try:
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # reset VmHWM to the current RSS
-    reset = True
-except OSError:
-    reset = False
-before, hwm_before = status("VmRSS"), status("VmHWM")
-out = a[...]
-print(json.dumps({"rss_before": before, "hwm_before": hwm_before, "hwm_after": status("VmHWM"),
-                  "nbytes": out.nbytes, "hwm_reset": reset}))
-"""
+def peak_child(path: str) -> None:
+    """In a fresh process: open ``path`` with zarrc, warm up (a one-element read: the
+    first-call imports, the thread pool), reset VmHWM, read it all; print RSS before,
+    VmHWM before and after, and the output's size (bytes) as JSON."""
+    import zarrc
+
+    a = zarrc.open_array(path, mode="r")
+    a[tuple(slice(0, 1) for _ in a.shape)]
+    reset = reset_peak_rss()
+    before, hwm_before = proc_status("VmRSS"), proc_status("VmHWM")
+    out = a[...]
+    print(json.dumps({"rss_before": before, "hwm_before": hwm_before, "hwm_after": proc_status("VmHWM"),
+                      "nbytes": out.nbytes, "hwm_reset": reset}))
 
 
 def peak_memory(path: str) -> dict:
     """Peak RSS of a zarrc full read of ``path`` in a fresh process, minus the RSS just
     before the read (after import, open and a one-element read), as a multiple of the
     output's size.  Without a VmHWM reset the peak may include earlier use (an overestimate)."""
-    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, path], capture_output=True, text=True,
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # holds `bench`, as imported here
+    code = (f"import sys; sys.path.insert(0, {root!r}); "
+            "from bench._suite_zarrc import peak_child; peak_child(sys.argv[1])")
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     m = json.loads(out.stdout.strip().splitlines()[-1])
     m["multiple"] = (m["hwm_after"] - m["rss_before"]) / m["nbytes"]

@@ -35,7 +35,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
 
 from bench import _suite_libs  # noqa: E402
 from bench._common import (  # noqa: E402
-    REPO_ROOT, interleaved_times, machine_facts, print_table, same, write_json,
+    REPO_ROOT, announce, conclude, interleaved_times, print_table, proc_status, reset_peak_rss, same,
 )
 from bench._suite_cases import LAYOUTS, Dataset, Layout  # noqa: E402
 from bench._suite_libs import create, writer  # noqa: E402
@@ -165,10 +165,6 @@ def memory_child(argv: list[str]) -> None:
     path, kind, npz = argv
     import zarrc
 
-    def status(key: str) -> int:
-        with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
-
     sel = dict(np.load(npz))
     a = zarrc.open_array(path, mode="r+" if kind == "write" else "r")
     # warm: first-call imports, and the thread pool with each thread's scratch (a read
@@ -177,15 +173,10 @@ def memory_child(argv: list[str]) -> None:
     a[(slice(0, min(a.shape[0], a.chunks[0] * cores)),) + tuple(slice(0, c) for c in a.chunks[1:])]
     if kind != "mask":  # ... and the selection's own code path, on one element
         run_selection("zarrc", a, kind, {k: v[:1] for k, v in sel.items()})
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # reset VmHWM to the current RSS
-        reset = True
-    except OSError:
-        reset = False
-    before = status("VmRSS")
+    reset = reset_peak_rss()
+    before = proc_status("VmRSS")
     run_selection("zarrc", a, kind, sel)
-    print(json.dumps({"rss_before": before, "hwm_after": status("VmHWM"), "hwm_reset": reset}))
+    print(json.dumps({"rss_before": before, "hwm_after": proc_status("VmHWM"), "hwm_reset": reset}))
 
 
 def peak_memory(path: str, kind: str, sel: dict, scratch: Path) -> dict:
@@ -335,11 +326,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     t_start = time.perf_counter()
     libs = available(args.libs)
-    missing = [lib for lib in args.libs if lib not in libs]
-    facts = machine_facts()
-    print("machine:", facts)
-    print(f"libraries: {libs}" + (f" (not installed: {missing})" if missing else "")
-          + f"; {args.repeat} repetitions, interleaved; medians; data in the page cache")
+    facts = announce(args.libs, libs, args.repeat)
     root = Path(args.dir)
     cases, checks = [], []
     for ds in datasets(args.quick).values():
@@ -362,13 +349,7 @@ def main(argv=None) -> int:
           f"{1 + MEMORY_SLACK:.2f} + one chunk per core):")
     for c in checks:
         print(f"{c['status']}  {c['case']:<13} {c['check']}: {c['value']:.2f} (target <= {c['target']:.2f})")
-    total = time.perf_counter() - t_start
-    npass = sum(c["status"] == "PASS" for c in checks)
-    print(f"\n{npass}/{len(checks)} PASS; total {total:.0f} s; load average now "
-          f"{os.getloadavg()[0]:.2f} (at start {facts['load_avg_1m']})")
-    path = write_json(args.json, {"machine": facts, "args": vars(args), "libraries": libs,
-                                  "cases": cases, "checks": checks, "total_s": total})
-    print(f"JSON: {os.path.relpath(path)}")
+    conclude(args.json, args, facts, libs, cases, checks, t_start)
     return 0
 
 

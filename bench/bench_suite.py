@@ -16,7 +16,6 @@ Libraries run interleaved within each repetition; tables show medians.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
@@ -30,7 +29,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (  # noqa: E402
-    REPO_ROOT, interleaved_times, machine_facts, pick_repeat, print_table, same, threaded_time, write_json,
+    REPO_ROOT, announce, conclude, interleaved_times, pick_repeat, print_table, same, threaded_time,
 )
 from bench._suite_cases import (  # noqa: E402
     LAYOUTS, Dataset, Layout, datasets, one_inner_chunk_per_shard, random_boxes, random_points, tiles,
@@ -302,11 +301,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     t_start = time.perf_counter()
     libs = available(args.libs)
-    missing = [lib for lib in args.libs if lib not in libs]
-    facts = machine_facts()
-    print("machine:", facts)
-    print(f"libraries: {libs}" + (f" (not installed: {missing})" if missing else "")
-          + f"; {args.repeat} repetitions, interleaved; medians; data in the page cache")
+    facts = announce(args.libs, libs, args.repeat)
     root = Path(args.dir)
     cases, checks = [], []
     for ds in (datasets(args.quick)[n] for n in args.datasets):
@@ -326,13 +321,7 @@ def main(argv=None) -> int:
     for c in checks:
         print(f"{c['status']}  {c['case']:<18} {c['check']}: {c['value']:.2f} (target "
               f"{'<=' if 'scaling' not in c['check'] else '>='} {c['target']})")
-    total = time.perf_counter() - t_start
-    npass = sum(c["status"] == "PASS" for c in checks)
-    print(f"\n{npass}/{len(checks)} PASS; total {total:.0f} s; load average now "
-          f"{os.getloadavg()[0]:.2f} (at start {facts['load_avg_1m']})")
-    path = write_json(args.json, {"machine": facts, "args": vars(args), "libraries": libs,
-                                  "cases": cases, "checks": checks, "total_s": total})
-    print(f"JSON: {os.path.relpath(path)}")
+    conclude(args.json, args, facts, libs, cases, checks, t_start)
     return 0
 
 
