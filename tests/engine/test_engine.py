@@ -314,6 +314,13 @@ def test_read_into_and_write_from_check_the_operand():
             engine.read_into(arr._engine, dims, bad)
         with pytest.raises(ValueError):
             engine.write_from(arr._engine, dims, bad)
+    read_only = np.zeros((2, 4), "int32")
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        engine.read_into(arr._engine, dims, read_only)
+    with pytest.raises(ValueError, match="read-only"):
+        arr.get_orthogonal_selection(([1, 1], slice(None)), out=read_only)
+    assert not read_only.any()
 
 
 # ------------------------------------------------------------------ fill values and empty chunks

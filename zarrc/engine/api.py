@@ -34,7 +34,10 @@ def read_into(strategy: Strategy, dims: list[indexing.DimProjection], out: np.nd
     ArgumentError for a mismatched ``out``, CodecError / ChecksumError / StoreError
     for chunks that cannot be read."""
     check_operand(strategy.arr, dims, out, "out")
-    strategy.read_into(dims, out)
+    if not out.flags.writeable:
+        raise ArgumentError("out is read-only")
+    if out.size:
+        strategy.read_into(dims, out)
 
 
 def write_from(strategy: Strategy, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
@@ -51,15 +54,9 @@ def read_selection(strategy: Strategy, dims: list[indexing.DimProjection],
                    out: np.ndarray | None = None) -> np.ndarray:
     """The elements a planned selection (indexing.plan_orthogonal, plan_blocks, ...)
     selects: a new array, or ``out`` filled in place and returned (see read_into)."""
-    arr = strategy.arr
     if out is None:
-        out = np.empty(indexing.dims_shape(dims), arr.dtype)
-    else:
-        check_operand(arr, dims, out, "out")
-        if not out.flags.writeable:
-            raise ArgumentError("out is read-only")
-    if out.size:
-        strategy.read_into(dims, out)
+        out = np.empty(indexing.dims_shape(dims), strategy.arr.dtype)
+    read_into(strategy, dims, out)
     return out
 
 

@@ -167,7 +167,7 @@ def check_operand(arr: ChunkedArray, dims: list[indexing.DimProjection], a: np.n
                   what: str) -> None:
     """ArgumentError unless ``a`` has the selection's shape and the array's dtype (the
     native workers index it by the plan without further checks)."""
-    shape = tuple(d.nsel for d in dims if not d.dropped)
+    shape = indexing.dims_shape(dims)
     if len(dims) != len(arr.shape) or a.shape != shape or a.dtype != arr.dtype:
         raise ArgumentError(f"{what} of shape {a.shape} and dtype {a.dtype} does not match the "
                             f"selection: shape {shape}, dtype {arr.dtype}")
