@@ -150,32 +150,10 @@ def normalize_selection(selection, shape: tuple[int, ...]) -> list:
     IndexError) for out-of-bounds integers, zero or negative steps, too many
     indices, and unsupported types.
     """
-    if not isinstance(selection, tuple):
-        selection = (selection,)
-    if sum(s is Ellipsis for s in selection) > 1:
-        raise SelectionError("an index can only have a single ellipsis ('...')")
-    ndim = len(shape)
-    n_real = sum(s is not Ellipsis for s in selection)
-    if n_real > ndim:
-        raise SelectionError(f"too many indices for array: array is {ndim}-dimensional, "
-                             f"but {n_real} were indexed")
-    expanded = []
-    for s in selection:
-        if s is Ellipsis:
-            expanded.extend([slice(None)] * (ndim - n_real))
-        else:
-            expanded.append(s)
-    expanded.extend([slice(None)] * (ndim - len(expanded)))
-    result = []
-    for dim, (s, size) in enumerate(zip(expanded, shape)):
+    result: list[int | slice] = []
+    for dim, (s, size) in enumerate(zip(_expand_ellipsis(selection, len(shape)), shape)):
         if isinstance(s, slice):
-            try:
-                if s.step is not None and operator.index(s.step) <= 0:
-                    raise SelectionError(f"slice step must be positive, got {s.step} in dimension {dim}")
-                result.append(slice(*s.indices(size)))
-            except TypeError:
-                raise SelectionError(f"unsupported slice {s!r} in dimension {dim}; its start, stop "
-                                     "and step must be integers or None") from None
+            result.append(slice(*_slice_indices(s, dim, size)))
             continue
         if isinstance(s, (bool, np.bool_)):
             raise SelectionError(f"boolean index {s!r} in dimension {dim} is not supported")
@@ -184,10 +162,16 @@ def normalize_selection(selection, shape: tuple[int, ...]) -> list:
         except TypeError:
             raise SelectionError(f"unsupported index {s!r} in dimension {dim}; "
                                  "expected an integer, a slice or '...'") from None
-        if not -size <= i < size:
-            raise SelectionError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-        result.append(i + size if i < 0 else i)
+        result.append(_in_bounds(i, dim, size))
     return result
+
+
+def _in_bounds(i: int, dim: int, size: int) -> int:
+    """An integer index of a dimension, negative ones counted from the end; SelectionError
+    if it is out of bounds."""
+    if not -size <= i < size:
+        raise SelectionError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+    return i + size if i < 0 else i
 
 
 def plan(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
@@ -198,8 +182,7 @@ def plan(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[li
             dims.append(project_slice(s.start, s.stop, s.step, size, chunk))
         else:
             dims.append(project_int(s, size, chunk))
-    out_shape = tuple(d.nsel for d in dims if not d.dropped)
-    return dims, out_shape
+    return dims, dims_shape(dims)
 
 
 # ---------------------------------------------------------------- other selection kinds
@@ -273,10 +256,7 @@ def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
         if type(s) is list:
             s = np.asarray(s)
         if _is_integer(s):
-            i = int(s)
-            if not -size <= i < size:
-                raise SelectionError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-            dims.append(project_int(i + size if i < 0 else i, size, chunk))
+            dims.append(project_int(_in_bounds(int(s), dim, size), size, chunk))
         elif isinstance(s, slice):
             start, stop, step = _slice_indices(s, dim, size)
             dims.append(project_slice(start, stop, step, size, chunk))
@@ -291,7 +271,7 @@ def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
         else:
             raise SelectionError(f"unsupported index {s!r} in dimension {dim} of an orthogonal selection; "
                                  "expected an integer, a slice, an integer array or a boolean array")
-    return dims, tuple(d.nsel for d in dims if not d.dropped)
+    return dims, dims_shape(dims)
 
 
 def _slice_indices(s: slice, dim: int, size: int) -> tuple[int, int, int]:
