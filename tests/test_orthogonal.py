@@ -7,111 +7,20 @@ all with edge chunks."""
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import numpy as np
 import pytest
-from helpers import NO_ZARR_PYTHON
 from interop.support import assert_bit_equal, sample
+from selection_pairs import LAYOUTS, PAIRS, Pair, create
 
 import zarrc
 from zarrc.errors import ArgumentError, SelectionError
-from zarrc.stores import MemoryStore, ZipStore
+from zarrc.stores import MemoryStore
 
-zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 # (a zip store keeps each rewritten chunk twice and says so)
 pytestmark = pytest.mark.filterwarnings("ignore:key .* written again:UserWarning")
 
-# shape, inner chunks, chunks (= the middle level of nested shards), shards
-GEOMETRY = {
-    1: ((23,), (3,), (6,), (12,)),
-    2: ((13, 11), (2, 3), (4, 3), (8, 6)),
-    3: ((7, 6, 5), (1, 2, 2), (3, 2, 2), (6, 4, 4)),
-    4: ((5, 4, 3, 6), (1, 2, 2, 3), (2, 2, 2, 3), (4, 4, 2, 6)),
-}
-LAYOUTS = {"v2": "int32", "v3": "float64", "sharded": "uint16", "nested": "complex64"}
 
-
-def _nested_spec(inner, middle) -> dict:
-    def sharding(chunk, codecs):
-        return {"name": "sharding_indexed", "configuration": {
-            "chunk_shape": list(chunk), "codecs": codecs,
-            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-            "index_location": "end"}}
-    return sharding(middle, [sharding(inner, [{"name": "bytes", "configuration": {"endian": "little"}}])])
-
-
-def _zarr_nested(inner, middle):
-    from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec
-    return ShardingCodec(chunk_shape=middle, index_codecs=[BytesCodec(), Crc32cCodec()],
-                         codecs=[ShardingCodec(chunk_shape=inner, codecs=[BytesCodec()],
-                                               index_codecs=[BytesCodec(), Crc32cCodec()])])
-
-
-def _create(lib, store, layout: str, ndim: int):
-    shape, inner, chunks, shards = GEOMETRY[ndim]
-    kw: dict = {"shape": shape, "dtype": LAYOUTS[layout], "fill_value": 0}
-    if layout == "v2":
-        kw.update(chunks=chunks, zarr_format=2)
-    elif layout == "v3":
-        kw.update(chunks=chunks)
-    elif layout == "sharded":
-        kw.update(chunks=chunks, shards=shards)
-    else:
-        kw.update(chunks=shards, compressors=None,
-                  serializer=_nested_spec(inner, chunks) if lib is zarrc else _zarr_nested(inner, chunks))
-    return lib.create_array(store, **kw)
-
-
-class Pair:
-    """The same array in zarr-python (``z``, a local directory) and zarrc (``a``).
-
-    zarr-python 3.1 fails on orthogonal writes to sharded arrays (IndexError in its
-    sharding codec's partial encode), so writes to a sharded array are compared with
-    zarr-python's writes to ``zw``, the same data unsharded, chunked as the shards
-    (the grid of its block selections too)."""
-
-    def __init__(self, root, layout: str, ndim: int, store: str) -> None:
-        self.root, self.layout, self.ndim, self.kind = root, layout, ndim, store
-        self.data = sample(LAYOUTS[layout], GEOMETRY[ndim][0], seed=ndim)
-        self.z = _create(zarr, os.path.join(root, "z"), layout, ndim)
-        self.z[...] = self.data
-        self.a = self._zarrc(os.path.join(root, "c"))
-        self.zw = self.z
-        if layout in ("sharded", "nested"):
-            shape, _, _, shards = GEOMETRY[ndim]
-            self.zw = zarr.create_array(os.path.join(root, "zw"), shape=shape, chunks=shards,
-                                        dtype=LAYOUTS[layout], fill_value=0)
-            self.zw[...] = self.data
-
-    def _zarrc(self, where: str):
-        if self.kind == "local":       # zarr-python's files, copied
-            shutil.copytree(os.path.join(self.root, "z"), where)
-            return zarrc.open_array(where, mode="r+")
-        store = ZipStore(where + ".zip", mode="w") if self.kind == "zip" else MemoryStore()
-        a = _create(zarrc, store, self.layout, self.ndim)
-        a[...] = self.data
-        return a
-
-    def check_read(self, get) -> None:
-        try:
-            expected = get(self.z)
-        except IndexError:            # (a block out of range on this geometry): both raise
-            with pytest.raises(SelectionError):
-                get(self.a)
-            return
-        assert_bit_equal(get(self.a), expected, f"{self.layout} {self.ndim}-d {self.kind}")
-
-    def check_write(self, put) -> None:
-        put(self.zw)
-        put(self.a)
-        assert_bit_equal(self.a[...], self.zw[...], f"{self.layout} {self.ndim}-d {self.kind} write")
-
-
-@pytest.fixture(params=[(lay, nd, st) for lay in LAYOUTS for nd in GEOMETRY for st in ("local", "memory", "zip")
-                        if st == "local" or nd == 2],
-                ids=lambda p: f"{p[0]}-{p[1]}d-{p[2]}")
+@pytest.fixture(params=PAIRS, ids=lambda p: f"{p[0]}-{p[1]}d-{p[2]}")
 def pair(request, tmp_path):
     return Pair(str(tmp_path), *request.param)
 
@@ -244,7 +153,7 @@ def test_duplicates_last_wins_many(tmp_path) -> None:
     numpy assigns (in every strategy: plain, sharded, nested)."""
     rng = np.random.default_rng(5)
     for layout in LAYOUTS:
-        a = _create(zarrc, MemoryStore(), layout, 2)
+        a = create(zarrc, MemoryStore(), layout, 2)
         idx = rng.integers(0, 13, 200)
         value = rng.integers(1, 1000, (200, 11)).astype(a.dtype)
         a.oindex[idx, :] = value
@@ -269,17 +178,6 @@ def test_errors_as_zarr_python(tmp_path) -> None:
     for x in (p.z, p.a):
         with pytest.raises(ValueError):
             x.oindex[[1, 2], 0] = np.zeros((2, 2))
-
-
-def test_unsupported_kinds_raise() -> None:
-    """Coordinate and mask selections that are not orthogonal ones: a clear error,
-    never a wrong result (vindex is a later step)."""
-    a = zarrc.create_array({}, shape=(6, 5), chunks=(4, 2), dtype="int32")
-    for sel in [([0, 1], [2, 3]), np.ones((6, 5), bool)]:
-        with pytest.raises(SelectionError, match="not supported yet"):
-            a[sel]
-        with pytest.raises(SelectionError, match="not supported yet"):
-            a[sel] = 1
 
 
 def test_fields_of_structured_dtype() -> None:

@@ -247,12 +247,63 @@ class Array(Node):
                                        self._metadata.chunk_shape)
         self._write_planned(dims, value, fields)
 
-    def _read_planned(self, dims: list, out: Any, fields: Any) -> Any:
-        if out is not None and not isinstance(out, np.ndarray):
-            as_array = getattr(out, "as_ndarray_like", None)     # a zarr-python NDBuffer
-            out = as_array() if as_array is not None else out
-            if not isinstance(out, np.ndarray):
-                raise ArgumentTypeError(f"out must be a numpy array, got {type(out).__name__}")
+    @property
+    def vindex(self) -> VIndex:
+        """Coordinate or mask selection: ``a.vindex[rows, cols] (= value)`` with one
+        integer array per dimension, or ``a.vindex[mask]`` (see
+        get_coordinate_selection, get_mask_selection)."""
+        return VIndex(self)
+
+    def get_coordinate_selection(self, selection: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """The points ``(selection[0][k], selection[1][k], ...)``: one integer array (or
+        int) per dimension, broadcast together; the result has their broadcast
+        shape.  Points may repeat and come in any order; negative indices count from
+        the end.  ``out``: a numpy array of the result's shape (or of its number of
+        points, 1-d, as zarr-python takes it), filled in place; ``fields``: as
+        get_orthogonal_selection.  Raises SelectionError (an IndexError) for an
+        index out of bounds or arrays that do not broadcast."""
+        points = indexing.plan_coordinate(selection, self.shape, self._chunked.chunks)
+        return self._read_points(points, out, fields)
+
+    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` to the points of a coordinate selection (see
+        get_coordinate_selection): one value for all, one per point (in the
+        selection's C order, any shape with that many items, as zarr-python), or an
+        array that broadcasts to the selection's shape.  Where a point repeats, the
+        last value wins."""
+        points = indexing.plan_coordinate(selection, self.shape, self._chunked.chunks)
+        self._write_planned(points, value, fields)
+
+    def get_mask_selection(self, mask: Any, *, out: Any = None, fields: Any = None) -> Any:
+        """The elements where ``mask`` (a boolean array of the array's shape) is True,
+        in C order, as a 1-d array.  ``out``, ``fields``: as get_orthogonal_selection."""
+        points = indexing.plan_mask_selection(mask, self.shape, self._chunked.chunks)
+        return self._read_points(points, out, fields)
+
+    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None) -> None:
+        """Write ``value`` (one value, or one per True element of ``mask`` in C order)
+        where ``mask`` is True."""
+        points = indexing.plan_mask_selection(mask, self.shape, self._chunked.chunks)
+        self._write_planned(points, value, fields)
+
+    def _read_points(self, points: indexing.Points, out: Any, fields: Any) -> Any:
+        """A planned coordinate or mask selection read, shaped as the selection: into
+        ``out`` if given (of the selection's shape or 1-d)."""
+        if out is None:
+            return self._read_planned(points, None, fields).reshape(points.shape)
+        out = _as_ndarray(out)
+        flat = out.reshape(-1) if out.shape in (points.shape, (points.nsel,)) else out
+        if flat.size and not np.may_share_memory(flat, out):      # (out not contiguous)
+            flat = np.empty_like(flat)
+            self._read_planned(points, flat, fields)
+            out[...] = flat.reshape(out.shape)
+        else:
+            self._read_planned(points, flat, fields)
+        return out
+
+    def _read_planned(self, dims: indexing.Plan, out: Any, fields: Any) -> Any:
+        if out is not None:
+            out = _as_ndarray(out)
         out_dtype = field_dtype(self.dtype, fields)
         if out_dtype is None:
             return engine_api.read_selection(self._engine, dims, out)
@@ -265,7 +316,7 @@ class Array(Node):
         out[...] = data[fields if isinstance(fields, str) else list(fields)]
         return out
 
-    def _write_planned(self, dims: list, value: Any, fields: Any) -> None:
+    def _write_planned(self, dims: indexing.Plan, value: Any, fields: Any) -> None:
         self._check_writable()
         if field_dtype(self.dtype, fields) is None:
             engine_api.write_selection(self._engine, dims, value)
@@ -275,6 +326,8 @@ class Array(Node):
                 raise SelectionError(f"fields {fields!r}: a write takes a single field")
             fields = fields[0]
         data = engine_api.read_selection(self._engine, dims)     # the other fields kept
+        if isinstance(dims, indexing.Points) and np.ndim(value) > 1:
+            value = np.asarray(value).reshape(-1)       # (as engine.batch.points_value)
         try:
             data[fields] = value
         except ValueError:
@@ -308,6 +361,37 @@ def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) 
         from zarrc.errors import NodeNotFoundError
         raise NodeNotFoundError(f"no array at {path} in {store!r}")
     return Array(store, path, md, read_only=read_only, write_empty_chunks=write_empty_chunks)
+
+
+def _as_ndarray(out: Any) -> np.ndarray:
+    """``out`` of a getter as a numpy array (a zarr-python NDBuffer's), else
+    ArgumentTypeError."""
+    if not isinstance(out, np.ndarray):
+        as_array = getattr(out, "as_ndarray_like", None)     # a zarr-python NDBuffer
+        out = as_array() if as_array is not None else out
+        if not isinstance(out, np.ndarray):
+            raise ArgumentTypeError(f"out must be a numpy array, got {type(out).__name__}")
+    return out
+
+
+class VIndex:
+    """``a.vindex``: coordinate or mask selection by indexing (zarr-python's rules:
+    one boolean array of the array's shape is a mask, one integer array or int per
+    dimension a coordinate selection)."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        fields, selection = pop_fields(selection)
+        a = self._array
+        points = indexing.plan_vindex(selection, a.shape, a._chunked.chunks)
+        return a._read_points(points, None, fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection)
+        a = self._array
+        a._write_planned(indexing.plan_vindex(selection, a.shape, a._chunked.chunks), value, fields)
 
 
 class OIndex:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from zarrc._kernels import plan as layout
-from zarrc.errors import SelectionError
+from zarrc.errors import ArgumentError, SelectionError
 
 # Columns of DimProjection.table: the first PROJECTION_COLS columns of the plan
 # table (its layout's home: zarrc/_kernels/plan.pxd)
@@ -319,16 +319,15 @@ def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
     return dims, tuple(d.nsel for d in dims)
 
 
-def plan_item(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
+def plan_item(selection, shape: tuple[int, ...], chunks: tuple[int, ...]
+              ) -> tuple[list[DimProjection] | Points, tuple[int, ...]]:
     """Resolve ``a[selection]`` as zarr-python 3 interprets it: a pure fancy index
     (integer arrays / lists and ints, one per dimension, or a boolean mask) is a
-    coordinate or mask selection, a selection with one index array (or one per
-    dimension) is an orthogonal selection, anything else a basic one.
+    coordinate or mask selection (``a.vindex``), a selection with one index array
+    (or one per dimension) is an orthogonal selection, anything else a basic one.
 
-    Returns the projections and the result's shape, which for an integer index
-    array of several dimensions is the dims' shape reshaped (the result takes the
-    index array's shape).  Raises SelectionError for a
-    coordinate or mask selection that is not an orthogonal one."""
+    Returns the plan and the result's shape (for a coordinate selection, the
+    broadcast shape of its index arrays)."""
     ndim = len(shape)
     if _is_pure_fancy(selection, ndim):
         return _plan_fancy(selection, shape, chunks)
@@ -360,39 +359,114 @@ def _is_pure_orthogonal(selection, ndim: int) -> bool:
 
 
 def _plan_fancy(selection, shape, chunks):
-    """A coordinate or mask selection that is an orthogonal one: a boolean mask of
-    a 1-d array, or a single integer array among ints (the result takes the
-    array's shape)."""
-    ndim = len(shape)
-    if not isinstance(selection, tuple):
-        selection = (selection,)
-    if len(selection) == 1 and (_is_bool_array(selection[0]) or _is_bool_list(selection[0])):
-        mask = np.asarray(selection[0])
-        if mask.shape != shape:
-            raise SelectionError(f"boolean mask of shape {mask.shape} does not match the array's "
-                                 f"shape {shape}")
-        if ndim == 1:
-            return plan_orthogonal(selection, shape, chunks)
-        raise SelectionError(f"mask selection of a {ndim}-dimensional array is not supported yet "
-                                   "(a boolean mask of the array's shape)")
-    arrays = [i for i, s in enumerate(selection) if not _is_integer(s)]
-    if len(selection) != ndim or any(_is_bool_array(s) for s in selection):
-        raise SelectionError(f"invalid coordinate selection {selection!r}: expected one integer "
-                             "array per dimension of the array")
-    if len(arrays) != 1:
-        raise SelectionError(f"coordinate (vindex) selection with {len(arrays)} index arrays "
-                                   "is not supported yet; use a.oindex[...] for an orthogonal "
-                                   "selection")
-    (at,) = arrays
-    index = np.asarray(selection[at])
-    items = list(selection)
-    items[at] = index.reshape(-1)
-    dims, _ = plan_orthogonal(tuple(items), shape, chunks)
-    # the result takes the broadcast shape of the index array and the ints (each a 1-element array)
-    out_shape = index.shape if ndim == 1 else np.broadcast_shapes(index.shape, (1,))
-    return dims, tuple(out_shape)
+    """``a[...]`` with a pure fancy index: zarr-python's ``a.vindex[...]``.  A
+    single index array among ints (or a 1-d mask) is also an orthogonal selection,
+    planned as one (strided dimensions for the ints)."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    arrays = [s for s in items if not _is_integer(s)]
+    if len(items) == len(shape) and len(arrays) == 1 and (_is_int_list(arrays[0]) or _is_int_array(arrays[0])):
+        at = next(i for i, s in enumerate(items) if not _is_integer(s))
+        index = np.asarray(items[at])
+        flat = list(items)
+        flat[at] = index.reshape(-1)
+        dims, _ = plan_orthogonal(tuple(flat), shape, chunks)
+        # the result takes the broadcast shape of the index array and the ints
+        out_shape = index.shape if len(shape) == 1 else np.broadcast_shapes(index.shape, (1,))
+        return dims, tuple(out_shape)
+    plan = plan_vindex(selection, shape, chunks)
+    return plan, plan.shape
 
 
-def dims_shape(dims: list[DimProjection]) -> tuple[int, ...]:
-    """The shape the projections fill: ``nsel`` of each dimension not dropped."""
+# ---------------------------------------------------------------- points
+# (coordinate and mask selections: no cartesian product of dimensions, but points,
+# grouped by chunk natively: zarrc._kernels.plan.plan_points / plan_mask)
+
+@dataclass(frozen=True)
+class Points:
+    """A coordinate or mask selection planned: one task per touched chunk, whose
+    points are listed (``local``: flat C-order index within the chunk, ``out``:
+    position in the 1-d result).  ``table`` / ``tasks`` are in the form of
+    engine.batch.assemble's (the last dimension's row of a task is its point row),
+    ``coords`` each task's chunk coordinates; ``nsel`` points, the result shaped
+    ``shape`` (the broadcast shape of the index arrays; (nsel,) for a mask)."""
+
+    table: np.ndarray
+    local: np.ndarray
+    out: np.ndarray
+    tasks: np.ndarray
+    coords: np.ndarray
+    nsel: int
+    shape: tuple[int, ...]
+    ndim: int
+
+
+def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Points:
+    """Resolve ``a.vindex[selection]``: a coordinate selection (one integer array or
+    int per dimension, broadcast together) or a mask selection (one boolean array
+    of the array's shape), as zarr-python decides between them."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    items = tuple(np.asarray(s) if type(s) is list else s for s in items)
+    if len(items) == 1 and _is_bool_array(items[0]) and np.shape(items[0]) == shape and shape:
+        return plan_mask_selection(items[0], shape, chunks)
+    if len(items) == len(shape) and shape and all(_is_integer(s) or _is_int_array(s) for s in items):
+        return plan_coordinate(items, shape, chunks)
+    raise SelectionError("unsupported selection type for vectorized indexing; only coordinate "
+                         "selection (tuple of integer arrays) and mask selection (single Boolean "
+                         f"array) are supported; got {selection!r}")
+
+
+def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Points:
+    """Resolve a coordinate selection (``get_coordinate_selection``): per dimension
+    an integer array (any shape; all broadcast together) or an int; the result has
+    the broadcast shape.  Negative indices count from the end; points may repeat
+    and come in any order."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    items = tuple(np.asarray(s) if type(s) is list else s for s in items)
+    if not shape or len(items) != len(shape) or not all(_is_integer(s) or _is_int_array(s) for s in items):
+        raise SelectionError("invalid coordinate selection; expected one integer (coordinate) "
+                             f"array per dimension of the array of shape {shape}, got {selection!r}")
+    arrays = [np.asarray([s]) if _is_integer(s) else np.asarray(s) for s in items]
+    for dim, (a, size) in enumerate(zip(arrays, shape)):
+        if a.dtype.kind == "u" and a.size and int(a.max()) >= 1 << 63:
+            raise SelectionError(f"index {int(a.max())} is out of bounds for dimension {dim} "
+                                 f"with size {size}")
+    try:
+        arrays = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ArgumentError("coordinate arrays of shapes "
+                             f"{[np.shape(s) for s in items]} do not broadcast together") from None
+    sel_shape = arrays[0].shape or (1,)
+    flat = [a.reshape(-1).astype(np.int64, copy=False) for a in arrays]
+    planned = layout.plan_points(flat, shape, chunks)
+    if len(planned) == 2:
+        dim, k = planned
+        raise SelectionError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
+                             f"with size {shape[dim]}")
+    return Points(*planned, nsel=len(flat[0]), shape=sel_shape, ndim=len(shape))
+
+
+def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Points:
+    """Resolve a mask selection (``get_mask_selection``): a boolean array of the
+    array's shape; the result is 1-d, its True elements in C order."""
+    if isinstance(mask, tuple) and len(mask) == 1:
+        mask = mask[0]
+    if type(mask) is list:
+        mask = np.asarray(mask)
+    if not _is_bool_array(mask) or mask.shape != shape or not shape:
+        raise SelectionError("invalid mask selection; expected one Boolean (mask) array with the "
+                             f"same shape as the array {shape}, got {mask!r}")
+    planned = layout.plan_mask(np.ascontiguousarray(mask), shape, chunks)
+    n = len(planned[1])
+    return Points(*planned, nsel=n, shape=(n,), ndim=len(shape))
+
+
+def dims_shape(dims: "Plan") -> tuple[int, ...]:
+    """The shape the projections fill: ``nsel`` of each dimension not dropped (a
+    planned coordinate or mask selection fills a 1-d array of its points)."""
+    if isinstance(dims, Points):
+        return (dims.nsel,)
     return tuple(d.nsel for d in dims if not d.dropped)
+
+
+# What the engine runs: a dimension's projection each, or points.
+Plan = list[DimProjection] | Points

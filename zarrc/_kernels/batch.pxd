@@ -55,6 +55,7 @@ cdef class _Batch:
     cdef set_coords_paths(self, bytes head, bytes separator, const int64_t[:, ::1] coords)
     cdef set_paths(self, bytes head, bytes separator, const int64_t* coords)
     cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil
+    cdef void point_offsets(self, const int64_t* flat, Py_ssize_t n, Py_ssize_t* off) noexcept nogil
     cdef bint covers_chunk(self, Py_ssize_t t) noexcept nogil
     cdef Py_ssize_t fetch(self, Py_ssize_t t, const uint8_t** data, Scratch* s,
                           ZcError* err) noexcept nogil

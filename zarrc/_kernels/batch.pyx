@@ -336,6 +336,10 @@ cdef class _Batch:
                 for k in range(cnt):
                     chunk_off[k] = (start + k * step) * cs
                     arr_off[k] = (out0 + k) * ars
+            elif step == 0:             # a point row: flat element indices in the chunk
+                self.point_offsets(self.local + ix, cnt, chunk_off)
+                for k in range(cnt):
+                    arr_off[k] = self.outidx[ix + k] * ars
             else:
                 for k in range(cnt):
                     chunk_off[k] = self.local[ix + k] * cs
@@ -346,6 +350,23 @@ cdef class _Batch:
             dims[d].contiguous = (ix < 0 and step == 1 and cs == self.chain.itemsize
                                   and ars == self.chain.itemsize)
         return 0
+
+    cdef void point_offsets(self, const int64_t* flat, Py_ssize_t n, Py_ssize_t* off) noexcept nogil:
+        """Byte offsets in the decoded chunk of n flat C-order element indices."""
+        cdef Py_ssize_t k, i, q, o
+        cdef int d
+        if self.chain.c_layout:
+            for k in range(n):
+                off[k] = flat[k] * self.chain.itemsize
+            return
+        for k in range(n):              # (a transposed chunk: its strides per dimension)
+            i = flat[k]
+            o = 0
+            for d in range(self.ndim - 1, -1, -1):
+                q = i // self.chain.shape[d]
+                o += (i - q * self.chain.shape[d]) * self.chain.strides[d]
+                i = q
+            off[k] = o
 
     cdef bint covers_chunk(self, Py_ssize_t t) noexcept nogil:
         """Whether task t selects every in-bounds element of its chunk (FULL everywhere)."""

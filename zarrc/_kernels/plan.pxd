@@ -8,7 +8,8 @@ cdef enum:
     PLAN_MAX_DIMS = 32  # dimensions an array may have for the native paths
     PLAN_COL_CHUNK = 0  # chunk index along the dimension
     PLAN_COL_START = 1  # first selected element, local to the chunk
-    PLAN_COL_STEP = 2   # local step
+    PLAN_COL_STEP = 2   # local step; 0 on an indexed row: a point row (plan_points), whose
+                        # local entries are flat C-order element indices within the chunk
     PLAN_COL_COUNT = 3  # elements selected in this chunk
     PLAN_COL_OUT = 4    # where they go in the output's dimension
     PLAN_COL_IDX = 5    # offset of this chunk's entries in local/out (-1: strided form)

@@ -11,9 +11,9 @@ of Python, not tens, which also leaves the GIL free for other reading threads.
 
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.slice cimport PySlice_AdjustIndices, PySlice_Unpack
-from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -218,3 +218,298 @@ def format_keys(const int64_t[:, ::1] coords, str head, str separator):
         parts = [str(coords[t, d]) for d in range(ndim)]
         keys.append(head + separator.join(parts))
     return keys
+
+
+# ---------------------------------------------------------------- points
+# A coordinate or mask selection: points grouped by chunk, one task per touched
+# chunk.  The task's row for the last dimension is a point row (STEP 0, see
+# plan.pxd): its ``local`` entries are flat C-order element indices within the
+# chunk, its ``outidx`` entries positions in the 1-d output; the other dimensions
+# share one row selecting element 0 (their offsets are all in the point row).
+
+# Chunk grids of at most this many chunks (or twice the points) group points by a
+# counting sort over the grid, larger ones by a radix sort of the chunk numbers.
+DEF COUNT_GRID_MAX = 1 << 16
+DEF RADIX_BITS = 16
+
+
+cdef Py_ssize_t group_points(const int64_t* keys, const int64_t* local, Py_ssize_t n,
+                             int64_t total, int64_t* sorted_local, int64_t* sorted_pos,
+                             int64_t** task_key, int64_t** task_start) noexcept nogil:
+    """Group n points by chunk number (``keys``, each < ``total``), keeping their
+    order within a chunk: ``sorted_local`` / ``sorted_pos`` receive each point's
+    local index and its position (its index in ``keys``), chunk by chunk in
+    increasing chunk number; ``task_key`` / ``task_start`` (allocated here, the
+    caller frees them) each touched chunk's number and its first entry.  Returns
+    the number of chunks touched, or -1 when memory runs out."""
+    cdef int64_t* cnt
+    cdef int64_t* perm
+    cdef int64_t* tmp_key
+    cdef int64_t* tmp_perm
+    cdef const int64_t* cur_key
+    cdef int64_t* cur_perm
+    cdef int64_t* nxt_key
+    cdef int64_t* nxt_perm
+    cdef int64_t b, pos, maxkey = 0, shift
+    cdef Py_ssize_t k, ntasks = 0, t
+    task_key[0] = task_start[0] = NULL
+    if total <= COUNT_GRID_MAX or total <= 2 * <int64_t>n:
+        cnt = <int64_t*>calloc(<size_t>total + 1, sizeof(int64_t))
+        if cnt == NULL:
+            return -1
+        for k in range(n):
+            cnt[keys[k] + 1] += 1
+        for b in range(total):
+            if cnt[b + 1]:
+                ntasks += 1
+        task_key[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
+        task_start[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
+        if task_key[0] == NULL or task_start[0] == NULL:
+            free(cnt)
+            return -1
+        t = 0
+        for b in range(total):          # cnt[b] becomes the first entry of chunk b
+            if cnt[b + 1]:
+                task_key[0][t] = b
+                task_start[0][t] = cnt[b]
+                t += 1
+            cnt[b + 1] += cnt[b]
+        for k in range(n):
+            pos = cnt[keys[k]]
+            cnt[keys[k]] = pos + 1
+            sorted_local[pos] = local[k]
+            sorted_pos[pos] = k
+        free(cnt)
+        return ntasks
+    # a large grid: a stable radix sort of the chunk numbers, RADIX_BITS at a time
+    cnt = <int64_t*>malloc(((1 << RADIX_BITS) + 1) * sizeof(int64_t))
+    perm = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    tmp_key = <int64_t*>malloc(max(1, n) * sizeof(int64_t) * 2)
+    tmp_perm = <int64_t*>malloc(max(1, n) * sizeof(int64_t) * 2)
+    if cnt == NULL or perm == NULL or tmp_key == NULL or tmp_perm == NULL:
+        free(cnt); free(perm); free(tmp_key); free(tmp_perm)
+        return -1
+    for k in range(n):
+        perm[k] = k
+        if keys[k] > maxkey:
+            maxkey = keys[k]
+    cur_key, cur_perm = keys, perm
+    shift = 0
+    while shift == 0 or (maxkey >> shift) > 0:
+        nxt_key = tmp_key + (n if cur_key == tmp_key else 0)
+        nxt_perm = tmp_perm + (n if cur_perm == tmp_perm else 0)
+        memset(cnt, 0, ((1 << RADIX_BITS) + 1) * sizeof(int64_t))
+        for k in range(n):
+            cnt[((cur_key[k] >> shift) & ((1 << RADIX_BITS) - 1)) + 1] += 1
+        for b in range(1 << RADIX_BITS):
+            cnt[b + 1] += cnt[b]
+        for k in range(n):
+            b = (cur_key[k] >> shift) & ((1 << RADIX_BITS) - 1)
+            pos = cnt[b]
+            cnt[b] = pos + 1
+            nxt_key[pos] = cur_key[k]
+            nxt_perm[pos] = cur_perm[k]
+        cur_key, cur_perm = nxt_key, nxt_perm
+        shift += RADIX_BITS
+    for k in range(n):
+        if k == 0 or cur_key[k] != cur_key[k - 1]:
+            ntasks += 1
+    task_key[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
+    task_start[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
+    if task_key[0] != NULL and task_start[0] != NULL:
+        t = 0
+        for k in range(n):
+            if k == 0 or cur_key[k] != cur_key[k - 1]:
+                task_key[0][t] = cur_key[k]
+                task_start[0][t] = k
+                t += 1
+            sorted_local[k] = local[cur_perm[k]]
+            sorted_pos[k] = cur_perm[k]
+    else:
+        ntasks = -1
+    free(cnt); free(perm); free(tmp_key); free(tmp_perm)
+    return ntasks
+
+
+cdef object points_plan(int64_t* keys, int64_t* local, Py_ssize_t n, tuple shape, tuple chunks):
+    """The plan of n points given their chunk numbers and local indices (see
+    plan_points); frees ``keys`` and ``local``."""
+    cdef Py_ssize_t ndim = len(shape), t, d, ntasks
+    cdef int64_t grid[PLAN_MAX_DIMS]
+    cdef int64_t total = 1, key
+    cdef int64_t* task_key = NULL
+    cdef int64_t* task_start = NULL
+    for d in range(ndim):
+        grid[d] = (<int64_t>shape[d] + chunks[d] - 1) // chunks[d]
+        total *= grid[d]
+    sorted_local = np.empty(n, np.int64)
+    sorted_pos = np.empty(n, np.int64)
+    cdef int64_t[::1] sl = sorted_local
+    cdef int64_t[::1] sp = sorted_pos
+    with nogil:
+        ntasks = group_points(keys, local, n, total, &sl[0] if n else NULL,
+                              &sp[0] if n else NULL, &task_key, &task_start)
+    free(keys)
+    free(local)
+    if ntasks < 0:
+        free(task_key)
+        free(task_start)
+        raise MemoryError()
+    table = np.zeros((ntasks + 1, PLAN_NCOLS), np.int64)
+    tasks = np.full((ntasks, ndim), ntasks, np.int64)
+    coords = np.empty((ntasks, ndim), np.int64)
+    cdef int64_t[:, ::1] tv = table
+    cdef int64_t[:, ::1] kv = tasks
+    cdef int64_t[:, ::1] cv = coords
+    for t in range(ntasks):
+        key = task_key[t]
+        for d in range(ndim - 1, -1, -1):
+            cv[t, d] = key % grid[d]
+            key //= grid[d]
+        tv[t, PLAN_COL_CHUNK] = cv[t, ndim - 1]
+        tv[t, PLAN_COL_COUNT] = (task_start[t + 1] if t + 1 < ntasks else n) - task_start[t]
+        tv[t, PLAN_COL_IDX] = task_start[t]            # (STEP 0: a point row)
+        kv[t, ndim - 1] = t
+    tv[ntasks, PLAN_COL_STEP] = 1                       # the shared row: element 0
+    tv[ntasks, PLAN_COL_COUNT] = 1
+    tv[ntasks, PLAN_COL_IDX] = -1
+    free(task_key)
+    free(task_start)
+    return table, sorted_local, sorted_pos, tasks, coords
+
+
+def plan_points(list idx, tuple shape, tuple chunks):
+    """Plan a coordinate selection: ``idx`` holds per dimension a 1-d int64 array
+    (any strides), all of one length n; point k is (idx[0][k], idx[1][k], ...),
+    negative indices counting from the end.
+
+    Returns (table, local, outidx, tasks, coords): the plan table (a point row per
+    touched chunk, then the shared row; see above), each point's local index and
+    output position, chunk by chunk (points of a chunk in their given order),
+    each task's row per dimension, each task's chunk coordinates.  Or (d, k): the
+    dimension and point of the first index out of bounds."""
+    cdef Py_ssize_t ndim = len(shape), n, d, k
+    cdef const char* ptr[PLAN_MAX_DIMS]
+    cdef Py_ssize_t stride[PLAN_MAX_DIMS]
+    cdef int64_t size[PLAN_MAX_DIMS]
+    cdef int64_t chunk[PLAN_MAX_DIMS]
+    cdef int64_t grid[PLAN_MAX_DIMS]
+    cdef int64_t v, c, key, loc
+    cdef Py_ssize_t bad_d = -1, bad_k = -1
+    cdef const int64_t[:] view
+    if ndim == 0 or ndim > PLAN_MAX_DIMS or len(idx) != ndim or len(chunks) != ndim:
+        raise ValueError(f"{len(idx)} index arrays for an array of shape {shape}")
+    n = len(idx[0])
+    for d in range(ndim):
+        view = idx[d]
+        if view.shape[0] != n:
+            raise ValueError("index arrays of different lengths")
+        ptr[d] = <const char*>&view[0] if n else NULL
+        stride[d] = view.strides[0]
+        size[d] = shape[d]
+        chunk[d] = chunks[d]
+        grid[d] = (size[d] + chunk[d] - 1) // chunk[d]
+    cdef int64_t* keys = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    cdef int64_t* local = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    if keys == NULL or local == NULL:
+        free(keys)
+        free(local)
+        raise MemoryError()
+    with nogil:
+        for k in range(n):
+            key = 0
+            loc = 0
+            for d in range(ndim):
+                v = (<const int64_t*>(ptr[d] + k * stride[d]))[0]
+                if v < 0:
+                    v += size[d]
+                if v < 0 or v >= size[d]:
+                    bad_d, bad_k = d, k
+                    break
+                c = v // chunk[d]
+                key = key * grid[d] + c
+                loc = loc * chunk[d] + (v - c * chunk[d])
+            if bad_d >= 0:
+                break
+            keys[k] = key
+            local[k] = loc
+    if bad_d >= 0:
+        free(keys)
+        free(local)
+        return bad_d, bad_k
+    return points_plan(keys, local, n, shape, chunks)
+
+
+def plan_mask(mask, tuple shape, tuple chunks):
+    """Plan a mask selection: ``mask`` is a C-contiguous bool array of ``shape``;
+    the points are its True elements in C order (the output's order).  Returns
+    what plan_points returns."""
+    cdef const uint8_t[::1] m = mask.reshape(-1).view(np.uint8)
+    cdef Py_ssize_t ndim = len(shape), d, n = 0, k = 0, r, j, nrows = 1, width
+    cdef int64_t chunk[PLAN_MAX_DIMS]
+    cdef int64_t grid[PLAN_MAX_DIMS]
+    cdef int64_t lead[PLAN_MAX_DIMS]
+    cdef int64_t shp[PLAN_MAX_DIMS]
+    cdef int64_t lead_key, lead_loc, c, last_chunk
+    cdef uint64_t word
+    cdef const uint8_t* row
+    if ndim == 0 or ndim > PLAN_MAX_DIMS or m.shape[0] != math_prod(shape):
+        raise ValueError(f"mask of {m.shape[0]} items for an array of shape {shape}")
+    for d in range(ndim):
+        chunk[d] = chunks[d]
+        grid[d] = (<int64_t>shape[d] + chunk[d] - 1) // chunk[d]
+        lead[d] = 0
+        shp[d] = shape[d]
+        if d < ndim - 1:
+            nrows *= shape[d]
+    width = shape[ndim - 1]
+    last_chunk = chunk[ndim - 1]
+    with nogil:
+        for j in range(m.shape[0]):
+            n += m[j] != 0
+    cdef int64_t* keys = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    cdef int64_t* local = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    if keys == NULL or local == NULL:
+        free(keys)
+        free(local)
+        raise MemoryError()
+    with nogil:
+        for r in range(nrows if width else 0):
+            # chunk number and local index of the row's element 0 (its leading dims)
+            lead_key = 0
+            lead_loc = 0
+            for d in range(ndim - 1):
+                c = lead[d] // chunk[d]
+                lead_key = lead_key * grid[d] + c
+                lead_loc = lead_loc * chunk[d] + (lead[d] - c * chunk[d])
+            lead_key *= grid[ndim - 1]
+            lead_loc *= last_chunk
+            row = &m[0] + r * width
+            j = 0
+            while j < width:
+                if j + 8 <= width:      # a sparse mask: skip 8 False items at a time
+                    memcpy(&word, row + j, 8)
+                    if word == 0:
+                        j += 8
+                        continue
+                if row[j]:
+                    c = j // last_chunk
+                    keys[k] = lead_key + c
+                    local[k] = lead_loc + (j - c * last_chunk)
+                    k += 1
+                j += 1
+            d = ndim - 2                # the next row's leading index
+            while d >= 0:
+                lead[d] += 1
+                if lead[d] < shp[d]:
+                    break
+                lead[d] = 0
+                d -= 1
+    return points_plan(keys, local, n, shape, chunks)
+
+
+cdef Py_ssize_t math_prod(tuple shape):
+    cdef Py_ssize_t p = 1, s
+    for s in shape:
+        p *= s
+    return p

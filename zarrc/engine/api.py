@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
-from zarrc.engine.batch import broadcast_value, check_operand
+from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import ArgumentError
 
@@ -28,7 +28,7 @@ def write(strategy: Strategy, selection: Any, value: Any) -> None:
     strategy.write(selection, value)
 
 
-def read_into(strategy: Strategy, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+def read_into(strategy: Strategy, dims: indexing.Plan, out: np.ndarray) -> None:
     """Read the elements the projections select into ``out`` (writable, shape: ``nsel``
     of each dimension not dropped, dtype ``arr.dtype``, any strides).  Raises
     ArgumentError for a mismatched ``out``, CodecError / ChecksumError / StoreError
@@ -40,7 +40,7 @@ def read_into(strategy: Strategy, dims: list[indexing.DimProjection], out: np.nd
         strategy.read_into(dims, out)
 
 
-def write_from(strategy: Strategy, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+def write_from(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) -> None:
     """Write ``value`` (native-order ``arr.dtype``, shape: ``nsel`` of each dimension
     not dropped, any strides, 0 for broadcast) to the elements the projections select:
     the write counterpart of :func:`read_into`."""
@@ -50,7 +50,7 @@ def write_from(strategy: Strategy, dims: list[indexing.DimProjection], value: np
     strategy.write_from(dims, value)
 
 
-def read_selection(strategy: Strategy, dims: list[indexing.DimProjection],
+def read_selection(strategy: Strategy, dims: indexing.Plan,
                    out: np.ndarray | None = None) -> np.ndarray:
     """The elements a planned selection (indexing.plan_orthogonal, plan_blocks, ...)
     selects: a new array, or ``out`` filled in place and returned (see read_into)."""
@@ -60,11 +60,14 @@ def read_selection(strategy: Strategy, dims: list[indexing.DimProjection],
     return out
 
 
-def write_selection(strategy: Strategy, dims: list[indexing.DimProjection], value: Any) -> None:
+def write_selection(strategy: Strategy, dims: indexing.Plan, value: Any) -> None:
     """Write ``value`` (numpy broadcasting to the selection's shape, cast to the
     array's dtype) to a planned selection.  Raises ArgumentError (a ValueError) for
     a value that does not broadcast."""
     arr = strategy.arr
-    value = broadcast_value(arr, value, indexing.dims_shape(dims))
+    if isinstance(dims, indexing.Points):
+        value = points_value(arr, dims, value)
+    else:
+        value = broadcast_value(arr, value, indexing.dims_shape(dims))
     if value.size:
         strategy.write_from(dims, value)

@@ -88,6 +88,16 @@ def assemble(dims: list[indexing.DimProjection]) -> tuple[np.ndarray, ...]:
     return table, local, out, _product([len(t) for t in tables])
 
 
+def planned(dims: indexing.Plan) -> tuple[np.ndarray, ...]:
+    """(table, local, out, tasks, coords) of a plan: :func:`assemble` and
+    :func:`task_coords` of projections, or a planned coordinate / mask selection's
+    own arrays."""
+    if isinstance(dims, indexing.Points):
+        return dims.table, dims.local, dims.out, dims.tasks, dims.coords
+    table, local, out, tasks = assemble(dims)
+    return table, local, out, tasks, task_coords(table, tasks)
+
+
 def task_coords(table: np.ndarray, tasks: np.ndarray) -> np.ndarray:
     """(ntasks, ndim) chunk grid coordinates of the tasks of :func:`assemble` (one
     empty row for a 0-d array)."""
@@ -113,8 +123,13 @@ def _product(sizes: list[int]) -> np.ndarray:
     return np.ascontiguousarray(np.stack([g.ravel() for g in grids], axis=1))
 
 
-def array_strides(dims: list[indexing.DimProjection], strides: tuple[int, ...]) -> tuple[int, ...]:
-    """Byte strides per array dimension: the user array's, 0 where the selection drops it."""
+def array_strides(dims: indexing.Plan,
+                  strides: tuple[int, ...]) -> tuple[int, ...]:
+    """Byte strides per array dimension: the user array's, 0 where the selection drops
+    it.  Points: the 1-d user array's stride on the last dimension (the one whose
+    rows list the points), 0 on the others."""
+    if isinstance(dims, indexing.Points):
+        return (0,) * (dims.ndim - 1) + (strides[0],)
     return dropped_strides(tuple(d.dropped for d in dims), strides)
 
 
@@ -163,12 +178,13 @@ def raise_task_error(batch: Any, arr: ChunkedArray, keys: Any) -> None:
 
 # ---------------------------------------------------------------- operands
 
-def check_operand(arr: ChunkedArray, dims: list[indexing.DimProjection], a: np.ndarray,
+def check_operand(arr: ChunkedArray, dims: indexing.Plan, a: np.ndarray,
                   what: str) -> None:
     """ArgumentError unless ``a`` has the selection's shape and the array's dtype (the
     native workers index it by the plan without further checks)."""
     shape = indexing.dims_shape(dims)
-    if len(dims) != len(arr.shape) or a.shape != shape or a.dtype != arr.dtype:
+    ndim = dims.ndim if isinstance(dims, indexing.Points) else len(dims)
+    if ndim != len(arr.shape) or a.shape != shape or a.dtype != arr.dtype:
         raise ArgumentError(f"{what} of shape {a.shape} and dtype {a.dtype} does not match the "
                             f"selection: shape {shape}, dtype {arr.dtype}")
 
@@ -185,3 +201,14 @@ def broadcast_value(arr: ChunkedArray, value: Any, shape: tuple[int, ...]) -> np
         raise ArgumentError(f"could not broadcast value of shape {value.shape} to selection "
                             f"shape {shape}") from None
 
+
+def points_value(arr: ChunkedArray, points: indexing.Points, value: Any) -> np.ndarray:
+    """``value`` for the points of a coordinate or mask selection, 1-d: one item
+    broadcast; as many items as points, in C order (zarr-python flattens the value of
+    a coordinate selection); else broadcast to the selection's shape first."""
+    value = np.asarray(value, dtype=arr.dtype)
+    if value.size == 1 or value.ndim == 0:
+        return broadcast_value(arr, value.reshape(()), (points.nsel,))
+    if value.size == points.nsel:
+        return value.reshape(-1)
+    return broadcast_value(arr, value, points.shape).reshape(-1)

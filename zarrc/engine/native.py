@@ -62,10 +62,9 @@ class NativeStrategy(Strategy):
         return out
 
     @counted_call
-    def read_into(self, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
-        table, local, outidx, tasks = b.assemble(dims)
-        self.read_planned(table, local, outidx, tasks, b.task_coords(table, tasks), out,
-                          b.array_strides(dims, out.strides))
+    def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
+        table, local, outidx, tasks, coords = b.planned(dims)
+        self.read_planned(table, local, outidx, tasks, coords, out, b.array_strides(dims, out.strides))
 
     def read_planned(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
                      tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
@@ -79,10 +78,9 @@ class NativeStrategy(Strategy):
         b.raise_task_error(batch, arr, keys)
 
     @counted_call
-    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
         arr = self.arr
-        table, local, outidx, tasks = b.assemble(dims)
-        coords = b.task_coords(table, tasks)
+        table, local, outidx, tasks, coords = b.planned(dims)
         per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, self.chain.chunk_nbytes))
         strides = b.array_strides(dims, value.strides)
         for lo in range(0, len(tasks), per_batch):

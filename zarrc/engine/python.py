@@ -21,7 +21,7 @@ import numpy as np
 
 from zarrc import indexing
 from zarrc._kernels.plan import COL_COUNT, COL_IDX, COL_OUT, COL_START, COL_STEP
-from zarrc.engine.batch import WRITE_BATCH_BYTES, assemble, task_coords, tasks_full
+from zarrc.engine.batch import WRITE_BATCH_BYTES, planned, tasks_full
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import ZarrcError
@@ -34,11 +34,11 @@ class PythonStrategy(Strategy):
     """Reads and writes whole chunks with ``arr.codec`` in Python (general plan)."""
 
     @counted_call
-    def read_into(self, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+    def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
         read_into(self.arr, dims, out)
 
     @counted_call
-    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
         write_from(self.arr, dims, value)
 
 
@@ -74,24 +74,36 @@ def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
     return tuple(src), tuple(dst)
 
 
-def _tasks(arr: ChunkedArray, dims: list) -> tuple:
-    table, local, outidx, tasks = assemble(dims)
-    coords = task_coords(table, tasks)
+def _tasks(arr: ChunkedArray, dims: indexing.Plan) -> tuple:
+    table, local, outidx, tasks, coords = planned(dims)
     return table, local, outidx, tasks, arr.chunk_keys(coords)
+
+
+def _point_selections(table, local, outidx, rows) -> tuple[np.ndarray, np.ndarray]:
+    """(flat index in the chunk, position in the operand) of one task's points (its
+    last dimension's row is the point row: see indexing.Points)."""
+    row = table[rows[-1]].tolist()
+    idx, count = row[COL_IDX], row[COL_COUNT]
+    return local[idx:idx + count], outidx[idx:idx + count]
 
 
 def _context(arr: ChunkedArray, key: str, exc: ZarrcError) -> ZarrcError:
     return type(exc)(f"chunk {key} of {arr.name}: {exc}")
 
 
-def read_into(arr: ChunkedArray, dims: list, out: np.ndarray) -> None:
+def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
     """Read the selected elements into ``out`` (see zarrc.engine.api.read_into)."""
     table, local, outidx, tasks, keys = _tasks(arr, dims)
     raws = arr.store.get_many(keys)
     fill = arr.fill_scalar()
 
+    points = isinstance(dims, indexing.Points)
+
     def work(t: int) -> None:
-        src, dst = _selections(dims, table, local, outidx, tasks[t])
+        if points:
+            src, dst = _point_selections(table, local, outidx, tasks[t])
+        else:
+            src, dst = _selections(dims, table, local, outidx, tasks[t])
         if raws[t] is None:
             out[dst] = fill
             return
@@ -99,7 +111,7 @@ def read_into(arr: ChunkedArray, dims: list, out: np.ndarray) -> None:
             chunk = arr.codec.decode(raws[t])
         except ZarrcError as exc:
             raise _context(arr, keys[t], exc) from None
-        out[dst] = chunk[src]
+        out[dst] = chunk.reshape(-1)[src] if points else chunk[src]
 
     _each(len(keys), work)
 
@@ -111,7 +123,7 @@ def _is_fill(arr: ChunkedArray, chunk: np.ndarray, fill: Any) -> bool:
     return np.ascontiguousarray(chunk).tobytes() == arr.fill * chunk.size
 
 
-def write_from(arr: ChunkedArray, dims: list, value: np.ndarray) -> None:
+def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> None:
     """Write ``value`` to the selected elements (see zarrc.engine.api.write_from).  Chunks left
     equal to the fill value are deleted, unless ``arr.write_empty_chunks``."""
     table, local, outidx, tasks, keys = _tasks(arr, dims)
@@ -132,14 +144,21 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
 
     def work(t: int) -> None:
         key = keys[t]
-        src, dst = _selections(dims, table, local, outidx, tasks[t])
+        points = isinstance(dims, indexing.Points)
+        if points:
+            src, dst = _point_selections(table, local, outidx, tasks[t])
+        else:
+            src, dst = _selections(dims, table, local, outidx, tasks[t])
         raw = old.get(key)
         try:
             if raw is None:
                 chunk = np.full(arr.chunks, fill, dtype=arr.dtype)
             else:
-                chunk = np.array(arr.codec.decode(raw), copy=True)
-            chunk[src] = value[dst]
+                chunk = np.array(arr.codec.decode(raw), copy=True, order="C")
+            if points:      # (points in the order given: where one repeats, the last wins)
+                chunk.reshape(-1)[src] = value[dst]
+            else:
+                chunk[src] = value[dst]
             if not write_empty and _is_fill(arr, chunk, fill):
                 encoded[t] = _DELETE
             else:

@@ -25,7 +25,7 @@ import numpy as np
 from zarrc import indexing
 from zarrc._kernels.batch import TaskError
 from zarrc._kernels.chunk_files import temp_tag
-from zarrc._kernels.plan import PROJECTION_COLS
+from zarrc._kernels.plan import COL_COUNT, PROJECTION_COLS
 from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.shard import assemble_shard
 from zarrc._kernels.write import STORED, WriteBatch
@@ -60,7 +60,7 @@ class ShardedStrategy(NativeStrategy):
         read_planned(self.arr, table, local, outidx, tasks, coords, out, strides)
 
     @counted_call
-    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
         write_from(self.arr, dims, value)
 
 
@@ -173,12 +173,11 @@ def _store_shard(arr: ChunkedArray, key: str, data: bytes | None, existed: bool)
     arr.shard_cache.forget(key)
 
 
-def write_from(arr: ChunkedArray, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> None:
     """engine write_from for a sharded array (see the module docstring)."""
     top = arr.levels[0]
     shard_shape = np.asarray(top.shard_shape, np.int64)
-    table, local, outidx, tasks = b.assemble(dims)
-    coords = b.task_coords(table, tasks)
+    table, local, outidx, tasks, coords = b.planned(dims)
     pos = coords * np.asarray(arr.chunks, np.int64)
     shards, which = np.unique(pos // shard_shape, axis=0, return_inverse=True)
     which = which.reshape(-1)
@@ -264,8 +263,12 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
     """Nested sharding: rebuild each touched shard from its full contents, keeping the
     sub-shards and inner chunks the write does not touch byte for byte."""
     top = arr.levels[0]
-    positions = [_dim_positions(d, c) for d, c in zip(dims, arr.chunks)]
-    touched = [np.unique(absolute) for absolute, _ in positions]
+    if isinstance(dims, indexing.Points):
+        points = _point_positions(arr, dims)
+        touched = [np.unique(p) for p in points]      # (per dimension: a superset of the chunks hit)
+    else:
+        positions = [_dim_positions(d, c) for d, c in zip(dims, arr.chunks)]
+        touched = [np.unique(absolute) for absolute, _ in positions]
     fill = arr.fill_scalar()
     encoded = []
     for shard, key in zip(shards, keys):
@@ -273,8 +276,9 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
         region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
         contents = np.full(top.shard_shape, fill, arr.dtype)
         # the selection is the product of its dimensions' indices: it covers the
-        # shard if each dimension's indices cover the shard's extent
-        covered = all(np.array_equal(t[(t >= r.start) & (t < r.stop)], np.arange(r.start, r.stop))
+        # shard if each dimension's indices cover the shard's extent (points: never
+        # taken to cover it)
+        covered = not isinstance(dims, indexing.Points) and all(np.array_equal(t[(t >= r.start) & (t < r.stop)], np.arange(r.start, r.stop))
                       for t, r in zip(touched, region))
         # only a partly written shard needs its old contents: read once, they give
         # the old values and the parts kept byte for byte (one version of the shard)
@@ -284,18 +288,33 @@ def _write_whole_shards(arr, dims, value, shards, keys) -> None:
             blob = bytes(blob)
             pinned[key] = BytesSnapshot(blob, f"shard {key} of {arr.name}")
             contents[tuple(slice(0, r.stop - r.start) for r in region)] = _read_region(arr, region, pinned)
-        src, dst = [], []
-        for (absolute, out_pos), d, o, n in zip(positions, dims, origin, top.shard_shape):
-            inside = (absolute >= o) & (absolute < o + n)
-            dst.append(absolute[inside] - o)
-            if not d.dropped:
-                src.append(out_pos[inside])
-        contents[np.ix_(*dst)] = value[np.ix_(*src)].reshape([len(x) for x in dst]) if src else value
+        if isinstance(dims, indexing.Points):
+            inside = np.logical_and.reduce([(p >= o) & (p < o + n)
+                                            for p, o, n in zip(points, origin, top.shard_shape)])
+            # (in the points' order: where one repeats, the last wins)
+            contents[tuple(p[inside] - o for p, o in zip(points, origin))] = value[dims.out[inside]]
+        else:
+            src, dst = [], []
+            for (absolute, out_pos), d, o, n in zip(positions, dims, origin, top.shard_shape):
+                inside = (absolute >= o) & (absolute < o + n)
+                dst.append(absolute[inside] - o)
+                if not d.dropped:
+                    src.append(out_pos[inside])
+            contents[np.ix_(*dst)] = value[np.ix_(*src)].reshape([len(x) for x in dst]) if src else value
         old = None if blob is None else (key, 0, None, blob)
         with ShardReads(arr, pinned) as reads:
             encoded.append(_encode_shard(arr, reads, 0, contents, origin, touched, old))
     for key, data in zip(keys, encoded):
         _store_shard(arr, key, data, existed=True)
+
+
+def _point_positions(arr: ChunkedArray, points: indexing.Points) -> list[np.ndarray]:
+    """Per dimension, the array index of every point, in the plan's order (that of
+    ``points.local`` and ``points.out``)."""
+    counts = points.table[points.tasks[:, -1], COL_COUNT]
+    corner = np.repeat(points.coords * np.asarray(arr.chunks, np.int64), counts, axis=0)
+    within = np.unravel_index(points.local, arr.chunks)
+    return [corner[:, d] + within[d] for d in range(len(arr.chunks))]
 
 
 def _dim_positions(d: indexing.DimProjection, chunk: int) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
-from zarrc.engine.batch import broadcast_value, check_operand
+from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.state import ChunkedArray
 
 
@@ -51,16 +51,19 @@ class Strategy:
         ``write_empty_chunks``).  An error raised here has stored nothing."""
         arr = self.arr
         dims, out_shape = indexing.plan_item(selection, arr.shape, arr.chunks)
-        value = broadcast_value(arr, value, out_shape)
-        shape = indexing.dims_shape(dims)
-        if shape != out_shape:
-            value = value.reshape(shape)
+        if isinstance(dims, indexing.Points):
+            value = points_value(arr, dims, value)
+        else:
+            value = broadcast_value(arr, value, out_shape)
+            shape = indexing.dims_shape(dims)
+            if shape != out_shape:
+                value = value.reshape(shape)
         check_operand(arr, dims, value, "value")
         if value.size:
             self.write_from(dims, value)
 
-    def read_into(self, dims: list[indexing.DimProjection], out: np.ndarray) -> None:
+    def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
         raise NotImplementedError
 
-    def write_from(self, dims: list[indexing.DimProjection], value: np.ndarray) -> None:
+    def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
         raise NotImplementedError
