@@ -52,6 +52,8 @@ cdef class _Batch:
                     const int64_t* ranges=*)
     cdef setup_common(self, Chain chain, arr, tuple arr_strides, bytes fill, sources,
                       bint writable)
+    cdef set_ranges(self, const int64_t[::1] owner, const int64_t[::1] offset,
+                    const int64_t[::1] length, list holders)
     cdef set_coords_paths(self, bytes head, bytes separator, const int64_t[:, ::1] coords)
     cdef set_paths(self, bytes head, bytes separator, const int64_t* coords)
     cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil

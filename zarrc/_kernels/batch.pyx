@@ -225,7 +225,8 @@ cdef class _Batch:
         if sources is None:             # setup_plan: set_paths follows
             pass
         elif type(sources) is tuple:
-            if len(sources) != 4 or sources[0] != "paths":
+            if not ((len(sources) == 4 and sources[0] == "paths")
+                    or (len(sources) == 5 and sources[0] == "ranges")):
                 raise TypeError(f"unknown sources {sources!r}")
         elif type(sources) is not list:
             raise TypeError(f"sources must be a list or a tuple, not {type(sources).__name__}")
@@ -242,7 +243,9 @@ cdef class _Batch:
         if not (self.src_data and self.src_len and self.src_path and self.src_offset and self.src_fd
                 and self.errs and self.status):
             raise MemoryError()
-        if type(sources) is tuple:
+        if type(sources) is tuple and sources[0] == "ranges":
+            self.set_ranges(sources[1], sources[2], sources[3], sources[4])
+        elif type(sources) is tuple:
             self.set_coords_paths(sources[1], sources[2], sources[3])
         for t in range(self.ntasks if type(sources) is list else 0):
             src = sources[t]
@@ -280,6 +283,54 @@ cdef class _Batch:
             max_count = max(max_count, self.table[t * PLAN_NCOLS + PLAN_COL_COUNT])
         self.offs_needed = 2 * <size_t>self.ndim * <size_t>max_count
         self.next_task = 0
+
+    cdef set_ranges(self, const int64_t[::1] owner, const int64_t[::1] offset,
+                    const int64_t[::1] length, list holders):
+        """Task t reads ``length[t]`` bytes at ``offset[t]`` of holder ``owner[t]``
+        (-1: the chunk is missing): an open file descriptor (an int) or a bytes
+        object, whose bounds are checked here."""
+        cdef Py_ssize_t t, h, n = len(holders)
+        cdef int64_t o
+        cdef const uint8_t** data = <const uint8_t**>malloc(max(1, n) * sizeof(void*))
+        cdef int64_t* size = <int64_t*>malloc(max(1, n) * sizeof(int64_t))    # -1: a file
+        cdef int* fd = <int*>malloc(max(1, n) * sizeof(int))
+        if owner.shape[0] != self.ntasks or offset.shape[0] != self.ntasks or length.shape[0] != self.ntasks:
+            raise ValueError("ranges do not match the tasks")
+        try:
+            if data == NULL or size == NULL or fd == NULL:
+                raise MemoryError()
+            for h, holder in enumerate(holders):
+                if type(holder) is bytes:
+                    data[h] = <const uint8_t*>PyBytes_AS_STRING(holder)
+                    size[h] = PyBytes_GET_SIZE(holder)
+                elif type(holder) is int and holder >= 0:
+                    fd[h] = holder
+                    size[h] = -1
+                else:
+                    raise TypeError(f"unknown range holder {holder!r}")
+            for t in range(self.ntasks):
+                self.src_path[t] = NULL
+                self.src_data[t] = NULL
+                self.src_offset[t] = -1
+                self.src_fd[t] = -1
+                self.src_len[t] = 0
+                self.status[t] = 0
+                h = owner[t]
+                if h < 0:
+                    continue
+                o = offset[t]
+                if h >= n or o < 0 or length[t] < 0 or (size[h] >= 0 and o + length[t] > size[h]):
+                    raise ValueError(f"task {t}: range {o}, {length[t]} of holder {h} is not in it")
+                if size[h] >= 0:
+                    self.src_data[t] = data[h] + o
+                else:
+                    self.src_fd[t] = fd[h]
+                    self.src_offset[t] = o
+                self.src_len[t] = <size_t>length[t]
+        finally:
+            free(data)
+            free(size)
+            free(fd)
 
     cdef set_coords_paths(self, bytes head, bytes separator, const int64_t[:, ::1] coords):
         if coords.shape[0] != self.ntasks or coords.shape[1] != self.ndim:

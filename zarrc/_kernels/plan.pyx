@@ -11,7 +11,7 @@ of Python, not tens, which also leaves the GIL free for other reading threads.
 
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.slice cimport PySlice_AdjustIndices, PySlice_Unpack
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
@@ -415,6 +415,9 @@ def plan_points(list idx, tuple shape, tuple chunks):
         free(keys)
         free(local)
         raise MemoryError()
+    cdef bint narrow = True             # every length fits 32 bits: 32-bit divisions
+    for d in range(ndim):
+        narrow = narrow and size[d] < (<int64_t>1 << 32)
     with nogil:
         for k in range(n):
             key = 0
@@ -426,7 +429,10 @@ def plan_points(list idx, tuple shape, tuple chunks):
                 if v < 0 or v >= size[d]:
                     bad_d, bad_k = d, k
                     break
-                c = v // chunk[d]
+                if narrow:
+                    c = <uint32_t>v // <uint32_t>chunk[d]
+                else:
+                    c = v // chunk[d]
                 key = key * grid[d] + c
                 loc = loc * chunk[d] + (v - c * chunk[d])
             if bad_d >= 0:

@@ -202,6 +202,11 @@ def _label(shard_key: str, coords: Any) -> str:
     return f"{shard_key} (inner chunk {tuple(int(c) for c in coords)})"
 
 
+# Index tables of at most this many entries (or four per chunk located) are stacked
+# to locate chunks in one lookup (_locate_stacked).
+STACK_MIN = 1 << 16
+
+
 def locate(arr: ChunkedArray, reads: ShardReads,
            coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """Where each innermost chunk (rows of ``coords``) is stored in the versions of
@@ -233,6 +238,9 @@ def locate(arr: ChunkedArray, reads: ShardReads,
         else:      # a sub-shard: its shard and its offset in it
             ids, group = np.unique(np.stack([which[live], offset[live]]), axis=1, return_inverse=True)
         count = ids.shape[-1]
+        if depth == 0 and count * level.nchunks <= max(STACK_MIN, 4 * len(live)):
+            _locate_stacked(arr, reads, keys, ids, group.reshape(-1), flat, live, present, offset, length)
+            continue
         order = np.argsort(group.reshape(-1), kind="stable")
         bounds = np.searchsorted(group.reshape(-1)[order], np.arange(count + 1))
         for j in range(count):
@@ -250,6 +258,21 @@ def locate(arr: ChunkedArray, reads: ShardReads,
             length[members[~empty]] = entries[~empty, 1].astype(np.int64)
     offset[~present] = -1
     return keys, which, offset, length
+
+
+def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, length) -> None:
+    """locate()'s top level for chunks ``live`` in shards ``ids`` (``group``: each
+    chunk's shard among them, ``flat``: its number in the shard): the shards' index
+    tables stacked, then one lookup for all chunks (no numpy calls per shard)."""
+    level = arr.levels[0]
+    missing = np.full((level.nchunks, 2), EMPTY, np.uint64)
+    tables = [cached_index(arr, reads, 0, keys[i], 0, None) for i in ids.tolist()]
+    stacked = np.stack([missing if t is None else t for t in tables])
+    entries = stacked[group, flat[live]]
+    empty = entries[:, 0] == EMPTY
+    present[live[empty]] = False
+    offset[live] = np.where(empty, 0, entries[:, 0]).astype(np.int64)
+    length[live] = np.where(empty, -1, entries[:, 1]).astype(np.int64)
 
 
 def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
@@ -280,15 +303,20 @@ def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
 
 
 def located_sources(reads: ShardReads, keys: list[str], which: np.ndarray, offset: np.ndarray,
-             length: np.ndarray) -> list:
+             length: np.ndarray) -> list | tuple:
     """Native batch sources of located chunks: their byte ranges in the shard
-    versions ``reads`` holds (ranges of open files, or bytes in memory)."""
+    versions ``reads`` holds (ranges of open files, or bytes in memory): one
+    ("ranges", ...) source for all when every snapshot has a holder (no Python
+    object per chunk), else one source per chunk."""
     sources: list = [None] * len(which)
     present = np.flatnonzero(offset >= 0)
     if not len(present):
         return sources
     present = present[np.argsort(which[present], kind="stable")]
     bounds = np.searchsorted(which[present], np.arange(len(keys) + 1)).tolist()
+    ranges = _holder_ranges(reads, keys, which, offset, length, present, bounds)
+    if ranges is not None:
+        return ranges
     for k, key in enumerate(keys):
         members = present[bounds[k]:bounds[k + 1]]
         if len(members):
@@ -298,6 +326,35 @@ def located_sources(reads: ShardReads, keys: list[str], which: np.ndarray, offse
             for t, src in zip(members.tolist(), found):
                 sources[t] = src
     return sources
+
+
+def _holder_ranges(reads, keys, which, offset, length, present, bounds) -> tuple | None:
+    """located_sources' ("ranges", holder per chunk (-1: none), offset, length,
+    holders), or None if a snapshot has no holder.  StoreError for a range outside
+    its snapshot."""
+    holders: list = []
+    owner = np.full(len(which), -1, np.int64)
+    start = offset.copy()
+    for k, key in enumerate(keys):
+        lo, hi = bounds[k], bounds[k + 1]
+        if lo == hi:
+            continue
+        snap = reads.snapshot(key)
+        assert snap is not None        # (locate found chunks in it)
+        held = snap.holder()
+        if held is None:
+            return None
+        members = present[lo:hi]
+        if snap.size is not None:
+            outside = ((offset[members] < 0) | (length[members] < 0)
+                       | (offset[members] + length[members] > snap.size))
+            if outside.any():
+                bad = members[int(np.argmax(outside))]
+                snap._check([int(offset[bad])], [int(length[bad])])     # (raises StoreError)
+        owner[members] = len(holders)
+        start[members] += held[1]
+        holders.append(held[0])
+    return ("ranges", owner, start, length, holders)
 
 
 def shard_grid(arr: ChunkedArray) -> tuple[int, ...]:

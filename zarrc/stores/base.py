@@ -192,6 +192,12 @@ class Snapshot:
     def sources(self, offsets: Sequence[int], lengths: Sequence[int]) -> list:
         raise NotImplementedError
 
+    def holder(self) -> tuple[Any, int] | None:
+        """(an open file descriptor or a ``bytes`` object, where the value starts in
+        it), for the native batch to read ranges of straight (engine.shards), or None:
+        ranges are handed over by ``sources``."""
+        return None
+
     def _check(self, offsets: Sequence[int], lengths: Sequence[int]) -> None:
         """StoreError unless every range [offset, offset + length) lies within the value."""
         for start, length in zip(offsets, lengths):
@@ -228,6 +234,9 @@ class BytesSnapshot(Snapshot):
         self._check(offsets, lengths)
         return [("bytes", self.data, o, n) for o, n in zip(offsets, lengths)]
 
+    def holder(self) -> tuple[Any, int] | None:
+        return (self.data, 0) if type(self.data) is bytes else None
+
 
 class FileSnapshot(Snapshot):
     """A snapshot of a file, or of ``size`` bytes of one from ``base`` (a zip
@@ -254,6 +263,9 @@ class FileSnapshot(Snapshot):
         self._check(offsets, lengths)
         fd, base = self.fd, self.base
         return [("fd", fd, base + o, n) for o, n in zip(offsets, lengths)]
+
+    def holder(self) -> tuple[Any, int] | None:
+        return self.fd, self.base
 
     def close(self) -> None:
         if self.owned and self.fd >= 0:
