@@ -269,3 +269,25 @@ def test_many_chunks_one_call_each(tmp_path) -> None:
     assert calls["get"] == 4 * 4
     a.vindex[sel] = 5
     assert calls["get"] == 2 * 16 and calls["set"] == 16
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_few_points_of_blosc_chunks(endian, tmp_path) -> None:
+    """A few points in large blosc chunks of many blocks (only the blocks holding
+    them are decoded), in native and swapped byte order, from files and memory."""
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal((200, 300))
+    codecs = [{"name": "bytes", "configuration": {"endian": endian}},
+              {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                  "typesize": 8, "blocksize": 2048}}]
+    for store in (str(tmp_path / "a.zarr"), MemoryStore()):
+        a = zarrc.create_array(store, shape=data.shape, chunks=(100, 150), dtype="float64",
+                               serializer=codecs[0], compressors=codecs[1:])
+        a[...] = data
+        for n in (1, 2, 7, 30, 400):
+            sel = (rng.integers(0, 200, n), rng.integers(0, 300, n))
+            assert_bit_equal(a.vindex[sel], data[sel], f"{endian} {n}")
+        a[20:25, 40:45] = 0         # (a chunk with an all-zero block run is still read right)
+        data[20:25, 40:45] = 0
+        sel = (np.arange(18, 27), np.arange(38, 47))
+        assert_bit_equal(a.vindex[sel], data[sel])

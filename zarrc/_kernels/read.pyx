@@ -50,6 +50,11 @@ cdef enum:
     SPAN_MAX_NUM = 3
     SPAN_MAX_DEN = 4
 
+# points in a blosc chunk of at most this many blocks decode only the blocks that
+# hold them (read_blosc_blocks)
+cdef enum:
+    BLOCKS_MAX = 4096
+
 STREAM_MIN_BYTES = STREAM_MIN   # outputs this large are written with streaming stores
 DEF PREFAULT_MIN_BYTES = 256 << 10  # one-thread reads this large map their output in one call
 cdef object _empty = np.empty
@@ -195,6 +200,8 @@ cdef class ReadBatch(_Batch):
         if self.chain.n == 1 and not self.covers_chunk(t):
             if self.chain.steps[0].kind == BLOSC:
                 r = self.read_blosc_span(dims, data, n, out, s, err)
+                if r == NOT_TAKEN and self.point_task(t):
+                    r = self.read_blosc_blocks(dims, data, n, out, s, err)
             elif self.chain.steps[0].kind == ZSTD:
                 r = self.read_zstd_prefix(dims, data, n, out, s, err)
         if r != NOT_TAKEN:
@@ -309,6 +316,64 @@ cdef class ReadBatch(_Batch):
             return -1
         self.copy_span(dims, lo_d, <char*>s.buf[3], r, out)
         return r
+
+    cdef bint point_task(self, Py_ssize_t t) noexcept nogil:
+        """Whether task t lists points (its last dimension's row is a point row)."""
+        cdef Py_ssize_t row = self.tasks[t * self.ndim + self.ndim - 1]
+        return (self.ndim > 0 and self.table[row * PLAN_NCOLS + PLAN_COL_IDX] >= 0
+                and self.table[row * PLAN_NCOLS + PLAN_COL_STEP] == 0)
+
+    cdef Py_ssize_t read_blosc_blocks(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n,
+                                      char* out, Scratch* s, ZcError* err) noexcept nogil:
+        """Points in a blosc chunk: decode only the blocks that hold them (each run of
+        consecutive ones in one call) into their place in a chunk-sized buffer, and
+        copy the points out of it.  NOT_TAKEN when they lie in most of the blocks
+        (the caller decodes the chunk whole), or -1 with ``err`` set."""
+        cdef Py_ssize_t nbytes, typesize, blocksize, nblocks, k, b, first, off, r, base = 0
+        cdef Py_ssize_t touched = 0, last = self.ndim - 1, itemsize = self.chain.itemsize
+        cdef uint8_t marks[BLOCKS_MAX]
+        cdef int d
+        nbytes = zc_blosc_decoded_size(data, <size_t>n, err)
+        if nbytes < 0:
+            return -1
+        if nbytes != self.chain.chunk_nbytes:
+            return fail(err, ZC_SIZE, self.chain.chunk_nbytes, nbytes, "chunk holds")
+        typesize = data[3]
+        if nbytes == 0 or nbytes % typesize:
+            return NOT_TAKEN
+        blocksize = load_le32(data + 8)
+        nblocks = (nbytes - 1) // blocksize + 1
+        if nblocks < 2 or nblocks > BLOCKS_MAX or dims[last].count * 4 > nblocks * 3 * 8:
+            return NOT_TAKEN            # (many points per block: most blocks are hit)
+        for d in range(last):           # (the other dimensions select element 0)
+            base += dims[d].src_off[0]
+        memset(marks, 0, nblocks)
+        for k in range(dims[last].count):
+            off = base + dims[last].src_off[k]
+            for b in range(off // blocksize, (off + itemsize - 1) // blocksize + 1):
+                touched += marks[b] == 0
+                marks[b] = 1
+        if touched * SPAN_MAX_DEN > nblocks * SPAN_MAX_NUM:
+            return NOT_TAKEN
+        if ensure(s, 3, <size_t>nbytes) != 0:
+            return fail(err, ZC_NOMEM, 0, 0, NULL)
+        b = 0
+        while b < nblocks:
+            if not marks[b]:
+                b += 1
+                continue
+            first = b
+            while b < nblocks and marks[b]:
+                b += 1
+            off = first * blocksize
+            r = zc_blosc_decode_range(data, <size_t>n, <size_t>off,
+                                      <size_t>(min(nbytes, b * blocksize) - off), s.buf[3] + off, err)
+            if r < 0:
+                return -1
+            if self.chain.swap_unit:
+                byteswap(<char*>s.buf[3] + off, r // self.chain.swap_unit, self.chain.swap_unit)
+        copy_nd(<const char*>s.buf[3], out, self.ndim, dims, itemsize, self.stream)
+        return nbytes
 
     cdef Py_ssize_t read_blosc_file(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
                                     ZcError* err) noexcept nogil:
