@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 
-import numpy as np
 import pytest
 from helpers import NO_ZARR_PYTHON
 from interop.support import assert_bit_equal, sample

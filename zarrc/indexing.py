@@ -431,12 +431,12 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
             raise SelectionError(f"index {int(a.max())} is out of bounds for dimension {dim} "
                                  f"with size {size}")
     try:
-        arrays = np.broadcast_arrays(*arrays)
+        broadcast = np.broadcast_arrays(*arrays)
     except ValueError:
         raise ArgumentError("coordinate arrays of shapes "
                              f"{[np.shape(s) for s in items]} do not broadcast together") from None
-    sel_shape = arrays[0].shape or (1,)
-    flat = [a.reshape(-1).astype(np.int64, copy=False) for a in arrays]
+    sel_shape = broadcast[0].shape or (1,)
+    flat = [a.reshape(-1).astype(np.int64, copy=False) for a in broadcast]
     planned = layout.plan_points(flat, shape, chunks)
     if len(planned) == 2:
         dim, k = planned
@@ -460,7 +460,7 @@ def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int, ...]) -
     return Points(*planned, nsel=n, shape=(n,), ndim=len(shape))
 
 
-def dims_shape(dims: "Plan") -> tuple[int, ...]:
+def dims_shape(dims: Plan) -> tuple[int, ...]:
     """The shape the projections fill: ``nsel`` of each dimension not dropped (a
     planned coordinate or mask selection fills a 1-d array of its points)."""
     if isinstance(dims, Points):

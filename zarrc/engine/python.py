@@ -100,6 +100,8 @@ def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
     points = isinstance(dims, indexing.Points)
 
     def work(t: int) -> None:
+        src: Any
+        dst: Any
         if points:
             src, dst = _point_selections(table, local, outidx, tasks[t])
         else:
@@ -145,6 +147,8 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
     def work(t: int) -> None:
         key = keys[t]
         points = isinstance(dims, indexing.Points)
+        src: Any
+        dst: Any
         if points:
             src, dst = _point_selections(table, local, outidx, tasks[t])
         else:
