@@ -9,9 +9,10 @@ On a shrink (any dimension shorter), in this order:
 - every chunk of the (outer) grid that the new shape cuts (for a sharded array,
   every shard, nested sharding too) gets the fill value written over its part
   beyond the new shape, through the array's normal write path with the old shape
-  still in force (``cut_regions``): a chunk left all fill is deleted unless
-  ``write_empty_chunks`` (a store that cannot delete keeps it); a shard is
-  rewritten, its inner chunks left all fill dropped;
+  still in force (``cut_regions``), as ``a[region] = fill_value`` does: a chunk
+  left all fill is deleted, a shard rewritten without its inner chunks left all
+  fill; with ``write_empty_chunks`` (and in a store that cannot delete) the cut
+  chunks are all stored instead, those never stored too;
 - the chunks (shards) wholly outside the new shape are deleted;
 - the metadata document (``zarr.json``, or ``.zarray`` + ``.zattrs``) is replaced
   by one store ``set`` of each; consolidated metadata of a parent group is not
@@ -25,8 +26,8 @@ the shrunk edge again.  zarrc clears them because a grow must show the fill valu
 there (the array's values beyond its shape are gone once it is shrunk), and because
 what is stored then holds exactly the values zarrc reads: zarr-python, tensorstore
 or any other reader of the store, which read whatever is stored, see the fill value
-after a grow too.  The cost is a read and rewrite of every stored chunk (shard) the
-new shape cuts.
+after a grow too.  The cost is a read and rewrite of each stored chunk (shard) the new
+shape cuts.
 """
 
 from __future__ import annotations
