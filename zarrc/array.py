@@ -177,7 +177,7 @@ class Array(Node):
         resize.check_deletable(self._store, self._prefix, self._encoding, old, new_shape)
         fill = self._chunked.fill_scalar()
         for region in resize.cut_regions(old.shape, old.chunk_shape, new_shape):
-            self._engine.write(region, fill)         # (the old shape still in force)
+            self[region] = fill                      # (the old shape still in force)
         resize.delete_outside(self._store, self._prefix, self._encoding, old, new_shape)
         self._set_metadata(metadata)
         self._prepare()
