@@ -158,18 +158,27 @@ class Array(Node):
     def resize(self, new_shape: Any) -> None:
         """Change the shape to ``new_shape`` (an int, or one int per dimension).
 
-        Chunks (shards) wholly outside the new shape are deleted; chunks it cuts keep
-        their values beyond the new edge, which a later grow shows again (as in
-        zarr-python).  The metadata document is replaced in one store write;
-        consolidated metadata of a parent group is not updated.  Other Array objects
-        open on the same array keep the shape they read.  Raises StoreError if the
-        array is read-only or the store cannot delete a chunk that must go (zip),
-        ArgumentError (a ValueError) for a wrong rank or a negative length.
+        On a shrink, the part beyond the new shape of every chunk (shard) the new
+        shape cuts is overwritten with the fill value (a chunk left all fill is
+        deleted, unless ``write_empty_chunks``), and the chunks (shards) wholly
+        outside it are deleted: a later grow shows the fill value there, in zarrc and
+        in any library reading the store (zarr-python 3 keeps the old values of cut
+        chunks instead; see zarrc.resize).  Then the metadata document is replaced in
+        one store write; consolidated metadata of a parent group is not updated.
+        Other Array objects open on the same array keep the shape they read.  Raises
+        StoreError if the array is read-only or, before anything changes, if the
+        store cannot delete a stored chunk that must go (zip); ArgumentError (a
+        ValueError) for a wrong rank or a negative length.
         """
         self._check_writable()
         new_shape = resize.new_shape_of(new_shape, self.shape, self._path)
         metadata = resize.resized_metadata(self._metadata, new_shape)
-        resize.delete_outside(self._store, self._prefix, self._encoding, self._metadata, new_shape)
+        old = self._metadata
+        resize.check_deletable(self._store, self._prefix, self._encoding, old, new_shape)
+        fill = self._chunked.fill_scalar()
+        for region in resize.cut_regions(old.shape, old.chunk_shape, new_shape):
+            self[region] = fill                      # (the old shape still in force)
+        resize.delete_outside(self._store, self._prefix, self._encoding, old, new_shape)
         self._set_metadata(metadata)
         self._prepare()
 

@@ -1,22 +1,33 @@
 """Resizing an array (``Array.resize``, ``Array.append``): the new shape checked,
-the chunks that fall wholly outside it deleted, the metadata rewritten.
+the parts of the old data beyond it cleared or deleted, the metadata rewritten.
 
-What a resize does to the store is what zarr-python's does, so that both read
-the same values afterwards:
+On a shrink (any dimension shorter), in this order:
 
-- chunks of the (outer) grid that lie wholly outside the new shape are deleted,
-  before the metadata is written; for a sharded array these are whole shards;
-- chunks the new shape cuts are left as they are, with the values beyond the new
-  edge: growing the array again shows those values again, not the fill value
-  (zarr-python's documented behaviour).  For a sharded array this holds for
-  the shards the new shape cuts: their inner chunks beyond the edge are kept;
+- a store that cannot delete (zip) is checked first: if a stored chunk lies wholly
+  outside the new shape, StoreError is raised and nothing has changed (zarr-python
+  raises NotImplementedError there);
+- every chunk of the (outer) grid that the new shape cuts (for a sharded array,
+  every shard, nested sharding too) gets the fill value written over its part
+  beyond the new shape, through the array's normal write path with the old shape
+  still in force (``cut_regions``), as ``a[region] = fill_value`` does: a chunk
+  left all fill is deleted, a shard rewritten without its inner chunks left all
+  fill; with ``write_empty_chunks`` (and in a store that cannot delete) the cut
+  chunks are all stored instead, those never stored too;
+- the chunks (shards) wholly outside the new shape are deleted;
 - the metadata document (``zarr.json``, or ``.zarray`` + ``.zattrs``) is replaced
   by one store ``set`` of each; consolidated metadata of a parent group is not
   updated (zarr-python does not either).
 
-A store that cannot delete (zip) raises StoreError at the first stored chunk that
-would have to go, before the metadata changes (zarr-python raises
-NotImplementedError there).
+A grow only rewrites the metadata.
+
+This differs from zarr-python 3, which deletes the chunks wholly outside but leaves
+the cut ones as they are, so that a grow after a shrink shows the old values beyond
+the shrunk edge again.  zarrc clears them because a grow must show the fill value
+there (the array's values beyond its shape are gone once it is shrunk), and because
+what is stored then holds exactly the values zarrc reads: zarr-python, tensorstore
+or any other reader of the store, which read whatever is stored, see the fill value
+after a grow too.  The cost is a read and rewrite of each stored chunk (shard) the new
+shape cuts.
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ import numpy as np
 from zarrc import node_metadata
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.chunk_key import ChunkKeyEncoding
-from zarrc.errors import ArgumentError, ArgumentTypeError, ZarrcError
+from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError, ZarrcError
 
 # Up to this many chunks outside the new shape, their keys are computed and each
 # deleted (absent ones cost a failed unlink); above it, the stored keys are listed
@@ -113,6 +124,46 @@ def outside_keys(store: Any, prefix: str, encoding: ChunkKeyEncoding, old_grid: 
                 and any(c >= g for c, g in zip(coords, new_grid))):
             keys.append(key)
     return keys
+
+
+def cut_regions(old: tuple[int, ...], chunks: tuple[int, ...],
+                new: tuple[int, ...]) -> list[tuple[slice, ...]]:
+    """The regions of an array of shape ``old`` and (outer) chunk shape ``chunks``
+    that lie in a chunk the new shape ``new`` keeps but outside ``new``: per
+    dimension d that shrinks, the slab ``[new[d], min(old[d], ceil(new[d] / C) * C))``
+    along d (empty when the new edge falls on a chunk boundary), within ``new``
+    along the dimensions before d (so no element comes twice) and within the kept
+    chunks along those after.  Writing the fill value there clears the cut chunks;
+    the regions stay inside ``old`` and touch no chunk wholly outside ``new``."""
+    inside = [min(n, o) for n, o in zip(new, old)]
+    kept = [min(o, -(-n // c) * c) if n < o else o for n, o, c in zip(new, old, chunks)]
+    regions = []
+    for d in range(len(old)):
+        if new[d] >= old[d] or kept[d] <= inside[d]:
+            continue
+        bounds = inside[:d] + [(inside[d], kept[d])] + kept[d + 1:]
+        region = tuple(slice(*b) if isinstance(b, tuple) else slice(0, b) for b in bounds)
+        if all(s.stop > s.start for s in region):
+            regions.append(region)
+    return regions
+
+
+def check_deletable(store: Any, prefix: str, encoding: ChunkKeyEncoding, metadata: Any,
+                    new_shape: tuple[int, ...]) -> None:
+    """StoreError if ``store`` cannot delete and holds a chunk of the array
+    (``metadata``, keys under ``prefix``) wholly outside ``new_shape``: called
+    before a resize changes anything, so that a resize that cannot be done leaves
+    the array as it was."""
+    if store.supports_deletes or all(n >= o for n, o in zip(new_shape, metadata.shape)):
+        return
+    chunks = metadata.chunk_shape
+    old_grid = RegularChunkGrid(metadata.shape, chunks).grid_shape
+    new_grid = RegularChunkGrid(new_shape, chunks).grid_shape
+    for key in outside_keys(store, prefix, encoding, old_grid, new_grid):
+        if store.exists(key):
+            raise StoreError(f"cannot delete key {key!r} of {store!r}, which lies wholly outside "
+                             f"the new shape {list(new_shape)}: the store cannot delete (shrink "
+                             "a copy of the array in another store)")
 
 
 def delete_outside(store: Any, prefix: str, encoding: ChunkKeyEncoding, metadata: Any,
