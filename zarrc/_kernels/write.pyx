@@ -6,7 +6,7 @@ atomically through chunk_files.pxd (a file with no name, or a temporary file,
 then its name).
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -253,16 +253,41 @@ cdef class WriteBatch(_Batch):
         """STORED, DELETED, or 0 (task failed or not run)."""
         return self.outcomes[t]
 
-    cdef int shard_parts(self, const int64_t[::1] task_of_chunk, list old_parts,
+    cdef int shard_parts(self, const int64_t[::1] task_of_chunk, object old_parts,
                          const uint8_t** ptrs, Py_ssize_t* lens) except -1:
         """Inner chunk i of a shard: task ``task_of_chunk[i]``'s result (NULL if that
-        chunk was all fill value) or, where it is -1, ``old_parts[i]``."""
-        cdef Py_ssize_t n = task_of_chunk.shape[0], i, t
-        if len(old_parts) != n:
+        chunk was all fill value) or, where it is -1, its old part: ``old_parts[i]``
+        of a list, or of ``old_parts`` = (old shard bytes, offsets, lengths) (offset
+        -1: none), or none at all (None)."""
+        cdef Py_ssize_t n = task_of_chunk.shape[0], i, t, blob_len = 0
+        cdef const int64_t[::1] offs = None
+        cdef const int64_t[::1] sizes = None
+        cdef const uint8_t* blob = NULL
+        if type(old_parts) is tuple:
+            blob = <const uint8_t*>PyBytes_AS_STRING(<bytes>old_parts[0])
+            blob_len = PyBytes_GET_SIZE(<bytes>old_parts[0])
+            offs = old_parts[1]
+            sizes = old_parts[2]
+            if offs.shape[0] != n or sizes.shape[0] != n:
+                raise ValueError(f"old parts of {offs.shape[0]} inner chunks for {n}")
+        elif old_parts is not None and len(old_parts) != n:
             raise ValueError(f"{len(old_parts)} old parts for {n} inner chunks")
         for i in range(n):
             t = task_of_chunk[i]
-            if t < 0:
+            if t < 0 and blob != NULL:
+                if offs[i] < 0:
+                    ptrs[i] = NULL
+                    lens[i] = 0
+                elif sizes[i] < 0 or offs[i] + sizes[i] > blob_len:
+                    raise ValueError(f"inner chunk {i}: range ({offs[i]}, {sizes[i]}) outside "
+                                     f"{blob_len} bytes")
+                else:
+                    ptrs[i] = blob + offs[i]
+                    lens[i] = sizes[i]
+            elif t < 0 and old_parts is None:
+                ptrs[i] = NULL
+                lens[i] = 0
+            elif t < 0:
                 part_pointer(old_parts[i], i, &ptrs[i], &lens[i])
             elif t >= self.ntasks:
                 raise ValueError(f"inner chunk {i}: task {t} out of range")
@@ -274,7 +299,7 @@ cdef class WriteBatch(_Batch):
                 lens[i] = 0
         return 0
 
-    def shard(self, const int64_t[::1] task_of_chunk, list old_parts, bint index_at_start,
+    def shard(self, const int64_t[::1] task_of_chunk, object old_parts, bint index_at_start,
               bint index_big_endian, bint index_crc):
         """Assemble a shard (see shard.assemble_shard) straight from this batch's
         encoded chunks: inner chunk i is task ``task_of_chunk[i]``'s result (empty if
@@ -293,7 +318,7 @@ cdef class WriteBatch(_Batch):
             free(lens)
 
     def write_shard(self, bytes path, bytes temp_tag, const int64_t[::1] task_of_chunk,
-                    list old_parts, bint index_at_start, bint index_big_endian, bint index_crc):
+                    object old_parts, bint index_at_start, bint index_big_endian, bint index_crc):
         """Like shard(), but write the shard straight to the file ``path`` (atomically:
         temporary file, then rename) without building it in memory.  Returns False,
         writing nothing, if every inner chunk is empty."""

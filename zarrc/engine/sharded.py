@@ -188,11 +188,18 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> Non
     full = b.tasks_full(table, tasks)
     flat = (np.ravel_multi_index(((pos % shard_shape) // np.asarray(top.inner_shape)).T, top.cps)
             if len(top.cps) else np.zeros(len(tasks), np.int64))
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(len(keys) + 1))
     old: dict[int, bytes] = {}
     old_tables: dict[int, np.ndarray] = {}
-    sources: list[tuple | None] = [None] * len(tasks)
+    # each partly written inner chunk's old bytes: a range of its old shard (one
+    # native "ranges" source: no Python object per inner chunk)
+    owner = np.full(len(tasks), -1, np.int64)
+    start = np.zeros(len(tasks), np.int64)
+    length = np.zeros(len(tasks), np.int64)
+    holders: list[bytes] = []
     for k, key in enumerate(keys):
-        members = np.flatnonzero(which == k)
+        members = order[bounds[k]:bounds[k + 1]]
         if full[members].sum() == _inner_chunks_in_bounds(arr, top, shards[k]):
             continue                                   # the whole shard is rewritten: no read
         blob = arr.store.get(key)
@@ -201,30 +208,31 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> Non
         blob = bytes(blob)
         index_table = parse_shard(top, blob, f"shard {key} of {arr.name}")
         old[k], old_tables[k] = blob, index_table
-        for t in members:
-            off, nb = index_table[flat[t]]
-            if not full[t] and off != EMPTY:
-                sources[t] = ("bytes", blob, int(off), int(nb))
+        entries = index_table[flat[members]]
+        kept = members[~full[members] & (entries[:, 0] != EMPTY)]
+        entries = index_table[flat[kept]]
+        owner[kept] = len(holders)
+        start[kept] = entries[:, 0].astype(np.int64)
+        length[kept] = entries[:, 1].astype(np.int64)
+        holders.append(blob)
     assert arr.chain is not None          # (a sharded array's inner chain is native)
     batch = WriteBatch(arr.chain, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
-                       arr.fill, sources, b".tmp", arr.write_empty_chunks)
+                       arr.fill, ("ranges", owner, start, length, holders), b".tmp", arr.write_empty_chunks)
     b.run_batch(batch, len(tasks))
     b.raise_task_error(batch, arr, LazyLabels(keys, which, coords))
     codec = top.codec
     layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
-    order = np.argsort(which, kind="stable")
-    bounds = np.searchsorted(which[order], np.arange(len(keys) + 1))
 
-    def plan_shard(k: int) -> tuple[np.ndarray, list]:
+    def plan_shard(k: int) -> tuple[np.ndarray, Any]:
+        """Each inner chunk's task (-1: none) and the old parts kept for the others."""
         task_of_chunk = np.full(top.nchunks, -1, np.int64)
         members = order[bounds[k]:bounds[k + 1]]
         task_of_chunk[flat[members]] = members
-        parts: list = [None] * top.nchunks
-        if k in old_tables:
-            for i, (off, nb) in enumerate(old_tables[k].tolist()):
-                if off != EMPTY and task_of_chunk[i] < 0:
-                    parts[i] = (old[k], off, nb)
-        return task_of_chunk, parts
+        if k not in old_tables:
+            return task_of_chunk, None
+        table = old_tables[k]
+        offsets = np.where(table[:, 0] == EMPTY, -1, table[:, 0].astype(np.int64))
+        return task_of_chunk, (old[k], offsets, table[:, 1].astype(np.int64))
 
     if arr.files is not None:
         _write_shard_files(arr, batch, keys, [arr.key_file(key) for key in keys], plan_shard, layout)
