@@ -13,7 +13,7 @@ DELETED: int
 class WriteBatch(_Batch):
     def __init__(self, chain: Chain, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
                  tasks: np.ndarray, value: Any, value_strides: tuple[int, ...], fill: bytes,
-                 sources: list[Any], temp_tag: bytes | None = None, write_empty: bool = False,
+                 sources: list[Any] | tuple[Any, ...], temp_tag: bytes | None = None, write_empty: bool = False,
                  commit_now: bool = False) -> None: ...
     def start_commit(self) -> None: ...
     def shard(self, task_of_chunk: np.ndarray, old_parts: list[Any] | tuple[Any, ...] | None, index_at_start: bool,
