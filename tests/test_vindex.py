@@ -291,3 +291,23 @@ def test_few_points_of_blosc_chunks(endian, tmp_path) -> None:
         data[20:25, 40:45] = 0
         sel = (np.arange(18, 27), np.arange(38, 47))
         assert_bit_equal(a.vindex[sel], data[sel])
+
+
+def test_sharded_with_missing_inner_chunks(tmp_path) -> None:
+    """Points and orthogonal selections over shards with inner chunks missing and
+    shards missing (read as the fill value), against numpy."""
+    rng = np.random.default_rng(11)
+    for store in (str(tmp_path / "s.zarr"), MemoryStore()):
+        a = zarrc.create_array(store, shape=(120, 90), chunks=(6, 5), shards=(24, 30), dtype="int16",
+                               fill_value=-3)
+        data = np.full(a.shape, -3, np.int16)
+        region = (slice(5, 50), slice(7, 61))
+        data[region] = rng.integers(0, 100, (45, 54))
+        a[region] = data[region]
+        sel = (rng.integers(0, 120, 3000), rng.integers(0, 90, 3000))
+        assert_bit_equal(a.vindex[sel], data[sel])
+        rows, cols = rng.integers(0, 120, 70), rng.integers(0, 90, 80)
+        assert_bit_equal(a.oindex[rows, cols], data[np.ix_(rows, cols)])
+        a.vindex[sel] = 1
+        data[sel] = 1
+        assert_bit_equal(a[...], data)

@@ -271,8 +271,8 @@ def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, l
     entries = stacked[group, flat[live]]
     empty = entries[:, 0] == EMPTY
     present[live[empty]] = False
-    offset[live] = np.where(empty, 0, entries[:, 0]).astype(np.int64)
-    length[live] = np.where(empty, -1, entries[:, 1]).astype(np.int64)
+    offset[live] = np.where(empty, 0, entries[:, 0].astype(np.int64))
+    length[live] = np.where(empty, -1, entries[:, 1].astype(np.int64))
 
 
 def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
