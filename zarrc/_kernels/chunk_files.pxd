@@ -21,3 +21,8 @@ cdef void close_file(int fd) noexcept nogil
 cdef int64_t write_parts(const char* path, const char* tag, const uint8_t** parts,
                          const size_t* lens, Py_ssize_t nparts, ZcError* err) noexcept nogil
 cdef int64_t delete_file(const char* path, ZcError* err) noexcept nogil
+# An atomic write in two halves: the parts to path's temporary file, later renamed
+# to path (keep) or deleted (a batch that failed elsewhere).
+cdef int64_t stage_parts(const char* path, const char* tag, const uint8_t** parts,
+                         const size_t* lens, Py_ssize_t nparts, ZcError* err) noexcept nogil
+cdef int64_t finish_staged(const char* path, const char* tag, bint keep, ZcError* err) noexcept nogil

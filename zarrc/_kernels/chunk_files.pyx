@@ -38,6 +38,9 @@ cdef extern from "src/chunk_files.h" nogil:
     int64_t zc_write_parts(const char* path, const char* tag, const uint8_t** parts,
                            const size_t* lens, Py_ssize_t nparts, ZcError* err)
     int64_t zc_delete_file(const char* path, ZcError* err)
+    int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t** parts,
+                           const size_t* lens, Py_ssize_t nparts, ZcError* err)
+    int64_t zc_finish_staged(const char* path, const char* tag, int keep, ZcError* err)
     int zc_unnamed_files(int enabled)
 
 
@@ -76,6 +79,15 @@ cdef int64_t write_parts(const char* path, const char* tag, const uint8_t** part
 
 cdef int64_t delete_file(const char* path, ZcError* err) noexcept nogil:
     return zc_delete_file(path, err)
+
+
+cdef int64_t stage_parts(const char* path, const char* tag, const uint8_t** parts,
+                         const size_t* lens, Py_ssize_t nparts, ZcError* err) noexcept nogil:
+    return zc_stage_parts(path, tag, parts, lens, nparts, err)
+
+
+cdef int64_t finish_staged(const char* path, const char* tag, bint keep, ZcError* err) noexcept nogil:
+    return zc_finish_staged(path, tag, 1 if keep else 0, err)
 
 
 # ---------------------------------------------------------------- temporary names
@@ -245,6 +257,14 @@ def write_parts_to(bytes path, list parts, bytes tag=None):
     finally:
         free(ptrs)
         free(lens)
+
+
+def finish(bytes path, bytes tag, bint keep):
+    """Name (``keep``) or delete the temporary file of ``path`` that a staged write
+    with ``tag`` left (WriteBatch.write_shard(stage=True)).  Raises OSError."""
+    cdef ZcError err
+    if zc_finish_staged(path, tag, 1 if keep else 0, &err) < 0:
+        _fail(&err)
 
 
 def delete(bytes path):

@@ -13,7 +13,7 @@ from libc.string cimport memcpy
 
 from zarrc._kernels.batch cimport MISSING, _Batch, raise_task_error
 from zarrc._kernels.chain cimport Chain, Scratch, ensure
-from zarrc._kernels.chunk_files cimport delete_file, write_parts
+from zarrc._kernels.chunk_files cimport delete_file, finish_staged, stage_parts, write_parts
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, fill_pattern, gather_nd,
                                   next_position)
 from zarrc._kernels.errors cimport ZC_NOMEM, ZcError, fail
@@ -53,8 +53,10 @@ cdef class WriteBatch(_Batch):
     ``temp_tag``: the writer's tag in the names of temporary files (see
     chunk_files.temp_path; default: a new chunk_files.temp_tag()).  ``write_empty``: store chunks even if they are all fill value.
     Two phases, so that an error (e.g. a corrupt old chunk) changes nothing:
-    run() encodes every chunk into memory; if no task failed, start_commit() and
-    run() again write the files of path tasks.  ``outcome(t)`` is STORED or
+    run() encodes every chunk, into memory or, for path tasks, into its file's
+    temporary file (one chunk per worker in memory); if no task failed,
+    start_commit() and run() again give path tasks' files their names (or delete
+    them), else discard() deletes the temporary files.  ``outcome(t)`` is STORED or
     DELETED and, for tasks without a path, ``encoded(t)`` the bytes to store.
     ``commit_now``: when every task overwrites its whole chunk (no old chunk is
     read, so no input can fail), path tasks write their file as soon as they are
@@ -115,11 +117,8 @@ cdef class WriteBatch(_Batch):
         if self.src_path[t] == NULL:
             return
         if self.outcomes[t] == OUT_STORED:
-            if write_file(self.src_path[t], self.temp_tag_ptr, self.results[t],
-                          self.result_len[t], err) < 0:
+            if finish_staged(self.src_path[t], self.temp_tag_ptr, True, err) < 0:
                 self.status[t] = -1
-            free(self.results[t])
-            self.results[t] = NULL
         elif self.outcomes[t] == OUT_DELETED:
             if delete_file(self.src_path[t], err) < 0:
                 self.status[t] = -1
@@ -173,6 +172,17 @@ cdef class WriteBatch(_Batch):
         free(rows)
         free(lens)
 
+    def discard(self):
+        """Delete the temporary files of the chunks encoded for a commit that will not
+        come (another task failed)."""
+        cdef Py_ssize_t t
+        cdef ZcError err
+        with nogil:
+            for t in range(self.ntasks):
+                if self.src_path[t] != NULL and self.outcomes[t] == OUT_STORED and not self.commit_now:
+                    finish_staged(self.src_path[t], self.temp_tag_ptr, False, &err)
+                    self.outcomes[t] = 0
+
     def start_commit(self):
         """Second phase: write (or delete) the encoded chunks of tasks that have a path.
         Call once every task has been encoded without error, then run() again."""
@@ -188,6 +198,7 @@ cdef class WriteBatch(_Batch):
         cdef Py_ssize_t n, r
         cdef int d
         cdef bint full = self.covers_chunk(t), edge = False
+        cdef size_t nbytes
         cdef uint8_t* chunk
         cdef const char* fill = self.fill_ptr
         if self.build_dims(t, dims, s, True) != 0 or ensure(s, 3, self.chain.chunk_nbytes) != 0:
@@ -239,6 +250,12 @@ cdef class WriteBatch(_Batch):
         self.outcomes[t] = OUT_STORED
         if self.commit_now and self.src_path[t] != NULL:
             if write_file(self.src_path[t], self.temp_tag_ptr, encoded, <size_t>r, err) < 0:
+                self.status[t] = -1
+            return
+        if self.src_path[t] != NULL:      # its temporary file now, its name at the commit
+            nbytes = <size_t>r
+            if stage_parts(self.src_path[t], self.temp_tag_ptr, &encoded, &nbytes, 1, err) < 0:
+                self.outcomes[t] = 0
                 self.status[t] = -1
             return
         self.results[t] = <uint8_t*>malloc(r if r > 0 else 1)
@@ -318,10 +335,12 @@ cdef class WriteBatch(_Batch):
             free(lens)
 
     def write_shard(self, bytes path, bytes temp_tag, const int64_t[::1] task_of_chunk,
-                    object old_parts, bint index_at_start, bint index_big_endian, bint index_crc):
+                    object old_parts, bint index_at_start, bint index_big_endian, bint index_crc,
+                    bint stage=False):
         """Like shard(), but write the shard straight to the file ``path`` (atomically:
         temporary file, then rename) without building it in memory.  Returns False,
-        writing nothing, if every inner chunk is empty."""
+        writing nothing, if every inner chunk is empty.  ``stage``: only its temporary
+        file is written (chunk_files.finish then names or deletes it)."""
         cdef Py_ssize_t n = task_of_chunk.shape[0], i, r
         cdef Py_ssize_t index_nbytes = shard_index_nbytes(n, index_crc)
         cdef const uint8_t** ptrs = <const uint8_t**>malloc((n + 1) * sizeof(void*))
@@ -353,7 +372,10 @@ cdef class WriteBatch(_Batch):
                     lens[n] = index_nbytes
                 for i in range(n + 1):
                     sizes[i] = <size_t>lens[i]
-                r = write_parts(cpath, ctag, ptrs, sizes, n + 1, &err)
+                if stage:
+                    r = stage_parts(cpath, ctag, ptrs, sizes, n + 1, &err)
+                else:
+                    r = write_parts(cpath, ctag, ptrs, sizes, n + 1, &err)
             if r < 0:
                 raise_task_error(&err, f"shard {path.decode(errors='replace')}: ")
             return True

@@ -111,12 +111,16 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
     batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
                        arr.fill, sources, temp_tag(), write_empty, commit_now)
     b.run_batch(batch, len(tasks))
+    if paths and not commit_now and batch.first_error() is not None:
+        batch.discard()           # (the chunks encoded before the error wait in temporary files)
     b.raise_task_error(batch, arr, keys)
     if commit_now:
         return
     if paths:
         batch.start_commit()
         b.run_batch(batch, len(tasks))
+        if batch.first_error() is not None:
+            batch.discard()
         b.raise_task_error(batch, arr, keys)
         return
     for t, key in enumerate(keys):

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
+from zarrc._kernels import chunk_files
 from zarrc._kernels.batch import TaskError
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.plan import COL_COUNT, PROJECTION_COLS
@@ -45,7 +46,7 @@ from zarrc.engine.shards import (
     shard_numbers,
 )
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import from_kernel
+from zarrc.errors import StoreError, from_kernel
 from zarrc.stores.base import BytesSnapshot
 from zarrc.threads import counted_call, item_threads, run_each
 
@@ -190,75 +191,131 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> Non
             if len(top.cps) else np.zeros(len(tasks), np.int64))
     order = np.argsort(which, kind="stable")
     bounds = np.searchsorted(which[order], np.arange(len(keys) + 1))
-    old: dict[int, bytes] = {}
-    old_tables: dict[int, np.ndarray] = {}
-    # each partly written inner chunk's old bytes: a range of its old shard (one
-    # native "ranges" source: no Python object per inner chunk)
-    owner = np.full(len(tasks), -1, np.int64)
-    start = np.zeros(len(tasks), np.int64)
-    length = np.zeros(len(tasks), np.int64)
-    holders: list[bytes] = []
-    for k, key in enumerate(keys):
-        members = order[bounds[k]:bounds[k + 1]]
-        if full[members].sum() == _inner_chunks_in_bounds(arr, top, shards[k]):
-            continue                                   # the whole shard is rewritten: no read
-        blob = arr.store.get(key)
-        if blob is None:
-            continue
-        blob = bytes(blob)
-        index_table = parse_shard(top, blob, f"shard {key} of {arr.name}")
-        old[k], old_tables[k] = blob, index_table
-        entries = index_table[flat[members]]
-        kept = members[~full[members] & (entries[:, 0] != EMPTY)]
-        entries = index_table[flat[kept]]
-        owner[kept] = len(holders)
-        start[kept] = entries[:, 0].astype(np.int64)
-        length[kept] = entries[:, 1].astype(np.int64)
-        holders.append(blob)
     assert arr.chain is not None          # (a sharded array's inner chain is native)
-    batch = WriteBatch(arr.chain, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
-                       arr.fill, ("ranges", owner, start, length, holders), b".tmp", arr.write_empty_chunks)
-    b.run_batch(batch, len(tasks))
-    b.raise_task_error(batch, arr, LazyLabels(keys, which, coords))
-    codec = top.codec
-    layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
-
-    def plan_shard(k: int) -> tuple[np.ndarray, Any]:
-        """Each inner chunk's task (-1: none) and the old parts kept for the others."""
-        task_of_chunk = np.full(top.nchunks, -1, np.int64)
-        members = order[bounds[k]:bounds[k + 1]]
-        task_of_chunk[flat[members]] = members
-        if k not in old_tables:
-            return task_of_chunk, None
-        table = old_tables[k]
-        offsets = np.where(table[:, 0] == EMPTY, -1, table[:, 0].astype(np.int64))
-        return task_of_chunk, (old[k], offsets, table[:, 1].astype(np.int64))
-
-    if arr.files is not None:
-        _write_shard_files(arr, batch, keys, [arr.key_file(key) for key in keys], plan_shard, layout)
-        return
-    for k, key in enumerate(keys):
-        _store_shard(arr, key, batch.shard(*plan_shard(k), *layout), existed=True)
+    work = _ShardWrite(arr, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
+                       keys, shards, which, coords, full, flat, order, bounds)
+    per_group = max(1, GROUP_BYTES // max(1, top.nchunks * arr.chain.chunk_nbytes))
+    try:
+        for k0 in range(0, len(keys), per_group):
+            work.group(k0, min(len(keys), k0 + per_group))
+    except BaseException:
+        work.discard()
+        raise
+    work.commit()
 
 
-def _write_shard_files(arr, batch, keys, paths, plan_shard, layout) -> None:
-    """Write shards straight from the batch's encoded chunks to their files (no shard
-    built in memory), several at once; shards left with no data are deleted."""
-    suffix = temp_tag()
-    empty = []
+# A sharded write reads, rebuilds and writes the shards it touches a group at a
+# time, each group's inner chunks holding about this many bytes decoded: its
+# memory is bounded by this, not by the number of shards (files are staged and
+# named once every group succeeded).
+GROUP_BYTES = 4 << 20
 
-    def work(k: int) -> None:
-        try:
-            written = batch.write_shard(paths[k], suffix, *plan_shard(k), *layout)
-        except TaskError as exc:     # (a failed I/O call: a StoreError)
-            raise from_kernel(exc, f"shard {keys[k]} of {arr.name}: ") from None
-        if not written:
-            empty.append(keys[k])
-        arr.shard_cache.forget(keys[k])
 
-    run_each(range(len(keys)), work, item_threads(len(keys)))
-    for key in empty:
-        _store_shard(arr, key, None, existed=arr.store.exists(key))
+class _ShardWrite:
+    """One sharded write (one level of sharding), a group of shards at a time: the
+    old shards read, their inner chunks encoded in one batch, each shard assembled
+    and, for a store of files, written to its temporary file (``staged``), else
+    kept (``built``); ``commit`` names the files (deletes emptied shards) or stores
+    the shards, ``discard`` deletes the temporary files."""
+
+    def __init__(self, arr, table, local, outidx, tasks, value, strides, keys, shards, which, coords,
+                 full, flat, order, bounds) -> None:
+        self.arr, self.table, self.local, self.outidx, self.tasks = arr, table, local, outidx, tasks
+        self.value, self.strides, self.keys, self.shards = value, strides, keys, shards
+        self.which, self.coords, self.full, self.flat = which, coords, full, flat
+        self.order, self.bounds = order, bounds
+        codec = arr.levels[0].codec
+        self.layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+        self.tag = temp_tag()
+        self.staged: list[tuple[str, bytes]] = []      # (key, file) with a temporary file
+        self.emptied: list[str] = []                   # shards left with no data
+        self.built: list[tuple[str, bytes | None]] = []
+
+    def group(self, k0: int, k1: int) -> None:
+        """Rewrite shards k0..k1-1 (their tasks: ``order[bounds[k0]:bounds[k1]]``)."""
+        arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
+        members = self.order[bounds[k0]:bounds[k1]]
+        n = len(members)
+        old: dict[int, tuple[bytes, np.ndarray]] = {}
+        # each partly written inner chunk's old bytes: a range of its old shard (one
+        # native "ranges" source: no Python object per inner chunk)
+        owner = np.full(n, -1, np.int64)
+        start = np.zeros(n, np.int64)
+        length = np.zeros(n, np.int64)
+        holders: list[bytes] = []
+        for k in range(k0, k1):
+            lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
+            mine = members[lo:hi]
+            if self.full[mine].sum() == _inner_chunks_in_bounds(arr, top, self.shards[k]):
+                continue                                   # the whole shard is rewritten: no read
+            blob = arr.store.get(self.keys[k])
+            if blob is None:
+                continue
+            blob = bytes(blob)
+            index_table = parse_shard(top, blob, f"shard {self.keys[k]} of {arr.name}")
+            old[k] = (blob, index_table)
+            entries = index_table[self.flat[mine]]
+            kept = np.flatnonzero(~self.full[mine] & (entries[:, 0] != EMPTY))
+            owner[lo + kept] = len(holders)
+            start[lo + kept] = entries[kept, 0].astype(np.int64)
+            length[lo + kept] = entries[kept, 1].astype(np.int64)
+            holders.append(blob)
+        batch = WriteBatch(arr.chain, self.table, self.local, self.outidx,
+                           np.ascontiguousarray(self.tasks[members]), self.value, self.strides, arr.fill,
+                           ("ranges", owner, start, length, holders), b".tmp", arr.write_empty_chunks)
+        b.run_batch(batch, n)
+        b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
+
+        def plan_shard(k: int) -> tuple[np.ndarray, Any]:
+            """Each inner chunk's task in the batch (-1: none) and the old parts kept."""
+            task_of_chunk = np.full(top.nchunks, -1, np.int64)
+            lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
+            task_of_chunk[self.flat[members[lo:hi]]] = np.arange(lo, hi)
+            if k not in old:
+                return task_of_chunk, None
+            blob, index_table = old[k]
+            offsets = np.where(index_table[:, 0] == EMPTY, -1, index_table[:, 0].astype(np.int64))
+            return task_of_chunk, (blob, offsets, index_table[:, 1].astype(np.int64))
+
+        if arr.files is None:
+            for k in range(k0, k1):
+                self.built.append((self.keys[k], batch.shard(*plan_shard(k), *self.layout)))
+            return
+
+        def stage(k: int) -> None:
+            key = self.keys[k]
+            path = arr.key_file(key)
+            try:
+                written = batch.write_shard(path, self.tag, *plan_shard(k), *self.layout, stage=True)
+            except TaskError as exc:     # (a failed I/O call: a StoreError)
+                raise from_kernel(exc, f"shard {key} of {arr.name}: ") from None
+            if written:
+                self.staged.append((key, path))
+            else:
+                self.emptied.append(key)
+
+        run_each(range(k0, k1), stage, item_threads(k1 - k0))
+
+    def commit(self) -> None:
+        arr = self.arr
+        for key, path in self.staged:
+            try:
+                chunk_files.finish(path, self.tag, True)
+            except OSError as exc:
+                raise StoreError(f"cannot write shard {key} of {arr.name}: {exc.strerror}") from None
+            arr.shard_cache.forget(key)
+        for key in self.emptied:
+            _store_shard(arr, key, None, existed=arr.store.exists(key))
+        for key, data in self.built:
+            _store_shard(arr, key, data, existed=True)
+
+    def discard(self) -> None:
+        for _, path in self.staged:
+            try:
+                chunk_files.finish(path, self.tag, False)
+            except OSError:
+                pass
+        self.staged = []
 
 
 def _inner_chunks_in_bounds(arr: ChunkedArray, level: ShardLevel, shard: np.ndarray) -> int:

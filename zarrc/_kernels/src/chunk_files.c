@@ -570,6 +570,63 @@ int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* 
     return (int64_t)total;
 }
 
+int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t* const* parts,
+                       const size_t* lens, ptrdiff_t nparts, zc_error* err) {
+    char* tmp = malloc(strlen(path) + strlen(tag) + ZC_TEMP_EXTRA);
+    size_t total = 0;
+    int fd, saved;
+    if (tmp == NULL)
+        return zc_fail(err, ZC_NOMEM, 0, 0, NULL);
+    zc_temp_path(tmp, path, tag);
+    fd = os_create_excl(tmp);
+    if (fd < 0 && errno == ENOENT) {
+        if (zc_make_parents(tmp) != 0) {
+            saved = errno;
+            free(tmp);
+            return zc_fail(err, ZC_IO, 0, saved, "mkdir");
+        }
+        fd = os_create_excl(tmp);
+    }
+    if (fd < 0) {
+        saved = errno;
+        free(tmp);
+        return zc_fail(err, ZC_IO, 0, saved, "open");
+    }
+    saved = write_all(fd, parts, lens, nparts, &total);
+    if (saved == 0 && zc_close(fd) != 0)
+        saved = errno;
+    else if (saved != 0)
+        zc_close(fd);
+    if (saved != 0) {
+        os_unlink(tmp);
+        free(tmp);
+        return zc_fail(err, ZC_IO, 0, saved, "write");
+    }
+    free(tmp);
+    return (int64_t)total;
+}
+
+int64_t zc_finish_staged(const char* path, const char* tag, int keep, zc_error* err) {
+    char* tmp = malloc(strlen(path) + strlen(tag) + ZC_TEMP_EXTRA);
+    int saved;
+    if (tmp == NULL)
+        return zc_fail(err, ZC_NOMEM, 0, 0, NULL);
+    zc_temp_path(tmp, path, tag);
+    if (!keep) {
+        os_unlink(tmp);
+        free(tmp);
+        return 0;
+    }
+    if (os_rename(tmp, path) != 0) {
+        saved = errno;
+        os_unlink(tmp);
+        free(tmp);
+        return zc_fail(err, ZC_IO, 0, saved, "rename");
+    }
+    free(tmp);
+    return 0;
+}
+
 int64_t zc_delete_file(const char* path, zc_error* err) {
     if (os_unlink(path) != 0 && errno != ENOENT && errno != ENOTDIR)
         return zc_fail(err, ZC_IO, 0, errno, "unlink");

@@ -59,6 +59,13 @@ int zc_make_parents(char* path);
    tag: see ZC_TEMP_MARK. */
 int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* parts,
                        const size_t* lens, ptrdiff_t nparts, zc_error* err);
+/* The first half of an atomic write: the parts written to path's temporary file
+   (see zc_temp_path; directories made as needed), which zc_finish_staged then
+   renames to path (keep) or deletes.  The bytes written, or -1 with err (no file
+   left behind). */
+int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t* const* parts,
+                       const size_t* lens, ptrdiff_t nparts, zc_error* err);
+int64_t zc_finish_staged(const char* path, const char* tag, int keep, zc_error* err);
 /* Delete path; a missing file is no error.  0, or -1 with err. */
 int64_t zc_delete_file(const char* path, zc_error* err);
 

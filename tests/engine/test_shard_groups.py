@@ -1,0 +1,87 @@
+"""Sharded writes a group of shards at a time (engine.sharded.GROUP_BYTES): the
+result does not depend on the grouping, a failure in a later group leaves every
+file as it was (no shard named early, no temporary file left), and a write's
+memory does not grow with the number of shards it touches."""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import zarrc
+from zarrc.engine import sharded
+from zarrc.errors import ChecksumError
+from zarrc.stores import MemoryStore
+
+
+def tree(root) -> dict[str, bytes]:
+    out = {}
+    for d, _, names in os.walk(root):
+        for name in names:
+            full = os.path.join(d, name)
+            out[os.path.relpath(full, root)] = open(full, "rb").read()
+    return out
+
+
+def make(store, data):
+    a = zarrc.create_array(store, shape=data.shape, chunks=(4, 5), shards=(8, 10), dtype=data.dtype,
+                           fill_value=0, compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    a[...] = data
+    return a
+
+
+@pytest.mark.parametrize("group_bytes", [1, 1000, 1 << 30])
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_grouping_does_not_change_the_result(where, group_bytes, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(sharded, "GROUP_BYTES", group_bytes)
+    rng = np.random.default_rng(1)
+    data = rng.integers(1, 100, (37, 53)).astype("int32")
+    a = make(str(tmp_path / "a.zarr") if where == "local" else MemoryStore(), data)
+    sel = (rng.integers(0, 37, 500), rng.integers(0, 53, 500))
+    a.vindex[sel] = 0
+    data[sel] = 0
+    a[3:30, 7:9] = 0             # inner chunks and a shard emptied: deleted
+    data[3:30, 7:9] = 0
+    a.oindex[[1, 36, 20], :] = 5
+    data[[1, 36, 20], :] = 5
+    np.testing.assert_array_equal(a[...], data)
+    if where == "local":
+        assert not [p for p in tree(tmp_path) if os.path.basename(p).startswith(".")]
+
+
+def test_failure_in_a_later_group_changes_no_file(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(sharded, "GROUP_BYTES", 1)       # one shard per group
+    data = np.arange(40 * 50, dtype="int32").reshape(40, 50) + 1
+    root = tmp_path / "a.zarr"
+    a = make(str(root), data)
+    last = root / "c" / "4" / "4"                         # the last shard touched
+    raw = bytearray(last.read_bytes())
+    raw[10] ^= 0xFF                                       # (inside an inner chunk's zstd frame)
+    last.write_bytes(bytes(raw))
+    before = tree(root)
+    with pytest.raises((ChecksumError, zarrc.errors.CodecError)):
+        a.vindex[np.arange(0, 40, 3)[:13], np.arange(0, 50, 4)] = -1     # (33, 44): the corrupt one
+    assert tree(root) == before                           # no shard named, no temporary file
+
+
+def test_write_memory_does_not_grow_with_the_shards_touched(tmp_path, monkeypatch) -> None:
+    """Python-side peak memory of a points write over 64 shards is about that of a
+    group, not of every old shard at once (tracemalloc sees the bytes objects)."""
+    rng = np.random.default_rng(2)
+    data = rng.random((512, 512)).astype("float32")
+    a = zarrc.create_array(str(tmp_path / "m.zarr"), shape=data.shape, chunks=(16, 16), shards=(64, 64),
+                           dtype="float32", compressors=None)
+    a[...] = data
+    sel = (rng.integers(0, 512, 5000), rng.integers(0, 512, 5000))
+    peaks = {}
+    for group_bytes in (64 << 10, 1 << 30):
+        monkeypatch.setattr(sharded, "GROUP_BYTES", group_bytes)
+        tracemalloc.start()
+        a.vindex[sel] = 1.5
+        peaks[group_bytes] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    # (every shard is 16 KiB: a group of 4 holds ~64 KiB of old shards, all of them 1 MiB)
+    assert peaks[64 << 10] < peaks[1 << 30] / 2, peaks
