@@ -311,3 +311,15 @@ def test_sharded_with_missing_inner_chunks(tmp_path) -> None:
         a.vindex[sel] = 1
         data[sel] = 1
         assert_bit_equal(a[...], data)
+
+
+def test_points_of_huge_chunks_plan_64_bit() -> None:
+    """Chunks of 2^31 elements or more: the plan's local indices are 64-bit (missing
+    chunks: only the points are filled, nothing of chunk size is allocated)."""
+    a = zarrc.create_array(MemoryStore(), shape=(1 << 33,), chunks=(1 << 31,), dtype="uint8",
+                           fill_value=7)
+    points = np.array([0, (1 << 33) - 1, 1 << 31, 5, (1 << 31) - 1])
+    plan = zarrc.indexing.plan_coordinate((points,), a.shape, (1 << 31,))
+    assert plan.local.dtype == np.int64
+    assert sorted(plan.local.tolist()) == sorted([0, (1 << 31) - 1, 0, 5, (1 << 31) - 1])
+    assert_bit_equal(a.vindex[points], np.full(5, 7, np.uint8))

@@ -1,6 +1,6 @@
 # What the read and write batches share (batch.pyx), for read.pyx and write.pyx.
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from zarrc._kernels.chain cimport Chain, Scratch
 from zarrc._kernels.chunk_files cimport ZC_FILE_MISSING
@@ -20,6 +20,8 @@ cdef class _Batch:
     cdef const int64_t* table    # nrows x PLAN_NCOLS projection rows
     cdef const int64_t* local    # flat index arrays of indexed rows
     cdef const int64_t* outidx
+    cdef const int32_t* local32  # or, for a plan of points, 32-bit ones (see plan.pyx)
+    cdef const int32_t* outidx32
     cdef const int64_t* tasks    # ntasks x ndim: each task's row of each dimension
     cdef Py_ssize_t nrows
     cdef readonly Py_ssize_t ntasks
@@ -57,7 +59,7 @@ cdef class _Batch:
     cdef set_coords_paths(self, bytes head, bytes separator, const int64_t[:, ::1] coords)
     cdef set_paths(self, bytes head, bytes separator, const int64_t* coords)
     cdef int build_dims(self, Py_ssize_t t, DimPlan* dims, Scratch* s, bint arr_is_src) noexcept nogil
-    cdef void point_offsets(self, const int64_t* flat, Py_ssize_t n, Py_ssize_t* off) noexcept nogil
+    cdef void point_offsets(self, Py_ssize_t ix, Py_ssize_t n, Py_ssize_t* off) noexcept nogil
     cdef bint covers_chunk(self, Py_ssize_t t) noexcept nogil
     cdef Py_ssize_t fetch(self, Py_ssize_t t, const uint8_t** data, Scratch* s,
                           ZcError* err) noexcept nogil

@@ -134,6 +134,8 @@ cdef class _Batch:
         self.errs = NULL
         self.status = NULL
         self.plan.table = self.plan.tasks = self.plan.coords = NULL
+        self.local = self.outidx = NULL
+        self.local32 = self.outidx32 = NULL
 
     def __dealloc__(self):
         if self.have_arr:
@@ -163,8 +165,10 @@ cdef class _Batch:
                bytes fill, sources, bint writable):
         cdef const int64_t[:, ::1] tv = table
         cdef const int64_t[:, ::1] kv = tasks
-        cdef const int64_t[::1] lv = local
-        cdef const int64_t[::1] ov = outidx
+        cdef const int64_t[::1] lv
+        cdef const int64_t[::1] ov
+        cdef const int32_t[::1] lv32
+        cdef const int32_t[::1] ov32
         if kv.shape[1] != chain.ndim or tv.shape[1] != PLAN_NCOLS:
             raise ValueError("plan does not match the chain's dimensions")
         self.plan_arrays = (table, local, outidx, tasks)
@@ -172,8 +176,20 @@ cdef class _Batch:
         self.nrows = tv.shape[0]
         self.tasks = &kv[0, 0] if kv.shape[0] * kv.shape[1] else NULL
         self.ntasks = kv.shape[0]
-        self.local = &lv[0] if lv.shape[0] else NULL
-        self.outidx = &ov[0] if ov.shape[0] else NULL
+        self.local = self.outidx = NULL
+        self.local32 = self.outidx32 = NULL
+        if local.itemsize == 4:         # (32-bit: a plan of points)
+            lv32 = local
+            ov32 = outidx
+            if lv32.shape[0] != ov32.shape[0]:
+                raise ValueError("local and outidx differ in length")
+            self.local32 = &lv32[0] if lv32.shape[0] else NULL
+            self.outidx32 = &ov32[0] if ov32.shape[0] else NULL
+        else:
+            lv = local
+            ov = outidx
+            self.local = &lv[0] if lv.shape[0] else NULL
+            self.outidx = &ov[0] if ov.shape[0] else NULL
         self.setup_common(chain, arr, arr_strides, fill, sources, writable)
 
     cdef setup_plan(self, Chain chain, Plan* plan, arr, tuple arr_strides, bytes fill,
@@ -193,6 +209,7 @@ cdef class _Batch:
         self.tasks = self.plan.tasks
         self.ntasks = self.plan.ntasks
         self.local = self.outidx = NULL
+        self.local32 = self.outidx32 = NULL
         self.setup_common(chain, arr, arr_strides, fill, None, True)
         if file_of_task == NULL:
             self.set_paths(head, separator, self.plan.coords)
@@ -388,9 +405,13 @@ cdef class _Batch:
                     chunk_off[k] = (start + k * step) * cs
                     arr_off[k] = (out0 + k) * ars
             elif step == 0:             # a point row: flat element indices in the chunk
-                self.point_offsets(self.local + ix, cnt, chunk_off)
-                for k in range(cnt):
-                    arr_off[k] = self.outidx[ix + k] * ars
+                self.point_offsets(ix, cnt, chunk_off)
+                if self.outidx32 != NULL:
+                    for k in range(cnt):
+                        arr_off[k] = self.outidx32[ix + k] * ars
+                else:
+                    for k in range(cnt):
+                        arr_off[k] = self.outidx[ix + k] * ars
             else:
                 for k in range(cnt):
                     chunk_off[k] = self.local[ix + k] * cs
@@ -402,16 +423,19 @@ cdef class _Batch:
                                   and ars == self.chain.itemsize)
         return 0
 
-    cdef void point_offsets(self, const int64_t* flat, Py_ssize_t n, Py_ssize_t* off) noexcept nogil:
-        """Byte offsets in the decoded chunk of n flat C-order element indices."""
+    cdef void point_offsets(self, Py_ssize_t ix, Py_ssize_t n, Py_ssize_t* off) noexcept nogil:
+        """Byte offsets in the decoded chunk of the n flat C-order element indices at
+        entry ``ix`` of the local indices (32- or 64-bit)."""
         cdef Py_ssize_t k, i, q, o
         cdef int d
+        for k in range(n):
+            off[k] = self.local32[ix + k] if self.local32 != NULL else self.local[ix + k]
         if self.chain.c_layout:
             for k in range(n):
-                off[k] = flat[k] * self.chain.itemsize
+                off[k] *= self.chain.itemsize
             return
         for k in range(n):              # (a transposed chunk: its strides per dimension)
-            i = flat[k]
+            i = off[k]
             o = 0
             for d in range(self.ndim - 1, -1, -1):
                 q = i // self.chain.shape[d]

@@ -11,7 +11,7 @@ of Python, not tens, which also leaves the GIL free for other reading threads.
 
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.slice cimport PySlice_AdjustIndices, PySlice_Unpack
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
@@ -226,6 +226,9 @@ def format_keys(const int64_t[:, ::1] coords, str head, str separator):
 # plan.pxd): its ``local`` entries are flat C-order element indices within the
 # chunk, its ``outidx`` entries positions in the 1-d output; the other dimensions
 # share one row selecting element 0 (their offsets are all in the point row).
+# While grouped, a point is one int64: its chunk number shifted left by ``bits``
+# (enough for a chunk's elements), or'ed with its local index.  ``local`` and
+# ``outidx`` are int32 when the points and a chunk's elements fit, else int64.
 
 # Chunk grids of at most this many chunks (or twice the points) group points by a
 # counting sort over the grid, larger ones by a radix sort of the chunk numbers.
@@ -233,24 +236,31 @@ DEF COUNT_GRID_MAX = 1 << 16
 DEF RADIX_BITS = 16
 
 
-cdef Py_ssize_t group_points(const int64_t* keys, const int64_t* local, Py_ssize_t n,
-                             int64_t total, int64_t* sorted_local, int64_t* sorted_pos,
+cdef inline void put(void* dst, bint narrow, Py_ssize_t i, int64_t v) noexcept nogil:
+    if narrow:
+        (<int32_t*>dst)[i] = <int32_t>v
+    else:
+        (<int64_t*>dst)[i] = v
+
+
+cdef Py_ssize_t group_points(const int64_t* packed, Py_ssize_t n, int bits, int64_t total,
+                             bint narrow, void* sorted_local, void* sorted_pos,
                              int64_t** task_key, int64_t** task_start) noexcept nogil:
-    """Group n points by chunk number (``keys``, each < ``total``), keeping their
-    order within a chunk: ``sorted_local`` / ``sorted_pos`` receive each point's
-    local index and its position (its index in ``keys``), chunk by chunk in
-    increasing chunk number; ``task_key`` / ``task_start`` (allocated here, the
-    caller frees them) each touched chunk's number and its first entry.  Returns
-    the number of chunks touched, or -1 when memory runs out."""
+    """Group n points (``packed``: chunk number << bits | local index; chunk numbers
+    < ``total``) by chunk, keeping their order within a chunk: ``sorted_local`` /
+    ``sorted_pos`` (int32 if ``narrow``, else int64) receive each point's local
+    index and its position (its index in ``packed``), chunk by chunk in increasing
+    chunk number; ``task_key`` / ``task_start`` (allocated here, the caller frees
+    them) each touched chunk's number and its first entry.  Returns the number of
+    chunks touched, or -1 when memory runs out."""
     cdef int64_t* cnt
     cdef int64_t* perm
-    cdef int64_t* tmp_key
-    cdef int64_t* tmp_perm
+    cdef int64_t* tmp
     cdef const int64_t* cur_key
     cdef int64_t* cur_perm
     cdef int64_t* nxt_key
     cdef int64_t* nxt_perm
-    cdef int64_t b, pos, maxkey = 0, shift
+    cdef int64_t b, key, pos, maxkey = 0, shift, low = ((<int64_t>1) << bits) - 1
     cdef Py_ssize_t k, ntasks = 0, t
     task_key[0] = task_start[0] = NULL
     if total <= COUNT_GRID_MAX or total <= 2 * <int64_t>n:
@@ -258,7 +268,7 @@ cdef Py_ssize_t group_points(const int64_t* keys, const int64_t* local, Py_ssize
         if cnt == NULL:
             return -1
         for k in range(n):
-            cnt[keys[k] + 1] += 1
+            cnt[(packed[k] >> bits) + 1] += 1
         for b in range(total):
             if cnt[b + 1]:
                 ntasks += 1
@@ -275,29 +285,31 @@ cdef Py_ssize_t group_points(const int64_t* keys, const int64_t* local, Py_ssize
                 t += 1
             cnt[b + 1] += cnt[b]
         for k in range(n):
-            pos = cnt[keys[k]]
-            cnt[keys[k]] = pos + 1
-            sorted_local[pos] = local[k]
-            sorted_pos[pos] = k
+            key = packed[k] >> bits
+            pos = cnt[key]
+            cnt[key] = pos + 1
+            put(sorted_local, narrow, pos, packed[k] & low)
+            put(sorted_pos, narrow, pos, k)
         free(cnt)
         return ntasks
-    # a large grid: a stable radix sort of the chunk numbers, RADIX_BITS at a time
+    # a large grid: a stable radix sort of the packed values' chunk numbers
     cnt = <int64_t*>malloc(((1 << RADIX_BITS) + 1) * sizeof(int64_t))
     perm = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    tmp_key = <int64_t*>malloc(max(1, n) * sizeof(int64_t) * 2)
-    tmp_perm = <int64_t*>malloc(max(1, n) * sizeof(int64_t) * 2)
-    if cnt == NULL or perm == NULL or tmp_key == NULL or tmp_perm == NULL:
-        free(cnt); free(perm); free(tmp_key); free(tmp_perm)
+    tmp = <int64_t*>malloc(max(1, n) * sizeof(int64_t) * 3)
+    if cnt == NULL or perm == NULL or tmp == NULL:
+        free(cnt); free(perm); free(tmp)
         return -1
     for k in range(n):
         perm[k] = k
-        if keys[k] > maxkey:
-            maxkey = keys[k]
-    cur_key, cur_perm = keys, perm
-    shift = 0
-    while shift == 0 or (maxkey >> shift) > 0:
-        nxt_key = tmp_key + (n if cur_key == tmp_key else 0)
-        nxt_perm = tmp_perm + (n if cur_perm == tmp_perm else 0)
+        if packed[k] > maxkey:
+            maxkey = packed[k]
+    cur_key, cur_perm = packed, perm
+    shift = bits
+    while shift == bits or (shift < 63 and (maxkey >> shift) > 0):
+        # (the first pass reads packed and perm, then passes alternate between the
+        # two halves of tmp's key room and perm / tmp's perm room)
+        nxt_key = tmp if cur_key != tmp else tmp + n
+        nxt_perm = tmp + 2 * n if cur_perm == perm else perm
         memset(cnt, 0, ((1 << RADIX_BITS) + 1) * sizeof(int64_t))
         for k in range(n):
             cnt[((cur_key[k] >> shift) & ((1 << RADIX_BITS) - 1)) + 1] += 1
@@ -312,45 +324,56 @@ cdef Py_ssize_t group_points(const int64_t* keys, const int64_t* local, Py_ssize
         cur_key, cur_perm = nxt_key, nxt_perm
         shift += RADIX_BITS
     for k in range(n):
-        if k == 0 or cur_key[k] != cur_key[k - 1]:
+        if k == 0 or (cur_key[k] >> bits) != (cur_key[k - 1] >> bits):
             ntasks += 1
     task_key[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
     task_start[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
     if task_key[0] != NULL and task_start[0] != NULL:
         t = 0
         for k in range(n):
-            if k == 0 or cur_key[k] != cur_key[k - 1]:
-                task_key[0][t] = cur_key[k]
+            if k == 0 or (cur_key[k] >> bits) != (cur_key[k - 1] >> bits):
+                task_key[0][t] = cur_key[k] >> bits
                 task_start[0][t] = k
                 t += 1
-            sorted_local[k] = local[cur_perm[k]]
-            sorted_pos[k] = cur_perm[k]
+            put(sorted_local, narrow, k, cur_key[k] & low)
+            put(sorted_pos, narrow, k, cur_perm[k])
     else:
         ntasks = -1
-    free(cnt); free(perm); free(tmp_key); free(tmp_perm)
+    free(cnt); free(perm); free(tmp)
     return ntasks
 
 
-cdef object points_plan(int64_t* keys, int64_t* local, Py_ssize_t n, tuple shape, tuple chunks):
-    """The plan of n points given their chunk numbers and local indices (see
-    plan_points); frees ``keys`` and ``local``."""
+cdef int local_bits(tuple chunks) except -1:
+    """Bits for a chunk's element numbers; ValueError if the chunk numbers of the
+    grid would not fit beside them in an int64."""
+    cdef int64_t items = 1
+    cdef int bits = 0
+    for c in chunks:
+        items *= <int64_t>c
+    while ((<int64_t>1) << bits) < items:
+        bits += 1
+    return bits
+
+
+cdef object points_plan(int64_t* packed, Py_ssize_t n, int bits, tuple shape, tuple chunks):
+    """The plan of n points given as chunk number << bits | local index (see
+    plan_points); frees ``packed``."""
     cdef Py_ssize_t ndim = len(shape), t, d, ntasks
     cdef int64_t grid[PLAN_MAX_DIMS]
     cdef int64_t total = 1, key
     cdef int64_t* task_key = NULL
     cdef int64_t* task_start = NULL
+    cdef bint narrow = n < (1 << 31) and bits < 31
     for d in range(ndim):
         grid[d] = (<int64_t>shape[d] + chunks[d] - 1) // chunks[d]
         total *= grid[d]
-    sorted_local = np.empty(n, np.int64)
-    sorted_pos = np.empty(n, np.int64)
-    cdef int64_t[::1] sl = sorted_local
-    cdef int64_t[::1] sp = sorted_pos
+    sorted_local = np.empty(n, np.int32 if narrow else np.int64)
+    sorted_pos = np.empty(n, np.int32 if narrow else np.int64)
+    cdef void* sl = <void*><Py_ssize_t>sorted_local.ctypes.data
+    cdef void* sp = <void*><Py_ssize_t>sorted_pos.ctypes.data
     with nogil:
-        ntasks = group_points(keys, local, n, total, &sl[0] if n else NULL,
-                              &sp[0] if n else NULL, &task_key, &task_start)
-    free(keys)
-    free(local)
+        ntasks = group_points(packed, n, bits, total, narrow, sl, sp, &task_key, &task_start)
+    free(packed)
     if ntasks < 0:
         free(task_key)
         free(task_start)
@@ -378,6 +401,17 @@ cdef object points_plan(int64_t* keys, int64_t* local, Py_ssize_t n, tuple shape
     return table, sorted_local, sorted_pos, tasks, coords
 
 
+cdef int check_grid(tuple shape, tuple chunks, int bits) except -1:
+    """ValueError unless every chunk number << bits fits an int64."""
+    cdef object total = 1
+    for s, c in zip(shape, chunks):
+        total *= -(-s // c)
+    if total << bits >= (1 << 63):
+        raise ValueError(f"an array of shape {shape} in chunks {chunks} has too many elements "
+                         "for a coordinate or mask selection")
+    return 0
+
+
 def plan_points(list idx, tuple shape, tuple chunks):
     """Plan a coordinate selection: ``idx`` holds per dimension a 1-d int64 array
     (any strides), all of one length n; point k is (idx[0][k], idx[1][k], ...),
@@ -385,9 +419,9 @@ def plan_points(list idx, tuple shape, tuple chunks):
 
     Returns (table, local, outidx, tasks, coords): the plan table (a point row per
     touched chunk, then the shared row; see above), each point's local index and
-    output position, chunk by chunk (points of a chunk in their given order),
-    each task's row per dimension, each task's chunk coordinates.  Or (d, k): the
-    dimension and point of the first index out of bounds."""
+    output position (int32 or int64), chunk by chunk (points of a chunk in their
+    given order), each task's row per dimension, each task's chunk coordinates.  Or
+    (d, k): the dimension and point of the first index out of bounds."""
     cdef Py_ssize_t ndim = len(shape), n, d, k
     cdef const char* ptr[PLAN_MAX_DIMS]
     cdef Py_ssize_t stride[PLAN_MAX_DIMS]
@@ -397,8 +431,11 @@ def plan_points(list idx, tuple shape, tuple chunks):
     cdef int64_t v, c, key, loc
     cdef Py_ssize_t bad_d = -1, bad_k = -1
     cdef const int64_t[:] view
+    cdef int bits
     if ndim == 0 or ndim > PLAN_MAX_DIMS or len(idx) != ndim or len(chunks) != ndim:
         raise ValueError(f"{len(idx)} index arrays for an array of shape {shape}")
+    bits = local_bits(chunks)
+    check_grid(shape, chunks, bits)
     n = len(idx[0])
     for d in range(ndim):
         view = idx[d]
@@ -409,11 +446,8 @@ def plan_points(list idx, tuple shape, tuple chunks):
         size[d] = shape[d]
         chunk[d] = chunks[d]
         grid[d] = (size[d] + chunk[d] - 1) // chunk[d]
-    cdef int64_t* keys = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    cdef int64_t* local = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    if keys == NULL or local == NULL:
-        free(keys)
-        free(local)
+    cdef int64_t* packed = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    if packed == NULL:
         raise MemoryError()
     cdef bint narrow = True             # every length fits 32 bits: 32-bit divisions
     for d in range(ndim):
@@ -437,13 +471,11 @@ def plan_points(list idx, tuple shape, tuple chunks):
                 loc = loc * chunk[d] + (v - c * chunk[d])
             if bad_d >= 0:
                 break
-            keys[k] = key
-            local[k] = loc
+            packed[k] = (key << bits) | loc
     if bad_d >= 0:
-        free(keys)
-        free(local)
+        free(packed)
         return bad_d, bad_k
-    return points_plan(keys, local, n, shape, chunks)
+    return points_plan(packed, n, bits, shape, chunks)
 
 
 def plan_mask(mask, tuple shape, tuple chunks):
@@ -459,8 +491,11 @@ def plan_mask(mask, tuple shape, tuple chunks):
     cdef int64_t lead_key, lead_loc, c, last_chunk
     cdef uint64_t word
     cdef const uint8_t* row
+    cdef int bits
     if ndim == 0 or ndim > PLAN_MAX_DIMS or m.shape[0] != math_prod(shape):
         raise ValueError(f"mask of {m.shape[0]} items for an array of shape {shape}")
+    bits = local_bits(chunks)
+    check_grid(shape, chunks, bits)
     for d in range(ndim):
         chunk[d] = chunks[d]
         grid[d] = (<int64_t>shape[d] + chunk[d] - 1) // chunk[d]
@@ -473,11 +508,8 @@ def plan_mask(mask, tuple shape, tuple chunks):
     with nogil:
         for j in range(m.shape[0]):
             n += m[j] != 0
-    cdef int64_t* keys = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    cdef int64_t* local = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    if keys == NULL or local == NULL:
-        free(keys)
-        free(local)
+    cdef int64_t* packed = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    if packed == NULL:
         raise MemoryError()
     with nogil:
         for r in range(nrows if width else 0):
@@ -500,8 +532,7 @@ def plan_mask(mask, tuple shape, tuple chunks):
                         continue
                 if row[j]:
                     c = j // last_chunk
-                    keys[k] = lead_key + c
-                    local[k] = lead_loc + (j - c * last_chunk)
+                    packed[k] = ((lead_key + c) << bits) | (lead_loc + (j - c * last_chunk))
                     k += 1
                 j += 1
             d = ndim - 2                # the next row's leading index
@@ -511,7 +542,7 @@ def plan_mask(mask, tuple shape, tuple chunks):
                     break
                 lead[d] = 0
                 d -= 1
-    return points_plan(keys, local, n, shape, chunks)
+    return points_plan(packed, n, bits, shape, chunks)
 
 
 cdef Py_ssize_t math_prod(tuple shape):
