@@ -226,76 +226,146 @@ def format_keys(const int64_t[:, ::1] coords, str head, str separator):
 # plan.pxd): its ``local`` entries are flat C-order element indices within the
 # chunk, its ``outidx`` entries positions in the 1-d output; the other dimensions
 # share one row selecting element 0 (their offsets are all in the point row).
-# While grouped, a point is one int64: its chunk number shifted left by ``bits``
-# (enough for a chunk's elements), or'ed with its local index.  ``local`` and
-# ``outidx`` are int32 when the points and a chunk's elements fit, else int64.
+# ``local`` and ``outidx`` are int32 when the points and a chunk's elements fit,
+# else int64.  On a grid of few chunks (at most COUNT_GRID_MAX, or twice the
+# points) the points are visited twice, counted per chunk and then placed: nothing
+# per point but the plan.  On a larger grid a point is one int64 while it is
+# sorted (chunk number << bits | local index), by a radix sort of chunk numbers.
 
-# Chunk grids of at most this many chunks (or twice the points) group points by a
-# counting sort over the grid, larger ones by a radix sort of the chunk numbers.
 DEF COUNT_GRID_MAX = 1 << 16
 DEF RADIX_BITS = 16
 
+cdef enum:
+    COUNT = 0       # walk modes: count the points of each chunk,
+    PLACE = 1       # place each point at its chunk's next entry,
+    PACK = 2        # or pack each point into one int64
 
-cdef inline void put(void* dst, bint narrow, Py_ssize_t i, int64_t v) noexcept nogil:
-    if narrow:
+
+cdef struct Points:
+    int ndim
+    Py_ssize_t n                        # points (a mask: its True items)
+    const char* ptr[PLAN_MAX_DIMS]      # coordinates: point k's index along d at ptr[d] + k * stride[d]
+    Py_ssize_t stride[PLAN_MAX_DIMS]
+    const uint8_t* mask                 # or a C-order boolean mask (then ptr is unused)
+    int64_t size[PLAN_MAX_DIMS]
+    int64_t chunk[PLAN_MAX_DIMS]
+    int64_t grid[PLAN_MAX_DIMS]
+    int shift[PLAN_MAX_DIMS]            # log2 of a chunk length that is a power of 2, else -1
+    bint narrow                         # every length fits 32 bits: 32-bit divisions
+    int bits                            # bits of a chunk's element numbers (PACK)
+    bint small                          # local and outidx are int32
+
+
+cdef inline void put(void* dst, bint small, Py_ssize_t i, int64_t v) noexcept nogil:
+    if small:
         (<int32_t*>dst)[i] = <int32_t>v
     else:
         (<int64_t*>dst)[i] = v
 
 
-cdef Py_ssize_t group_points(const int64_t* packed, Py_ssize_t n, int bits, int64_t total,
-                             bint narrow, void* sorted_local, void* sorted_pos,
-                             int64_t** task_key, int64_t** task_start) noexcept nogil:
-    """Group n points (``packed``: chunk number << bits | local index; chunk numbers
-    < ``total``) by chunk, keeping their order within a chunk: ``sorted_local`` /
-    ``sorted_pos`` (int32 if ``narrow``, else int64) receive each point's local
-    index and its position (its index in ``packed``), chunk by chunk in increasing
-    chunk number; ``task_key`` / ``task_start`` (allocated here, the caller frees
-    them) each touched chunk's number and its first entry.  Returns the number of
-    chunks touched, or -1 when memory runs out."""
-    cdef int64_t* cnt
-    cdef int64_t* perm
-    cdef int64_t* tmp
+cdef inline void visit(Points* p, int mode, Py_ssize_t k, int64_t key, int64_t loc, int64_t* cnt,
+                       int64_t* packed, void* sl, void* sp) noexcept nogil:
+    cdef int64_t pos
+    if mode == COUNT:
+        cnt[key + 1] += 1
+    elif mode == PLACE:
+        pos = cnt[key]
+        cnt[key] = pos + 1
+        put(sl, p.small, pos, loc)
+        put(sp, p.small, pos, k)
+    else:
+        packed[k] = (key << p.bits) | loc
+
+
+cdef Py_ssize_t walk(Points* points, int mode, int64_t* cnt, int64_t* packed, void* sl,
+                     void* sp) noexcept nogil:
+    """Visit every point in order (see the modes).  Returns -1, or for an index out
+    of bounds the point's number; points.ndim is then set to the dimension."""
+    cdef Points q = points[0]           # (a local copy: stores through cnt, sl, sp
+    cdef Points* p = &q                 # cannot change it, so it stays in registers)
+    cdef Py_ssize_t k, d, r, j, nrows = 1, width
+    cdef int64_t v, c, key, loc, lead_key, lead_loc
+    cdef int64_t lead[PLAN_MAX_DIMS]
+    cdef uint64_t word
+    cdef const uint8_t* row
+    if p.mask == NULL:
+        for k in range(p.n):
+            key = 0
+            loc = 0
+            for d in range(p.ndim):
+                v = (<const int64_t*>(p.ptr[d] + k * p.stride[d]))[0]
+                if v < 0:
+                    v += p.size[d]
+                if v < 0 or v >= p.size[d]:
+                    points.ndim = <int>d
+                    return k
+                if p.shift[d] >= 0:
+                    c = v >> p.shift[d]
+                elif p.narrow:
+                    c = <uint32_t>v // <uint32_t>p.chunk[d]
+                else:
+                    c = v // p.chunk[d]
+                key = key * p.grid[d] + c
+                loc = loc * p.chunk[d] + (v - c * p.chunk[d])
+            visit(p, mode, k, key, loc, cnt, packed, sl, sp)
+        return -1
+    for d in range(p.ndim - 1):
+        lead[d] = 0
+        nrows *= p.size[d]
+    width = p.size[p.ndim - 1]
+    k = 0
+    for r in range(nrows if width else 0):
+        # chunk number and local index of the row's element 0 (its leading dims)
+        lead_key = 0
+        lead_loc = 0
+        for d in range(p.ndim - 1):
+            c = lead[d] // p.chunk[d]
+            lead_key = lead_key * p.grid[d] + c
+            lead_loc = lead_loc * p.chunk[d] + (lead[d] - c * p.chunk[d])
+        lead_key *= p.grid[p.ndim - 1]
+        lead_loc *= p.chunk[p.ndim - 1]
+        row = p.mask + r * width
+        j = 0
+        while j < width:
+            if j + 8 <= width:          # a sparse mask: skip 8 False items at a time
+                memcpy(&word, row + j, 8)
+                if word == 0:
+                    j += 8
+                    continue
+            if row[j]:
+                c = j // p.chunk[p.ndim - 1]
+                visit(p, mode, k, lead_key + c, lead_loc + (j - c * p.chunk[p.ndim - 1]),
+                      cnt, packed, sl, sp)
+                k += 1
+            j += 1
+        d = p.ndim - 2                  # the next row's leading index
+        while d >= 0:
+            lead[d] += 1
+            if lead[d] < p.size[d]:
+                break
+            lead[d] = 0
+            d -= 1
+    return -1
+
+
+cdef Py_ssize_t radix_group(Points* p, const int64_t* packed, void* sl, void* sp,
+                            int64_t** task_key, int64_t** task_start) noexcept nogil:
+    """Group the packed points by chunk with a stable radix sort of their chunk
+    numbers: ``sl`` / ``sp`` receive each point's local index and position, chunk
+    by chunk; ``task_key`` / ``task_start`` (allocated here) each touched chunk's
+    number and first entry.  Returns the number of chunks touched, or -1 when
+    memory runs out."""
+    cdef Py_ssize_t n = p.n, k, t, ntasks = 0
+    cdef int bits = p.bits
+    cdef int64_t b, pos, maxkey = 0, shift, low = ((<int64_t>1) << bits) - 1
+    cdef int64_t* cnt = <int64_t*>malloc(((1 << RADIX_BITS) + 1) * sizeof(int64_t))
+    cdef int64_t* perm = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+    cdef int64_t* tmp = <int64_t*>malloc(max(1, n) * sizeof(int64_t) * 3)
     cdef const int64_t* cur_key
     cdef int64_t* cur_perm
     cdef int64_t* nxt_key
     cdef int64_t* nxt_perm
-    cdef int64_t b, key, pos, maxkey = 0, shift, low = ((<int64_t>1) << bits) - 1
-    cdef Py_ssize_t k, ntasks = 0, t
     task_key[0] = task_start[0] = NULL
-    if total <= COUNT_GRID_MAX or total <= 2 * <int64_t>n:
-        cnt = <int64_t*>calloc(<size_t>total + 1, sizeof(int64_t))
-        if cnt == NULL:
-            return -1
-        for k in range(n):
-            cnt[(packed[k] >> bits) + 1] += 1
-        for b in range(total):
-            if cnt[b + 1]:
-                ntasks += 1
-        task_key[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
-        task_start[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
-        if task_key[0] == NULL or task_start[0] == NULL:
-            free(cnt)
-            return -1
-        t = 0
-        for b in range(total):          # cnt[b] becomes the first entry of chunk b
-            if cnt[b + 1]:
-                task_key[0][t] = b
-                task_start[0][t] = cnt[b]
-                t += 1
-            cnt[b + 1] += cnt[b]
-        for k in range(n):
-            key = packed[k] >> bits
-            pos = cnt[key]
-            cnt[key] = pos + 1
-            put(sorted_local, narrow, pos, packed[k] & low)
-            put(sorted_pos, narrow, pos, k)
-        free(cnt)
-        return ntasks
-    # a large grid: a stable radix sort of the packed values' chunk numbers
-    cnt = <int64_t*>malloc(((1 << RADIX_BITS) + 1) * sizeof(int64_t))
-    perm = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    tmp = <int64_t*>malloc(max(1, n) * sizeof(int64_t) * 3)
     if cnt == NULL or perm == NULL or tmp == NULL:
         free(cnt); free(perm); free(tmp)
         return -1
@@ -306,8 +376,8 @@ cdef Py_ssize_t group_points(const int64_t* packed, Py_ssize_t n, int bits, int6
     cur_key, cur_perm = packed, perm
     shift = bits
     while shift == bits or (shift < 63 and (maxkey >> shift) > 0):
-        # (the first pass reads packed and perm, then passes alternate between the
-        # two halves of tmp's key room and perm / tmp's perm room)
+        # (the first pass reads packed and perm; then passes alternate between the
+        # two halves of tmp's key room, and between perm and tmp's perm room)
         nxt_key = tmp if cur_key != tmp else tmp + n
         nxt_perm = tmp + 2 * n if cur_perm == perm else perm
         memset(cnt, 0, ((1 << RADIX_BITS) + 1) * sizeof(int64_t))
@@ -335,48 +405,97 @@ cdef Py_ssize_t group_points(const int64_t* packed, Py_ssize_t n, int bits, int6
                 task_key[0][t] = cur_key[k] >> bits
                 task_start[0][t] = k
                 t += 1
-            put(sorted_local, narrow, k, cur_key[k] & low)
-            put(sorted_pos, narrow, k, cur_perm[k])
+            put(sl, p.small, k, cur_key[k] & low)
+            put(sp, p.small, k, cur_perm[k])
     else:
         ntasks = -1
     free(cnt); free(perm); free(tmp)
     return ntasks
 
 
-cdef int local_bits(tuple chunks) except -1:
-    """Bits for a chunk's element numbers; ValueError if the chunk numbers of the
-    grid would not fit beside them in an int64."""
-    cdef int64_t items = 1
-    cdef int bits = 0
-    for c in chunks:
-        items *= <int64_t>c
-    while ((<int64_t>1) << bits) < items:
-        bits += 1
-    return bits
+cdef Py_ssize_t count_group(Points* p, int64_t total, void* sl, void* sp, int64_t** task_key,
+                            int64_t** task_start, Py_ssize_t* bad) noexcept nogil:
+    """Group the points by chunk in two walks (count, place) with a count per chunk of
+    the grid (``total`` chunks): as radix_group, without a packed copy.  ``bad``:
+    the first point out of bounds (p.ndim then names its dimension), or -1."""
+    cdef int64_t* cnt = <int64_t*>calloc(<size_t>total + 1, sizeof(int64_t))
+    cdef int64_t b
+    cdef Py_ssize_t t = 0, ntasks = 0
+    task_key[0] = task_start[0] = NULL
+    if cnt == NULL:
+        return -1
+    bad[0] = walk(p, COUNT, cnt, NULL, NULL, NULL)
+    if bad[0] >= 0:
+        free(cnt)
+        return 0
+    for b in range(total):
+        if cnt[b + 1]:
+            ntasks += 1
+    task_key[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
+    task_start[0] = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
+    if task_key[0] == NULL or task_start[0] == NULL:
+        free(cnt)
+        return -1
+    for b in range(total):              # cnt[b] becomes the first entry of chunk b
+        if cnt[b + 1]:
+            task_key[0][t] = b
+            task_start[0][t] = cnt[b]
+            t += 1
+        cnt[b + 1] += cnt[b]
+    walk(p, PLACE, cnt, NULL, sl, sp)
+    free(cnt)
+    return ntasks
 
 
-cdef object points_plan(int64_t* packed, Py_ssize_t n, int bits, tuple shape, tuple chunks):
-    """The plan of n points given as chunk number << bits | local index (see
-    plan_points); frees ``packed``."""
-    cdef Py_ssize_t ndim = len(shape), t, d, ntasks
-    cdef int64_t grid[PLAN_MAX_DIMS]
-    cdef int64_t total = 1, key
+cdef object plan_of(Points* p, tuple shape, tuple chunks):
+    """The plan of the points (see plan_points)."""
+    cdef Py_ssize_t ndim = len(shape), t, d, ntasks, n = p.n, bad = -1
+    cdef int64_t total = 1, key, items = 1
     cdef int64_t* task_key = NULL
     cdef int64_t* task_start = NULL
-    cdef bint narrow = n < (1 << 31) and bits < 31
+    cdef int64_t* packed = NULL
+    cdef object grid_total = 1
+    p.ndim = <int>ndim
+    p.bits = 0
+    p.narrow = True
     for d in range(ndim):
-        grid[d] = (<int64_t>shape[d] + chunks[d] - 1) // chunks[d]
-        total *= grid[d]
-    sorted_local = np.empty(n, np.int32 if narrow else np.int64)
-    sorted_pos = np.empty(n, np.int32 if narrow else np.int64)
+        p.size[d] = shape[d]
+        p.chunk[d] = chunks[d]
+        p.grid[d] = (p.size[d] + p.chunk[d] - 1) // p.chunk[d]
+        p.narrow = p.narrow and p.size[d] < (<int64_t>1 << 32)
+        p.shift[d] = -1
+        for t in range(63):
+            if p.chunk[d] == (<int64_t>1) << t:
+                p.shift[d] = <int>t
+        grid_total *= p.grid[d]
+        items *= p.chunk[d]
+    while ((<int64_t>1) << p.bits) < items:
+        p.bits += 1
+    if grid_total << p.bits >= (1 << 63):
+        raise ValueError(f"an array of shape {shape} in chunks {chunks} has too many elements "
+                         "for a coordinate or mask selection")
+    total = grid_total
+    p.small = n < (1 << 31) and p.bits < 31
+    sorted_local = np.empty(n, np.int32 if p.small else np.int64)
+    sorted_pos = np.empty(n, np.int32 if p.small else np.int64)
     cdef void* sl = <void*><Py_ssize_t>sorted_local.ctypes.data
     cdef void* sp = <void*><Py_ssize_t>sorted_pos.ctypes.data
     with nogil:
-        ntasks = group_points(packed, n, bits, total, narrow, sl, sp, &task_key, &task_start)
-    free(packed)
-    if ntasks < 0:
+        if total <= COUNT_GRID_MAX or total <= 2 * <int64_t>n:
+            ntasks = count_group(p, total, sl, sp, &task_key, &task_start, &bad)
+        else:
+            packed = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
+            if packed == NULL:
+                ntasks = -1
+            else:
+                bad = walk(p, PACK, NULL, packed, NULL, NULL)
+                ntasks = 0 if bad >= 0 else radix_group(p, packed, sl, sp, &task_key, &task_start)
+                free(packed)
+    if ntasks < 0 or bad >= 0:
         free(task_key)
         free(task_start)
+        if bad >= 0:
+            return p.ndim, bad
         raise MemoryError()
     table = np.zeros((ntasks + 1, PLAN_NCOLS), np.int64)
     tasks = np.full((ntasks, ndim), ntasks, np.int64)
@@ -387,8 +506,8 @@ cdef object points_plan(int64_t* packed, Py_ssize_t n, int bits, tuple shape, tu
     for t in range(ntasks):
         key = task_key[t]
         for d in range(ndim - 1, -1, -1):
-            cv[t, d] = key % grid[d]
-            key //= grid[d]
+            cv[t, d] = key % p.grid[d]
+            key //= p.grid[d]
         tv[t, PLAN_COL_CHUNK] = cv[t, ndim - 1]
         tv[t, PLAN_COL_COUNT] = (task_start[t + 1] if t + 1 < ntasks else n) - task_start[t]
         tv[t, PLAN_COL_IDX] = task_start[t]            # (STEP 0: a point row)
@@ -401,17 +520,6 @@ cdef object points_plan(int64_t* packed, Py_ssize_t n, int bits, tuple shape, tu
     return table, sorted_local, sorted_pos, tasks, coords
 
 
-cdef int check_grid(tuple shape, tuple chunks, int bits) except -1:
-    """ValueError unless every chunk number << bits fits an int64."""
-    cdef object total = 1
-    for s, c in zip(shape, chunks):
-        total *= -(-s // c)
-    if total << bits >= (1 << 63):
-        raise ValueError(f"an array of shape {shape} in chunks {chunks} has too many elements "
-                         "for a coordinate or mask selection")
-    return 0
-
-
 def plan_points(list idx, tuple shape, tuple chunks):
     """Plan a coordinate selection: ``idx`` holds per dimension a 1-d int64 array
     (any strides), all of one length n; point k is (idx[0][k], idx[1][k], ...),
@@ -422,131 +530,39 @@ def plan_points(list idx, tuple shape, tuple chunks):
     output position (int32 or int64), chunk by chunk (points of a chunk in their
     given order), each task's row per dimension, each task's chunk coordinates.  Or
     (d, k): the dimension and point of the first index out of bounds."""
-    cdef Py_ssize_t ndim = len(shape), n, d, k
-    cdef const char* ptr[PLAN_MAX_DIMS]
-    cdef Py_ssize_t stride[PLAN_MAX_DIMS]
-    cdef int64_t size[PLAN_MAX_DIMS]
-    cdef int64_t chunk[PLAN_MAX_DIMS]
-    cdef int64_t grid[PLAN_MAX_DIMS]
-    cdef int64_t v, c, key, loc
-    cdef Py_ssize_t bad_d = -1, bad_k = -1
+    cdef Points p
+    cdef Py_ssize_t ndim = len(shape), d
     cdef const int64_t[:] view
-    cdef int bits
     if ndim == 0 or ndim > PLAN_MAX_DIMS or len(idx) != ndim or len(chunks) != ndim:
         raise ValueError(f"{len(idx)} index arrays for an array of shape {shape}")
-    bits = local_bits(chunks)
-    check_grid(shape, chunks, bits)
-    n = len(idx[0])
+    p.n = len(idx[0])
+    p.mask = NULL
     for d in range(ndim):
         view = idx[d]
-        if view.shape[0] != n:
+        if view.shape[0] != p.n:
             raise ValueError("index arrays of different lengths")
-        ptr[d] = <const char*>&view[0] if n else NULL
-        stride[d] = view.strides[0]
-        size[d] = shape[d]
-        chunk[d] = chunks[d]
-        grid[d] = (size[d] + chunk[d] - 1) // chunk[d]
-    cdef int64_t* packed = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    if packed == NULL:
-        raise MemoryError()
-    cdef bint narrow = True             # every length fits 32 bits: 32-bit divisions
-    for d in range(ndim):
-        narrow = narrow and size[d] < (<int64_t>1 << 32)
-    with nogil:
-        for k in range(n):
-            key = 0
-            loc = 0
-            for d in range(ndim):
-                v = (<const int64_t*>(ptr[d] + k * stride[d]))[0]
-                if v < 0:
-                    v += size[d]
-                if v < 0 or v >= size[d]:
-                    bad_d, bad_k = d, k
-                    break
-                if narrow:
-                    c = <uint32_t>v // <uint32_t>chunk[d]
-                else:
-                    c = v // chunk[d]
-                key = key * grid[d] + c
-                loc = loc * chunk[d] + (v - c * chunk[d])
-            if bad_d >= 0:
-                break
-            packed[k] = (key << bits) | loc
-    if bad_d >= 0:
-        free(packed)
-        return bad_d, bad_k
-    return points_plan(packed, n, bits, shape, chunks)
+        p.ptr[d] = <const char*>&view[0] if p.n else NULL
+        p.stride[d] = view.strides[0]
+    return plan_of(&p, shape, chunks)
 
 
 def plan_mask(mask, tuple shape, tuple chunks):
     """Plan a mask selection: ``mask`` is a C-contiguous bool array of ``shape``;
     the points are its True elements in C order (the output's order).  Returns
     what plan_points returns."""
+    cdef Points p
     cdef const uint8_t[::1] m = mask.reshape(-1).view(np.uint8)
-    cdef Py_ssize_t ndim = len(shape), d, n = 0, k = 0, r, j, nrows = 1, width
-    cdef int64_t chunk[PLAN_MAX_DIMS]
-    cdef int64_t grid[PLAN_MAX_DIMS]
-    cdef int64_t lead[PLAN_MAX_DIMS]
-    cdef int64_t shp[PLAN_MAX_DIMS]
-    cdef int64_t lead_key, lead_loc, c, last_chunk
-    cdef uint64_t word
-    cdef const uint8_t* row
-    cdef int bits
-    if ndim == 0 or ndim > PLAN_MAX_DIMS or m.shape[0] != math_prod(shape):
+    cdef Py_ssize_t ndim = len(shape), j, n = 0, items = 1
+    for j in range(ndim):
+        items *= shape[j]
+    if ndim == 0 or ndim > PLAN_MAX_DIMS or m.shape[0] != items:
         raise ValueError(f"mask of {m.shape[0]} items for an array of shape {shape}")
-    bits = local_bits(chunks)
-    check_grid(shape, chunks, bits)
-    for d in range(ndim):
-        chunk[d] = chunks[d]
-        grid[d] = (<int64_t>shape[d] + chunk[d] - 1) // chunk[d]
-        lead[d] = 0
-        shp[d] = shape[d]
-        if d < ndim - 1:
-            nrows *= shape[d]
-    width = shape[ndim - 1]
-    last_chunk = chunk[ndim - 1]
     with nogil:
         for j in range(m.shape[0]):
             n += m[j] != 0
-    cdef int64_t* packed = <int64_t*>malloc(max(1, n) * sizeof(int64_t))
-    if packed == NULL:
-        raise MemoryError()
-    with nogil:
-        for r in range(nrows if width else 0):
-            # chunk number and local index of the row's element 0 (its leading dims)
-            lead_key = 0
-            lead_loc = 0
-            for d in range(ndim - 1):
-                c = lead[d] // chunk[d]
-                lead_key = lead_key * grid[d] + c
-                lead_loc = lead_loc * chunk[d] + (lead[d] - c * chunk[d])
-            lead_key *= grid[ndim - 1]
-            lead_loc *= last_chunk
-            row = &m[0] + r * width
-            j = 0
-            while j < width:
-                if j + 8 <= width:      # a sparse mask: skip 8 False items at a time
-                    memcpy(&word, row + j, 8)
-                    if word == 0:
-                        j += 8
-                        continue
-                if row[j]:
-                    c = j // last_chunk
-                    packed[k] = ((lead_key + c) << bits) | (lead_loc + (j - c * last_chunk))
-                    k += 1
-                j += 1
-            d = ndim - 2                # the next row's leading index
-            while d >= 0:
-                lead[d] += 1
-                if lead[d] < shp[d]:
-                    break
-                lead[d] = 0
-                d -= 1
-    return points_plan(packed, n, bits, shape, chunks)
-
-
-cdef Py_ssize_t math_prod(tuple shape):
-    cdef Py_ssize_t p = 1, s
-    for s in shape:
-        p *= s
-    return p
+    p.n = n
+    p.mask = &m[0] if m.shape[0] else NULL
+    if p.mask == NULL:                  # (no items: no points)
+        p.n = 0
+        p.mask = <const uint8_t*>""
+    return plan_of(&p, shape, chunks)
