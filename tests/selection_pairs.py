@@ -106,3 +106,19 @@ class Pair:
 
 PAIRS = [(lay, nd, st) for lay in LAYOUTS for nd in GEOMETRY for st in ("local", "memory", "zip")
          if st == "local" or nd == 2]
+
+
+@pytest.fixture(params=PAIRS, ids=lambda p: f"{p[0]}-{p[1]}d-{p[2]}")
+def pair(request, tmp_path):
+    """One Pair per layout, dimensionality and store (a test module imports it)."""
+    return Pair(str(tmp_path), *request.param)
+
+
+def both_raise(pair, getters) -> None:
+    """Each call raises IndexError in zarr-python and SelectionError (an IndexError)
+    in zarrc."""
+    for get in getters:
+        with pytest.raises(IndexError):
+            get(pair.z)
+        with pytest.raises(SelectionError):
+            get(pair.a)

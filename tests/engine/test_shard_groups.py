@@ -22,7 +22,8 @@ def tree(root) -> dict[str, bytes]:
     for d, _, names in os.walk(root):
         for name in names:
             full = os.path.join(d, name)
-            out[os.path.relpath(full, root)] = open(full, "rb").read()
+            with open(full, "rb") as f:
+                out[os.path.relpath(full, root)] = f.read()
     return out
 
 

@@ -47,9 +47,12 @@ def _each(n: int, work: Callable[[int], None]) -> None:
     run_each(range(n), work, item_threads(n))
 
 
-def _selections(dims, table, local, outidx, rows) -> tuple[tuple, tuple]:
+def _selections(dims, table, local, outidx, rows) -> tuple[Any, Any]:
     """(chunk index, operand index) of one task: what it selects in the chunk and
-    where that lands in the output / comes from in the value."""
+    where that lands in the output / comes from in the value (points: flat indices
+    into the chunk, positions in the operand)."""
+    if isinstance(dims, indexing.Points):
+        return _point_selections(table, local, outidx, rows)
     src: list[Any] = []          # ints, slices, index arrays
     dst: list[Any] = []
     arrays = False
@@ -100,12 +103,7 @@ def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
     points = isinstance(dims, indexing.Points)
 
     def work(t: int) -> None:
-        src: Any
-        dst: Any
-        if points:
-            src, dst = _point_selections(table, local, outidx, tasks[t])
-        else:
-            src, dst = _selections(dims, table, local, outidx, tasks[t])
+        src, dst = _selections(dims, table, local, outidx, tasks[t])
         if raws[t] is None:
             out[dst] = fill
             return
@@ -147,12 +145,7 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
     def work(t: int) -> None:
         key = keys[t]
         points = isinstance(dims, indexing.Points)
-        src: Any
-        dst: Any
-        if points:
-            src, dst = _point_selections(table, local, outidx, tasks[t])
-        else:
-            src, dst = _selections(dims, table, local, outidx, tasks[t])
+        src, dst = _selections(dims, table, local, outidx, tasks[t])
         raw = old.get(key)
         try:
             if raw is None:

@@ -519,12 +519,38 @@ static int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8
     return 0;
 }
 
+/* Write the parts to the new file tmp (its directories made as needed): 0, or -1
+   with err and no file left behind. */
+static int write_temp(char* tmp, const uint8_t* const* parts, const size_t* lens,
+                      ptrdiff_t nparts, size_t* total, zc_error* err) {
+    int fd = os_create_excl(tmp), saved;
+    if (fd < 0 && errno == ENOENT) {
+        if (zc_make_parents(tmp) != 0)
+            return (int)zc_fail(err, ZC_IO, 0, errno, "mkdir");
+        fd = os_create_excl(tmp);
+    }
+    if (fd < 0)
+        return (int)zc_fail(err, ZC_IO, 0, errno, "open");
+    saved = write_all(fd, parts, lens, nparts, total);
+    if (saved != 0) {
+        zc_close(fd);
+        os_unlink(tmp);
+        return (int)zc_fail(err, ZC_IO, 0, saved, "write");
+    }
+    if (zc_close(fd) != 0) {
+        saved = errno;
+        os_unlink(tmp);
+        return (int)zc_fail(err, ZC_IO, 0, saved, "close");
+    }
+    return 0;
+}
+
 int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* parts,
                        const size_t* lens, ptrdiff_t nparts, zc_error* err) {
     const char* slash = last_sep(path);
     size_t dirlen = slash != NULL ? (size_t)(slash - path + 1) : 0, total = 0;
     char* tmp = malloc(strlen(path) + strlen(tag) + ZC_TEMP_EXTRA);
-    int fd, saved, done;
+    int saved, done;
     if (tmp == NULL)
         return zc_fail(err, ZC_NOMEM, 0, 0, NULL);
     zc_temp_path(tmp, path, tag);
@@ -533,32 +559,9 @@ int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* 
         free(tmp);
         return done < 0 ? -1 : (int64_t)total;
     }
-    fd = os_create_excl(tmp);
-    if (fd < 0 && errno == ENOENT) {
-        if (zc_make_parents(tmp) != 0) {
-            saved = errno;
-            free(tmp);
-            return zc_fail(err, ZC_IO, 0, saved, "mkdir");
-        }
-        fd = os_create_excl(tmp);
-    }
-    if (fd < 0) {
-        saved = errno;
+    if (write_temp(tmp, parts, lens, nparts, &total, err) != 0) {
         free(tmp);
-        return zc_fail(err, ZC_IO, 0, saved, "open");
-    }
-    saved = write_all(fd, parts, lens, nparts, &total);
-    if (saved != 0) {
-        zc_close(fd);
-        os_unlink(tmp);
-        free(tmp);
-        return zc_fail(err, ZC_IO, 0, saved, "write");
-    }
-    if (zc_close(fd) != 0) {
-        saved = errno;
-        os_unlink(tmp);
-        free(tmp);
-        return zc_fail(err, ZC_IO, 0, saved, "close");
+        return -1;
     }
     if (os_rename(tmp, path) != 0) {
         saved = errno;
@@ -574,36 +577,13 @@ int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t* const* 
                        const size_t* lens, ptrdiff_t nparts, zc_error* err) {
     char* tmp = malloc(strlen(path) + strlen(tag) + ZC_TEMP_EXTRA);
     size_t total = 0;
-    int fd, saved;
+    int r;
     if (tmp == NULL)
         return zc_fail(err, ZC_NOMEM, 0, 0, NULL);
     zc_temp_path(tmp, path, tag);
-    fd = os_create_excl(tmp);
-    if (fd < 0 && errno == ENOENT) {
-        if (zc_make_parents(tmp) != 0) {
-            saved = errno;
-            free(tmp);
-            return zc_fail(err, ZC_IO, 0, saved, "mkdir");
-        }
-        fd = os_create_excl(tmp);
-    }
-    if (fd < 0) {
-        saved = errno;
-        free(tmp);
-        return zc_fail(err, ZC_IO, 0, saved, "open");
-    }
-    saved = write_all(fd, parts, lens, nparts, &total);
-    if (saved == 0 && zc_close(fd) != 0)
-        saved = errno;
-    else if (saved != 0)
-        zc_close(fd);
-    if (saved != 0) {
-        os_unlink(tmp);
-        free(tmp);
-        return zc_fail(err, ZC_IO, 0, saved, "write");
-    }
+    r = write_temp(tmp, parts, lens, nparts, &total, err);
     free(tmp);
-    return (int64_t)total;
+    return r != 0 ? -1 : (int64_t)total;
 }
 
 int64_t zc_finish_staged(const char* path, const char* tag, int keep, zc_error* err) {
