@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 import zarrc
-from zarrc.errors import ContainsNodeError, MetadataError, NodeNotFoundError, StoreError
+from zarrc.errors import ContainsNodeError, MetadataError, NodeNotFoundError, NodeTypeError, StoreError
 from zarrc.stores import MemoryStore
 
 
@@ -129,9 +129,9 @@ def test_open_dispatches_on_node_type(tmp_path):
     assert isinstance(zarrc.open(tmp_path / "h.zarr", path="new"), zarrc.Group)   # "a" creates
     with pytest.raises(NodeNotFoundError):
         zarrc.open(tmp_path / "h.zarr", path="none", mode="r")
-    with pytest.raises(NodeNotFoundError):
+    with pytest.raises(NodeTypeError, match="is an array, not a group"):   # (a ValueError too)
         zarrc.open_group(tmp_path / "h.zarr", path="a")
-    with pytest.raises(NodeNotFoundError):
+    with pytest.raises(NodeTypeError, match="is a group, not an array"):
         zarrc.open_array(tmp_path / "h.zarr", path="b")
 
 

@@ -16,7 +16,7 @@ from zarrc import create, node_metadata
 from zarrc.array import Array
 from zarrc.consolidate import consolidate
 from zarrc.create import DEFAULT, MODES, check_mode, guess_chunks, node_path
-from zarrc.errors import ContainsNodeError, NodeNotFoundError
+from zarrc.errors import ContainsNodeError, NodeNotFoundError, NodeTypeError
 from zarrc.group import Group, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
 from zarrc.stores import Store, make_store
@@ -115,7 +115,7 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", **kwargs: Any) ->
             return create_array(s, path=where, **kwargs)
         raise NodeNotFoundError(f"no array at {where} in {s!r}")
     if not isinstance(node, Array):
-        raise NodeNotFoundError(f"{where} in {s!r} is a group, not an array")
+        raise NodeTypeError(f"{where} in {s!r} is a group, not an array")
     return node
 
 
@@ -140,7 +140,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
             return new_group(s, where, attributes=attributes, zarr_format=fmt)
         raise NodeNotFoundError(f"no group at {where} in {s!r}")
     if not isinstance(node, Group):
-        raise NodeNotFoundError(f"{where} in {s!r} is an array, not a group")
+        raise NodeTypeError(f"{where} in {s!r} is an array, not a group")
     return node
 
 

@@ -35,8 +35,9 @@ class SettingError(ZarrcError, AttributeError):
     """``zarrc.config`` has no setting of that name (read as an attribute)."""
 
 
-class NodeTypeError(ZarrcError, TypeError):
-    """The node at a path is of the other kind: an array where a group is required."""
+class NodeTypeError(ZarrcError, TypeError, ValueError):
+    """The node at a path is of the other kind: an array where a group is required,
+    or the other way round (also a ValueError, as zarr-python raises)."""
 
 
 class MetadataError(ZarrcError, ValueError):
@@ -74,8 +75,19 @@ class StoreError(ZarrcError, OSError):
     actual: int
 
 
-class NodeNotFoundError(ZarrcError, KeyError):
-    """No array or group exists at the requested path."""
+class ReadOnlyError(StoreError, ValueError):
+    """A write to a read-only array, group or store (also a ValueError, as
+    zarr-python raises)."""
+
+
+class StoreNotFoundError(StoreError, FileNotFoundError):
+    """A store opened for reading does not exist (its directory or zip file; also a
+    FileNotFoundError, as zarr-python raises)."""
+
+
+class NodeNotFoundError(ZarrcError, KeyError, FileNotFoundError):
+    """No array or group exists at the requested path (also a FileNotFoundError,
+    as zarr-python raises when opening one)."""
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, ClassVar
 
 from zarrc import node_metadata
-from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
+from zarrc.errors import ArgumentError, ArgumentTypeError, ReadOnlyError
 from zarrc.metadata.common import thaw
 from zarrc.metadata.names import normalize_path
 
@@ -78,7 +78,7 @@ class Node:
 
     def _check_writable(self) -> None:
         if self._read_only:
-            raise StoreError(f"{self.kind} {self._path} is read-only")
+            raise ReadOnlyError(f"{self.kind} {self._path} is read-only")
 
     def _set_metadata(self, metadata: Any) -> None:
         self._check_writable()

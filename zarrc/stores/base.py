@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
+from zarrc.errors import ArgumentError, ArgumentTypeError, ReadOnlyError, StoreError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -403,7 +403,7 @@ class Store:
     def check_writable(self, operation: str, key: str) -> None:
         """Raise StoreError if this store is read-only."""
         if self.read_only:
-            raise StoreError(f"cannot {operation} key {key!r}: {self!r} is read-only")
+            raise ReadOnlyError(f"cannot {operation} key {key!r}: {self!r} is read-only")
 
     # -- listing -------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from zarrc._kernels.chunk_files import TEMP_END, TEMP_MARK, temp_path
-from zarrc.errors import ArgumentError, StoreError
+from zarrc.errors import ArgumentError, StoreError, StoreNotFoundError
 from zarrc.stores.base import (
     MAX_IO,
     FileSnapshot,
@@ -110,7 +110,7 @@ class LocalStore(Store):
         if os.path.exists(self.root) and not os.path.isdir(self.root):
             raise StoreError(f"{self!r}: the root exists and is not a directory")
         if mode in ("r", "r+") and not os.path.isdir(self.root):
-            raise StoreError(f"{self!r}: the root directory does not exist (mode {mode!r})")
+            raise StoreNotFoundError(f"{self!r}: the root directory does not exist (mode {mode!r})")
         if mode == "w-" and os.path.isdir(self.root):
             with os.scandir(self.root) as it:
                 if any(True for _ in it):

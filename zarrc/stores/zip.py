@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from zarrc.errors import ArgumentError, StoreError
+from zarrc.errors import ArgumentError, StoreError, StoreNotFoundError
 from zarrc.stores.base import (
     BytesSnapshot,
     FileSnapshot,
@@ -80,7 +80,7 @@ class ZipStore(Store):
             self._zf = zipfile.ZipFile(self.path, mode=mode, compression=compression,  # type: ignore[call-overload]
                                        allowZip64=True)  # (mode checked above)
         except FileNotFoundError as e:
-            raise StoreError(f"{self!r}: the file does not exist (mode {mode!r})") from e
+            raise StoreNotFoundError(f"{self!r}: the file does not exist (mode {mode!r})") from e
         except FileExistsError as e:
             raise StoreError(f"{self!r}: the file exists (mode 'x')") from e
         except zipfile.BadZipFile as e:

@@ -1,0 +1,79 @@
+"""zarrc's errors are also instances of the builtin class zarr-python's error for
+the same mistake derives from, so ``except`` clauses written for zarr-python keep
+working: checked in the same test against zarr-python itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import NO_ZARR_PYTHON
+
+import zarrc
+from zarrc.errors import (NodeNotFoundError, NodeTypeError, ReadOnlyError, SelectionError,
+                          StoreNotFoundError, ZarrcError)
+
+zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
+
+
+def raised(call) -> BaseException:
+    with pytest.raises(Exception) as info:
+        call()
+    return info.value
+
+
+def check(builtin: type, zp_call, zc_call, zc_class: type) -> None:
+    """zarr-python raises a ``builtin``; zarrc raises a ``zc_class`` that is one too."""
+    zp, zc = raised(zp_call), raised(zc_call)
+    assert isinstance(zp, builtin), (type(zp), builtin)
+    assert isinstance(zc, zc_class) and isinstance(zc, ZarrcError), type(zc)
+    assert isinstance(zc, builtin), (type(zc).__mro__, builtin)
+
+
+def test_missing_store_in_mode_r_is_file_not_found(tmp_path) -> None:
+    missing = str(tmp_path / "nothing.zarr")
+    for zp_open, zc_open in ((zarr.open_array, zarrc.open_array), (zarr.open_group, zarrc.open_group),
+                             (zarr.open, zarrc.open)):
+        check(FileNotFoundError, lambda f=zp_open: f(missing, mode="r"),
+              lambda f=zc_open: f(missing, mode="r"), StoreNotFoundError)
+
+
+def test_missing_node_in_mode_r_is_file_not_found(tmp_path) -> None:
+    root = str(tmp_path / "s.zarr")
+    zarr.create_group(root)
+    for zp_open, zc_open in ((zarr.open_array, zarrc.open_array), (zarr.open_group, zarrc.open_group),
+                             (zarr.open, zarrc.open)):
+        check(FileNotFoundError, lambda f=zp_open: f(root, path="x/y", mode="r"),
+              lambda f=zc_open: f(root, path="x/y", mode="r"), NodeNotFoundError)
+    assert isinstance(raised(lambda: zarrc.open_array(root, path="x", mode="r")), KeyError)   # (as before)
+
+
+def test_node_of_the_other_kind_is_value_error(tmp_path) -> None:
+    root = str(tmp_path / "s.zarr")
+    zarr.create_group(root).create_array("a", shape=(3,), dtype="i4")
+    check(ValueError, lambda: zarr.open_array(root, mode="r"), lambda: zarrc.open_array(root, mode="r"),
+          NodeTypeError)
+    check(ValueError, lambda: zarr.open_group(root, path="a", mode="r"),
+          lambda: zarrc.open_group(root, path="a", mode="r"), NodeTypeError)
+
+
+def test_write_to_read_only_is_value_error(tmp_path) -> None:
+    root = str(tmp_path / "s.zarr")
+    zarr.create_array(root, shape=(4,), chunks=(2,), dtype="i4", fill_value=0)
+    zp, zc = zarr.open_array(root, mode="r"), zarrc.open_array(root, mode="r")
+    check(ValueError, lambda: zp.__setitem__(0, 1), lambda: zc.__setitem__(0, 1), ReadOnlyError)
+    check(ValueError, lambda: zp.vindex.__setitem__(([1],), 1), lambda: zc.vindex.__setitem__(([1],), 1),
+          ReadOnlyError)
+    np.testing.assert_array_equal(zc[...], np.zeros(4, "i4"))           # nothing written
+    store = zarrc.stores.LocalStore(root, mode="r")
+    with pytest.raises(ValueError):
+        store.set("c/0", b"x")
+
+
+def test_out_of_bounds_is_index_error(tmp_path) -> None:
+    root = str(tmp_path / "s.zarr")
+    zarr.create_array(root, shape=(4, 5), chunks=(2, 2), dtype="i4")
+    zp, zc = zarr.open_array(root, mode="r"), zarrc.open_array(root, mode="r")
+    for sel in ((4, 0), (slice(None), 5), (-5, 0)):
+        check(IndexError, lambda sel=sel: zp[sel], lambda sel=sel: zc[sel], SelectionError)
+    check(IndexError, lambda: zp.vindex[[4], [0]], lambda: zc.vindex[[4], [0]], SelectionError)
+    check(IndexError, lambda: zp.oindex[[0], [7]], lambda: zc.oindex[[0], [7]], SelectionError)
