@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -226,3 +226,13 @@ def conclude(json_path: str, args, facts: dict, libs: Sequence[str], cases: list
     path = write_json(json_path, {"machine": facts, "args": vars(args), "libraries": list(libs),
                                   "cases": cases, "checks": checks, "total_s": total})
     print(f"JSON: {os.path.relpath(path)}")
+
+
+def split_names(parser: Any, option: str, value: str, valid: Any) -> list[str]:
+    """A comma-separated option's names, each one of ``valid`` (else the parser's
+    error, naming the option and the choices)."""
+    names = [n for n in value.split(",") if n]
+    bad = [n for n in names if n not in valid]
+    if bad:
+        parser.error(f"--{option}: unknown {bad}; choose from {list(valid)}")
+    return names

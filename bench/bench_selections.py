@@ -36,6 +36,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
 from bench import _suite_libs  # noqa: E402
 from bench._common import (  # noqa: E402
     REPO_ROOT, announce, conclude, interleaved_times, print_table, proc_status, reset_peak_rss, same,
+    split_names,
 )
 from bench._suite_cases import LAYOUTS, Dataset, Layout  # noqa: E402
 from bench._suite_libs import create, writer  # noqa: E402
@@ -323,10 +324,7 @@ def parse_args(argv):
     p.add_argument("--dir", default=str(REPO_ROOT / ".bench" / "data" / "selections"),
                    help="scratch directory")
     args = p.parse_args(argv)
-    args.libs = [n for n in args.libs.split(",") if n]
-    bad = [n for n in args.libs if n not in LIBRARIES]
-    if bad:
-        p.error(f"--libs: unknown {bad}; choose from {list(LIBRARIES)}")
+    args.libs = split_names(p, "libs", args.libs, LIBRARIES)
     if args.repeat < 3:
         p.error("--repeat: at least 3")
     return args

@@ -29,7 +29,8 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (  # noqa: E402
-    REPO_ROOT, announce, conclude, interleaved_times, pick_repeat, print_table, same, threaded_time,
+    REPO_ROOT, announce, conclude, interleaved_times, pick_repeat, print_table, same, split_names,
+    threaded_time,
 )
 from bench._suite_cases import (  # noqa: E402
     LAYOUTS, Dataset, Layout, datasets, one_inner_chunk_per_shard, random_boxes, random_points, tiles,
@@ -288,11 +289,7 @@ def parse_args(argv):
     args = p.parse_args(argv)
     for opt, valid in (("datasets", ("u16", "f32")), ("layouts", LAYOUTS), ("workloads", WORKLOADS),
                        ("libs", LIBRARIES)):
-        names = [n for n in getattr(args, opt).split(",") if n]
-        bad = [n for n in names if n not in valid]
-        if bad:
-            p.error(f"--{opt}: unknown {bad}; choose from {list(valid)}")
-        setattr(args, opt, names)
+        setattr(args, opt, split_names(p, opt, getattr(args, opt), valid))
     args.repeat = args.repeat or (2 if args.quick else 5)
     return args
 

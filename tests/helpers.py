@@ -110,6 +110,17 @@ def snapshot(store) -> dict[str, bytes]:
     return {k: bytes(store.get(k)) for k in store.list()}
 
 
+def files(root) -> dict[str, bytes]:
+    """Every file under ``root`` (hidden temporary files included) and its bytes."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
 def tree_snapshot(path) -> dict[str, str]:
     """Every file under ``path`` (relative path -> sha256 or link target), to check nothing changed."""
     out = {}

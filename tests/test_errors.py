@@ -15,7 +15,7 @@ import zarrc
 from zarrc.errors import (ChecksumError, CodecError, MetadataError, SelectionError, StoreError,
                           ZarrcError)
 
-from helpers import snapshot
+from helpers import files, snapshot
 
 CHAINS = {
     "bytes": dict(compressors=None),
@@ -26,17 +26,6 @@ CHAINS = {
     "zstd+crc32c": dict(compressors=[{"name": "zstd", "configuration": {"level": 1, "checksum": False}},
                                      {"name": "crc32c"}]),
 }
-
-
-def files(root) -> dict[str, bytes]:
-    """Every file under ``root`` (hidden temporary files included) and its bytes."""
-    out = {}
-    for d, _, names in os.walk(root):
-        for n in names:
-            p = os.path.join(d, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, root)] = f.read()
-    return out
 
 
 def make(store, chain, path="grp/temperature"):

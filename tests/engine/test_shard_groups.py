@@ -10,21 +10,12 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from helpers import files
 
 import zarrc
 from zarrc.engine import sharded
 from zarrc.errors import ChecksumError
 from zarrc.stores import MemoryStore
-
-
-def tree(root) -> dict[str, bytes]:
-    out = {}
-    for d, _, names in os.walk(root):
-        for name in names:
-            full = os.path.join(d, name)
-            with open(full, "rb") as f:
-                out[os.path.relpath(full, root)] = f.read()
-    return out
 
 
 def make(store, data):
@@ -50,7 +41,7 @@ def test_grouping_does_not_change_the_result(where, group_bytes, tmp_path, monke
     data[[1, 36, 20], :] = 5
     np.testing.assert_array_equal(a[...], data)
     if where == "local":
-        assert not [p for p in tree(tmp_path) if os.path.basename(p).startswith(".")]
+        assert not [p for p in files(tmp_path) if os.path.basename(p).startswith(".")]
 
 
 def test_failure_in_a_later_group_changes_no_file(tmp_path, monkeypatch) -> None:
@@ -62,10 +53,10 @@ def test_failure_in_a_later_group_changes_no_file(tmp_path, monkeypatch) -> None
     raw = bytearray(last.read_bytes())
     raw[10] ^= 0xFF                                       # (inside an inner chunk's zstd frame)
     last.write_bytes(bytes(raw))
-    before = tree(root)
+    before = files(root)
     with pytest.raises((ChecksumError, zarrc.errors.CodecError)):
         a.vindex[np.arange(0, 40, 3)[:13], np.arange(0, 50, 4)] = -1     # (33, 44): the corrupt one
-    assert tree(root) == before                           # no shard named, no temporary file
+    assert files(root) == before                           # no shard named, no temporary file
 
 
 def test_write_memory_does_not_grow_with_the_shards_touched(tmp_path, monkeypatch) -> None:

@@ -285,6 +285,23 @@ cdef class ReadBatch(_Batch):
         self.copy_span(dims, lo_d, <char*>s.buf[0], n, out)
         return n
 
+    cdef Py_ssize_t blosc_blocks(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t* typesize,
+                                 Py_ssize_t* blocksize, ZcError* err) noexcept nogil:
+        """A blosc chunk's decoded size, its typesize and blocksize, for the partial
+        decodes: -1 with ``err`` set (a bad header, or not the chunk's size), or
+        NOT_TAKEN where blosc cannot decode a part (no items, a size that is not whole
+        items)."""
+        cdef Py_ssize_t nbytes = zc_blosc_decoded_size(data, <size_t>n, err)
+        if nbytes < 0:
+            return -1
+        if nbytes != self.chain.chunk_nbytes:
+            return fail(err, ZC_SIZE, self.chain.chunk_nbytes, nbytes, "chunk holds")
+        typesize[0] = data[3]              # >= 1 if nbytes > 0 (checked with the header)
+        if nbytes == 0 or nbytes % typesize[0]:    # (blosc reads ranges of whole items)
+            return NOT_TAKEN
+        blocksize[0] = load_le32(data + 8)     # 1 .. nbytes (checked with the header)
+        return nbytes
+
     cdef Py_ssize_t read_blosc_span(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n,
                                     char* out, Scratch* s, ZcError* err) noexcept nogil:
         """Part of a blosc chunk: decode only the blocks that hold the byte span from
@@ -293,19 +310,13 @@ cdef class ReadBatch(_Batch):
         the blocks (the caller decodes the chunk whole), or -1 with ``err`` set."""
         cdef Py_ssize_t lo, hi, nbytes, typesize, blocksize, nblocks, r
         cdef Py_ssize_t lo_d[PLAN_MAX_DIMS]
-        nbytes = zc_blosc_decoded_size(data, <size_t>n, err)
+        nbytes = self.blosc_blocks(data, n, &typesize, &blocksize, err)
         if nbytes < 0:
-            return -1
-        if nbytes != self.chain.chunk_nbytes:
-            return fail(err, ZC_SIZE, self.chain.chunk_nbytes, nbytes, "chunk holds")
-        typesize = data[3]                 # >= 1 if nbytes > 0 (checked with the header)
-        if nbytes == 0 or nbytes % typesize:   # (blosc reads ranges of whole items)
-            return NOT_TAKEN
+            return nbytes
         selected_span(dims, self.ndim, self.chain.itemsize, lo_d, &lo, &hi)
         lo_d[0] -= lo % typesize           # the span, widened to whole blosc items
         lo -= lo % typesize
         hi = min(nbytes, hi + (typesize - hi % typesize) % typesize)
-        blocksize = load_le32(data + 8)    # 1 .. nbytes (checked with the header)
         nblocks = (nbytes - 1) // blocksize + 1
         if ((hi - 1) // blocksize - lo // blocksize + 1) * SPAN_MAX_DEN > nblocks * SPAN_MAX_NUM:
             return NOT_TAKEN
@@ -333,15 +344,9 @@ cdef class ReadBatch(_Batch):
         cdef Py_ssize_t touched = 0, last = self.ndim - 1, itemsize = self.chain.itemsize
         cdef uint8_t marks[BLOCKS_MAX]
         cdef int d
-        nbytes = zc_blosc_decoded_size(data, <size_t>n, err)
+        nbytes = self.blosc_blocks(data, n, &typesize, &blocksize, err)
         if nbytes < 0:
-            return -1
-        if nbytes != self.chain.chunk_nbytes:
-            return fail(err, ZC_SIZE, self.chain.chunk_nbytes, nbytes, "chunk holds")
-        typesize = data[3]
-        if nbytes == 0 or nbytes % typesize:
-            return NOT_TAKEN
-        blocksize = load_le32(data + 8)
+            return nbytes
         nblocks = (nbytes - 1) // blocksize + 1
         if nblocks < 2 or nblocks > BLOCKS_MAX or dims[last].count * 4 > nblocks * 3 * 8:
             return NOT_TAKEN            # (many points per block: most blocks are hit)

@@ -141,10 +141,10 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
     fill = arr.fill_scalar()
     write_empty = arr.write_empty_chunks or not arr.store.supports_deletes
     encoded: list[Any] = [None] * len(keys)
+    points = isinstance(dims, indexing.Points)
 
     def work(t: int) -> None:
         key = keys[t]
-        points = isinstance(dims, indexing.Points)
         src, dst = _selections(dims, table, local, outidx, tasks[t])
         raw = old.get(key)
         try:

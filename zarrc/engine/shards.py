@@ -345,12 +345,7 @@ def _holder_ranges(reads, keys, which, offset, length, present, bounds) -> tuple
         if held is None:
             return None
         members = present[lo:hi]
-        if snap.size is not None:
-            outside = ((offset[members] < 0) | (length[members] < 0)
-                       | (offset[members] + length[members] > snap.size))
-            if outside.any():
-                bad = members[int(np.argmax(outside))]
-                snap._check([int(offset[bad])], [int(length[bad])])     # (raises StoreError)
+        snap.check_ranges(offset[members], length[members])
         owner[members] = len(holders)
         start[members] += held[1]
         holders.append(held[0])

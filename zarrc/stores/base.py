@@ -206,6 +206,16 @@ class Snapshot:
                 raise StoreError(f"{self.name}: bytes [{start}, {start + length}) lie outside its "
                                  f"{self.size} bytes")
 
+    def check_ranges(self, offsets: Any, lengths: Any) -> None:
+        """_check for numpy int64 arrays of ranges, all at once (a snapshot of unknown
+        size checks nothing): StoreError naming the first range outside the value."""
+        if self.size is None:
+            return
+        outside = (offsets < 0) | (lengths < 0) | (offsets + lengths > self.size)
+        if outside.any():
+            bad = int(outside.argmax())
+            self._check([int(offsets[bad])], [int(lengths[bad])])
+
     def close(self) -> None:
         """Release the snapshot (the default holds nothing)."""
 
