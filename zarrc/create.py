@@ -11,6 +11,7 @@ Nothing here builds an :class:`~zarrc.array.Array` or a
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,7 +19,13 @@ import numpy as np
 
 from zarrc import node_metadata
 from zarrc.create_v2 import array_metadata_v2
-from zarrc.errors import ArgumentError, ArgumentTypeError, ContainsNodeError, MetadataError
+from zarrc.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ContainsNodeError,
+    MetadataError,
+    ZarrcRuntimeWarning,
+)
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import key_prefix, normalize_path, parent_path
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
@@ -166,6 +173,10 @@ def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "aut
             chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator,
             dimension_names=dimension_names, shards=shards, attributes=attributes,
             default=DEFAULT)
+    if order is not None:
+        warnings.warn("order has no effect for Zarr v3 arrays (chunks are stored in C order; a "
+                      "transpose codec in filters= stores them otherwise)", ZarrcRuntimeWarning,
+                      stacklevel=3)
     if not (isinstance(compressor, str) and compressor == "unset"):
         compressors = compressor
     if isinstance(serializer, str) and serializer == "auto":

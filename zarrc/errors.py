@@ -97,6 +97,16 @@ class ContainsNodeError(ZarrcError, FileExistsError):
     """An array or group already exists where a new one was to be created."""
 
 
+class ZarrcUserWarning(UserWarning):
+    """Something in the input was ignored: an unknown key in a v2 document, an
+    orphan entry in consolidated metadata, a member a group cannot open."""
+
+
+class ZarrcRuntimeWarning(RuntimeWarning):
+    """An argument has no effect here (as zarr-python's ZarrRuntimeWarning): ``order``
+    for a Zarr v3 array."""
+
+
 class KernelFailure(Protocol):
     """What :func:`from_kernel` reads of a kernel's error (``KernelError`` of
     zarrc._kernels.errors, ``TaskError`` of zarrc._kernels.batch)."""

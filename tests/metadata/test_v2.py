@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata.dtypes_v2 import (
     dtype_to_json_v2,
     encode_fill_value_v2,
@@ -303,10 +303,13 @@ def test_required_keys(key):
         ArrayMetadataV2.from_json(zarray(**{key: ...}))
 
 
-@pytest.mark.parametrize("key", ["attributes", "node_type", "foo", "dimension_names"])
-def test_unknown_keys_raise_naming_key(key):
-    with pytest.raises(MetadataError, match=f'"{key}".*not a v2 array metadata key'):
-        ArrayMetadataV2.from_json(zarray(**{key: 1}))
+@pytest.mark.parametrize("key", ["attributes", "node_type", "foo", "dimension_names", "_NCZARR_ARRAY"])
+def test_unknown_keys_are_ignored_with_a_warning_naming_key(key):
+    # as zarr-python and GDAL: older NCZarr writes "_NCZARR_ARRAY" into .zarray
+    with pytest.warns(ZarrcUserWarning, match=f'.zarray of /: ignoring unknown key.*"{key}"'):
+        md = ArrayMetadataV2.from_json(zarray(**{key: 1}))
+    assert md == ArrayMetadataV2.from_json(zarray())
+    assert key not in md.to_json()
 
 
 @pytest.mark.parametrize(("key", "value"), [
@@ -405,14 +408,19 @@ def test_group():
 @pytest.mark.parametrize(("doc", "match"), [
     ({}, '"zarr_format" is missing'),
     ({"zarr_format": 3}, '"zarr_format" 3 must be 2'),
-    ({"zarr_format": 2, "node_type": "group"}, '"node_type"'),
-    ({"zarr_format": 2, "attributes": {}}, '"attributes"'),
     (b"[]", "JSON object"),
 ])
 def test_bad_groups(doc, match):
     with pytest.raises(MetadataError, match=match) as info:
         GroupMetadataV2.from_json(doc, path="g")
     assert str(info.value).startswith(".zgroup of /g: ")
+
+
+@pytest.mark.parametrize("key", ["node_type", "attributes", "_NCZARR_SUPERBLOCK"])
+def test_unknown_group_keys_are_ignored_with_a_warning(key):
+    with pytest.warns(ZarrcUserWarning, match=f'.zgroup of /g: ignoring unknown key.*"{key}"'):
+        group = GroupMetadataV2.from_json({"zarr_format": 2, key: {}}, path="g")
+    assert group.to_json() == {"zarr_format": 2} and group.attributes == {}
 
 
 def test_group_attributes_must_be_object():

@@ -59,7 +59,6 @@ def test_bytes_input_and_invalid_json(array_doc):
         "chunk_grid",
         "chunk_key_encoding",
         "fill_value",
-        "codecs",
     ],
 )
 def test_missing_required_key(array_doc, key):

@@ -36,10 +36,11 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from zarrc.errors import ArgumentTypeError, MetadataError
+from zarrc.errors import ArgumentTypeError, MetadataError, ZarrcUserWarning
 from zarrc.metadata.common import describe, error_context, fail, is_int, json_default, thaw
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v2 import where as where_v2
@@ -142,8 +143,8 @@ def parse_v2(doc: Mapping | bytes | str, path: str = "") -> dict[str, NodeMetada
     ``metadata`` missing or not an object; a key not ending in ``.zarray``,
     ``.zgroup`` or ``.zattrs``, or not a relative path inside the group (see
     :func:`relative_path`); two keys for the same document; a node with both
-    ``.zarray`` and ``.zgroup``; a ``.zattrs`` without either; a node below an
-    array; any invalid entry."""
+    ``.zarray`` and ``.zgroup``; a node below an array; any invalid entry.  A
+    ``.zattrs`` without either is ignored with a ZarrcUserWarning."""
     prefix = where_v2_consolidated(path)
     with error_context(prefix):
         doc = load_json(doc)
@@ -189,13 +190,17 @@ def _split_v2_keys(entries: Mapping) -> dict[str, dict[str, tuple[str, Any]]]:
             raise MetadataError(f"keys {describe(found[name][0])} and {describe(key)} "
                                 "name the same document")
         found[name] = (key, value)
-    for found in documents.values():
+    for node, found in list(documents.items()):
         if ".zarray" in found and ".zgroup" in found:
             raise MetadataError(f'keys {describe(found[".zarray"][0])} and {describe(found[".zgroup"][0])}: '
                                 "a node cannot be both an array and a group")
         if ".zarray" not in found and ".zgroup" not in found:
+            # an orphan .zattrs (a node deleted without its attributes): ignored, as
+            # zarr-python and GDAL read such hierarchies
             key = describe(found[".zattrs"][0])
-            raise MetadataError(f"key {key}: attributes without a .zarray or .zgroup for their node")
+            warnings.warn(f".zmetadata: ignoring key {key}: attributes without a .zarray or .zgroup "
+                          "for their node", ZarrcUserWarning, stacklevel=5)
+            del documents[node]
     return documents
 
 

@@ -11,13 +11,14 @@ the value, e.g. ``.zarray of /temperature: "order" "K" must be "C" or "F"``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata.common import (
     FrozenDict,
     check_int_list,
@@ -47,6 +48,15 @@ ARRAY_KEYS = ARRAY_REQUIRED + ("dimension_separator",)
 def where(document: str, path: str) -> str:
     """The prefix of error messages about ``document`` (".zarray", ...) at ``path``."""
     return f"{document} of /{path.strip('/')}: "
+
+
+def _ignore_unknown(doc: Mapping, known: tuple[str, ...], prefix: str) -> None:
+    """Warn about the keys of ``doc`` not in ``known`` (as zarr-python, they are
+    ignored: older NCZarr writes ``_NCZARR_ARRAY``, netCDF-C ``_NCZARR_SUPERBLOCK``)."""
+    unknown = [key for key in doc if key not in known]
+    if unknown:
+        warnings.warn(f"{prefix}ignoring unknown key(s) {', '.join(map(describe, unknown))}",
+                      ZarrcUserWarning, stacklevel=4)
 
 
 def _load(document: str, doc: Mapping | bytes | str, path: str) -> Mapping:
@@ -201,9 +211,7 @@ class ArrayMetadataV2:
             for key in ARRAY_REQUIRED:
                 if key not in doc:
                     raise MetadataError(f'"{key}" is missing')
-            for key, value in doc.items():
-                if key not in ARRAY_KEYS:
-                    fail(key, value, f'is not a v2 array metadata key (expected {", ".join(ARRAY_KEYS)})')
+            _ignore_unknown(doc, ARRAY_KEYS, where(".zarray", path))
             return cls(
                 shape=doc["shape"],
                 chunks=doc["chunks"],
@@ -276,9 +284,7 @@ class GroupMetadataV2:
         doc = _load(".zgroup", zgroup_doc, path)
         with error_context(where(".zgroup", path)):
             _check_zarr_format(doc)
-            for key, value in doc.items():
-                if key != "zarr_format":
-                    fail(key, value, 'is not a v2 group metadata key (only "zarr_format" is)')
+            _ignore_unknown(doc, ("zarr_format",), where(".zgroup", path))
             return cls(attributes=attributes)
 
     def to_json(self) -> dict[str, Any]:

@@ -10,13 +10,14 @@ MetadataError naming the document, the key and the value, e.g.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata.codecs import CodecSpec, default_serializer, parse_codecs
 from zarrc.metadata.common import (
     FrozenDict,
@@ -235,6 +236,8 @@ class ArrayMetadataV3:
         with error_context(where(path)):
             doc = load_json(doc)
             _check_header(doc, "array")
+            if "codecs" not in doc:
+                doc = _without_codecs(doc, path)
             for key in ARRAY_REQUIRED:
                 if key not in doc:
                     raise MetadataError(f'"{key}" is missing')
@@ -325,6 +328,14 @@ class ArrayMetadataV3:
 
     def __hash__(self) -> int:
         return hash(self._key())
+
+
+def _without_codecs(doc: Mapping, path: str) -> Mapping:
+    """An array document with no ``codecs`` (GDAL's older v3 writer): read as a
+    plain little-endian ``bytes`` codec, with a warning."""
+    warnings.warn(f'{where(path)}"codecs" is missing: read as [{{"name": "bytes", '
+                  '"configuration": {"endian": "little"}}]', ZarrcUserWarning, stacklevel=4)
+    return {**doc, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}
 
 
 def _storage_transformers(value: Any) -> tuple[FrozenDict, ...]:
