@@ -93,12 +93,13 @@ class CodecChain:
             if step is None:
                 raise MetadataError(f"codec {c.name!r} has no native kernel")
             steps.append(step)
-        swap_unit: int | None = 0
+        swap_unit = 0
         if cast(Serialises, self.array_to_bytes).swaps(dtype.itemsize):
-            swap_unit = byte_swap_unit(dtype)
-            if swap_unit is None:
+            unit = byte_swap_unit(dtype)
+            if unit is None:
                 raise MetadataError(f"struct {dtype} stored in the other byte order: its fields swap in "
                                     "units of different sizes, which is not supported")
+            swap_unit = unit
         order = self.stored_order(len(chunk_shape))
         return native_chain(steps, tuple(int(s) for s in chunk_shape), dtype.itemsize, swap_unit, order)
 

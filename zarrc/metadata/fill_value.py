@@ -30,7 +30,6 @@ import binascii
 import datetime as dt
 import math
 import re
-from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -219,10 +218,13 @@ def parse_fill_value(value: Any, data_type: DataType) -> FillValue:
             raise _bad(value, data_type, f"longer than {dtype.itemsize} bytes")
         return np.bytes_(raw)
     if kind == "raw":
-        raw = _parse_bytes(value, data_type)
+        why = f"expected an array of {dtype.itemsize} integers 0..255 or base64 of {dtype.itemsize} bytes"
+        try:
+            raw = _parse_bytes(value, data_type)
+        except MetadataError:
+            raise _bad(value, data_type, why) from None
         if len(raw) != dtype.itemsize:
-            raise _bad(value, data_type, f"expected an array of {dtype.itemsize} integers 0..255 "
-                                         f"or base64 of {dtype.itemsize} bytes")
+            raise _bad(value, data_type, why)
         return cast(np.generic, np.frombuffer(raw, dtype=dtype)[0])
     if kind == "struct":
         if isinstance(value, dict):
