@@ -169,7 +169,11 @@ def write_all(lib: str, handle, data: np.ndarray) -> None:
 
 
 def why(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0][:120] if str(exc) else ""
+    """The reason, one line (of a long tensorstore message, the cause after the path)."""
+    lines = str(exc).split(" [tensorstore_spec")[0].splitlines()
+    text = lines[0] if lines else ""
+    if len(text) > 160:
+        text = "..." + text.rsplit('": ', 1)[-1][:160]
     return f"{type(exc).__name__}: {text}"
 
 
