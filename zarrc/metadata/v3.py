@@ -345,7 +345,7 @@ def _storage_transformers(value: Any) -> tuple[FrozenDict, ...]:
 def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
     """JSON codec list from user input with the values an implementation may choose
     filled in: ``bytes`` endian "little" (multi-byte types, structs with a
-    multi-byte field), blosc ``typesize``
+    multi-byte field; dropped for types without byte order), blosc ``typesize``
     (the item size; 1 for variable-length types, as zarr-python), recursively inside
     ``sharding_indexed``."""
     if isinstance(codecs, (str, Mapping)) or hasattr(codecs, "to_dict"):
@@ -363,6 +363,8 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
             name = codec.get("name")
             if name == "bytes" and "endian" not in config and data_type.writes_endian:
                 config["endian"] = "little"
+            elif name == "bytes" and not data_type.writes_endian:
+                config.pop("endian", None)      # as zarr-python: bytes and raw bytes have no byte order
             elif name == "blosc" and config.get("typesize") is None:
                 config["typesize"] = 1 if data_type.variable_length else data_type.itemsize
             elif name == "sharding_indexed":
@@ -372,6 +374,8 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
                                                    {"name": "crc32c"}])
             if config:
                 codec["configuration"] = config
+            elif name == "bytes":
+                codec.pop("configuration", None)
         out.append(codec)
     return out
 
