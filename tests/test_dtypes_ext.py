@@ -412,3 +412,31 @@ def test_zarr_python_31_structured_read(tmp_path):
     a = zarrc.open_array(str(tmp_path / "s"), mode="r")
     assert_bit_equal(a[...], np.array([(1, 2), (3, 4), (7, 9)], dt))
     assert a.metadata.to_json() == doc
+
+
+CASTS = [("bool", 0), ("bool", 1), ("bool", 2.0), ("int16", 2.0), ("int16", True), ("int8", "3"),
+         ("float32", "1.5"), ("float32", True), ("complex64", 1), ("complex64", "1+2j"), ("U3", 5),
+         ("U3", "abcdef"), ("S3", 7), ("S3", "ab"), ("M8[s]", np.datetime64("2020-01-01", "D")),
+         ("m8[ms]", np.timedelta64(2, "s"))]
+
+
+# zarr-python's v2 casts zarrc's v2 metadata (metadata/dtypes_v2.py) does not make yet
+V2_GAPS = {("complex64", "1+2j"), ("U3", "abcdef"), ("S3", "ab")}
+
+
+@pytest.mark.parametrize(("dtype", "value", "zarr_format"),
+                         [(*c, 3) for c in CASTS] + [(*c, 2) for c in CASTS if c not in V2_GAPS], ids=repr)
+def test_fill_value_casts_as_zarr_python(tmp_path, dtype, value, zarr_format):
+    """The fill value zarr-python records for a user's value, zarrc records too."""
+    zarr = _zarr()
+    key = "zarr.json" if zarr_format == 3 else ".zarray"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.create_array(str(tmp_path / "z"), shape=(4,), chunks=(2,), dtype=dtype, fill_value=value,
+                          zarr_format=zarr_format)
+    zarrc.create_array(str(tmp_path / "c"), shape=(4,), chunks=(2,), dtype=dtype, fill_value=value,
+                       zarr_format=zarr_format)
+    theirs = json.loads((tmp_path / "z" / key).read_text())
+    mine = json.loads((tmp_path / "c" / key).read_text())
+    assert mine["fill_value"] == theirs["fill_value"]
+    assert mine.get("data_type", mine.get("dtype")) == theirs.get("data_type", theirs.get("dtype"))
