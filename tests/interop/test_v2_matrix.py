@@ -1085,7 +1085,7 @@ BAD_ZARRAY = {  # id -> (document, text the error must name)
     "fill-number-for-bytes": (_edit(dtype="|S3", fill_value=5), "fill_value"),
     "fill-not-base64": (_edit(dtype="|S3", fill_value="***"), "fill_value"),
     "fill-too-big-for-u1": (_edit(dtype="|u1", fill_value=256), "fill_value"),
-    "fill-number-for-bool": (_edit(dtype="|b1", fill_value=2), "fill_value"),
+    "fill-list-for-bool": (_edit(dtype="|b1", fill_value=[2]), "fill_value"),
     "order-K": (_edit(order="K"), "order"),
     "compressor-no-id": (_edit(compressor={"level": 1}), "compressor"),
     "filters-not-list": (_edit(filters={"id": "delta"}), "filters"),

@@ -115,7 +115,7 @@ def test_optional_keys_may_be_absent(array_doc):
             '"configuration" must be an object',
         ),
         ({"fill_value": None}, '"fill_value" is missing'),
-        ({"fill_value": "0"}, '"fill_value" "0" is not valid for data type int32'),
+        ({"fill_value": "0.5"}, '"fill_value" "0.5" is not valid for data type int32'),
         ({"fill_value": 2**31}, "out of range"),
         ({"codecs": []}, "no array -> bytes codec"),
         ({"codecs": {"name": "bytes"}}, '"codecs" .* must be an array'),
@@ -265,7 +265,7 @@ def test_create_from_user_arguments():
     assert [c.name for c in config["index_codecs"]] == ["bytes", "crc32c"]
     assert ArrayMetadataV3.create((3,), "u1", (3,)).to_json()["codecs"] == [{"name": "bytes"}]
     with pytest.raises(MetadataError, match="has no Zarr v3 data type"):
-        ArrayMetadataV3.create((3,), "U4", (3,))
+        ArrayMetadataV3.create((3,), "float128", (3,))
 
 
 def test_group_metadata():

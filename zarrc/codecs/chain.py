@@ -15,6 +15,7 @@ from zarrc.codecs.registry import codec_from_spec
 from zarrc.errors import MetadataError
 from zarrc.metadata.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, CodecSpec, check_complete, check_next
 from zarrc.metadata.common import error_context
+from zarrc.metadata.dtypes import byte_swap_unit
 
 __all__ = ["CodecChain", "codec_from_spec", "native_chain"]
 
@@ -94,9 +95,11 @@ class CodecChain:
             steps.append(step)
         swap_unit = 0
         if cast(Serialises, self.array_to_bytes).swaps(dtype.itemsize):
-            swap_unit = dtype.itemsize // 2 if dtype.kind == "c" else dtype.itemsize
-        if dtype.kind == "V" or dtype.kind == "b":
-            swap_unit = 0
+            unit = byte_swap_unit(dtype)
+            if unit is None:
+                raise MetadataError(f"struct {dtype} stored in the other byte order: its fields swap in "
+                                    "units of different sizes, which is not supported")
+            swap_unit = unit
         order = self.stored_order(len(chunk_shape))
         return native_chain(steps, tuple(int(s) for s in chunk_shape), dtype.itemsize, swap_unit, order)
 

@@ -157,8 +157,9 @@ class ArrayMetadataV3:
     chunk_shape : shape of the regular grid's chunks, same rank as ``shape``
         (each >= 1, or 0 where the array dimension is 0).
     chunk_key_encoding : ChunkKeyEncodingSpec.
-    fill_value : numpy scalar of ``data_type.dtype``; a ``str`` for "string" and
-        ``bytes`` for variable-length bytes (whose dtype is ``object``).
+    fill_value : numpy scalar of ``data_type.dtype`` (for fixed-length strings and
+        null-terminated bytes a np.str_ / np.bytes_, of their own length); a ``str``
+        for "string" and ``bytes`` for variable-length bytes (whose dtype is ``object``).
     codecs : tuple of normalised CodecSpec.
     attributes : read-only user attributes.
     dimension_names : None, or one str / None per dimension.
@@ -206,6 +207,8 @@ class ArrayMetadataV3:
         fill = self.fill_value
         if data_type.kind == "bytes" and isinstance(fill, (bytes, bytearray)):
             set_(self, "fill_value", bytes(fill))  # already the value (its JSON form is base64)
+        elif data_type.kind == "null_bytes" and isinstance(fill, (bytes, bytearray)):
+            set_(self, "fill_value", np.bytes_(fill))  # likewise
         elif not (isinstance(fill, np.generic) and fill.dtype == data_type.dtype):
             set_(self, "fill_value", parse_fill_value(thaw(fill), data_type))
         with error_context('"codecs"'):
@@ -352,7 +355,8 @@ def _storage_transformers(value: Any) -> tuple[FrozenDict, ...]:
 
 def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
     """JSON codec list from user input with the values an implementation may choose
-    filled in: ``bytes`` endian "little" (multi-byte types), blosc ``typesize``
+    filled in: ``bytes`` endian "little" (multi-byte types, structs with a
+    multi-byte field; dropped for types without byte order), blosc ``typesize``
     (the item size; 1 for variable-length types, as zarr-python), recursively inside
     ``sharding_indexed``."""
     if isinstance(codecs, (str, Mapping)) or hasattr(codecs, "to_dict"):
@@ -368,8 +372,10 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
             codec = dict(codec)
             config = dict(codec.get("configuration", {}))
             name = codec.get("name")
-            if name == "bytes" and "endian" not in config and data_type.has_endianness:
+            if name == "bytes" and "endian" not in config and data_type.writes_endian:
                 config["endian"] = "little"
+            elif name == "bytes" and not data_type.writes_endian:
+                config.pop("endian", None)      # as zarr-python: bytes and raw bytes have no byte order
             elif name == "blosc" and config.get("typesize") is None:
                 config["typesize"] = 1 if data_type.variable_length else data_type.itemsize
             elif name == "sharding_indexed":
@@ -379,6 +385,8 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
                                                    {"name": "crc32c"}])
             if config:
                 codec["configuration"] = config
+            elif name == "bytes":
+                codec.pop("configuration", None)
         out.append(codec)
     return out
 
