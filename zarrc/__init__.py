@@ -4,13 +4,37 @@ from zarrc import codecs, errors
 from zarrc.api import (
     consolidate_metadata,
     create_array,
+    create_group,
+    create_hierarchy,
+    from_array,
     group,
     open,
     open_array,
     open_consolidated,
     open_group,
+    tree,
 )
 from zarrc.array import Array
+
+# (after the submodule zarrc.array: the name `zarrc.array` is this function, as
+# `zarrc.group` is api.group while the module zarrc/group.py exists)
+from zarrc.api_data import (
+    array,
+    create,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    load,
+    ones,
+    ones_like,
+    open_like,
+    save,
+    save_array,
+    save_group,
+    zeros,
+    zeros_like,
+)
 from zarrc.config import config
 from zarrc.group import Group
 
@@ -31,14 +55,33 @@ __all__ = [
     "Array",
     "Group",
     "__version__",
+    "array",
     "codecs",
     "config",
     "consolidate_metadata",
+    "create",
     "create_array",
+    "create_group",
+    "create_hierarchy",
+    "empty",
+    "empty_like",
     "errors",
+    "from_array",
+    "full",
+    "full_like",
     "group",
+    "load",
+    "ones",
+    "ones_like",
     "open",
     "open_array",
     "open_consolidated",
     "open_group",
+    "open_like",
+    "save",
+    "save_array",
+    "save_group",
+    "tree",
+    "zeros",
+    "zeros_like",
 ]
