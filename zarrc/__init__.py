@@ -14,10 +14,10 @@ from zarrc.api import (
     open_group,
     tree,
 )
-from zarrc.array import Array
 
-# (after the submodule zarrc.array: the name `zarrc.array` is this function, as
-# `zarrc.group` is api.group while the module zarrc/group.py exists)
+# (zarrc.api has loaded the submodule zarrc.array, which set the package's `array`;
+# binding the function here replaces it, as `zarrc.group` is api.group although the
+# module zarrc/group.py exists; a later `import zarrc.array` does not rebind it)
 from zarrc.api_data import (
     array,
     create,
@@ -35,6 +35,7 @@ from zarrc.api_data import (
     zeros,
     zeros_like,
 )
+from zarrc.array import Array
 from zarrc.config import config
 from zarrc.group import Group
 

@@ -34,7 +34,7 @@ from zarrc.group import Group, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
-from zarrc.stores import Store, make_store
+from zarrc.stores import MemoryStore, Store, make_store
 
 __all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_group",
            "create_hierarchy", "from_array", "group", "guess_chunks", "open", "open_array",
@@ -90,9 +90,10 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
     fill_value : not given: the data type's default (0, False, "", NaT ...); for v2,
         None writes a null fill value (undefined; missing chunks read as zeros).
     config : zarr-python's ArrayConfig keys as a dict (or an ArrayConfig):
-        ``write_empty_chunks``, ``order`` (v2: the chunks' order when ``order`` is not
-        given; v3: accepted, zarrc reads into C order), ``read_missing_chunks`` (True
-        only), the sharding coalescing sizes (accepted; zarrc plans its own reads).
+        ``write_empty_chunks``; ``order``, the memory order of what is read (accepted;
+        zarrc reads into C order; a v2 array's chunk order is ``order``);
+        ``read_missing_chunks`` (True only); the sharding coalescing sizes (accepted;
+        zarrc plans its own reads).
     storage_options : as zarr-python, only for a URL store; ArgumentTypeError (a
         TypeError) with a plain path, a dict or a Store.
     overwrite : replace whatever is at the path.  Raises ContainsNodeError if a node
@@ -116,7 +117,7 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         missing = "shape" if shape is None else "dtype"
         raise ArgumentError(f"create_array: {missing} is not given (and no data to take it from)")
     check_storage_options(store, storage_options)
-    order, empty_chunks = array_config(config, order, write_empty_chunks, zarr_format)
+    _, empty_chunks = array_config(config, write_empty_chunks)
     metadata = create.array_metadata(       # (checked before the store is made)
         shape=shape, dtype=dtype, chunks=chunks, shards=shards, filters=filters,
         compressors=compressors, serializer=serializer, fill_value=fill_value, order=order,
@@ -132,13 +133,12 @@ CONFIG_KEYS = ("order", "write_empty_chunks", "read_missing_chunks",
                "sharding_coalesce_max_gap_bytes", "sharding_coalesce_max_bytes")
 
 
-def array_config(config: Any, order: str | None, write_empty_chunks: bool | None,
-                 zarr_format: int | None) -> tuple[str | None, bool]:
-    """(the v2 chunk order, write_empty_chunks) from zarr-python's ``config`` (a dict
-    of ArrayConfig keys, or an ArrayConfig) and the keywords (which win).
-    ArgumentTypeError (a TypeError, as zarr-python) for an unknown key,
-    ArgumentError for ``read_missing_chunks=False`` (zarrc reads missing chunks as
-    the fill value)."""
+def array_config(config: Any, write_empty_chunks: bool | None) -> tuple[str | None, bool]:
+    """(the ``order`` setting or None, write_empty_chunks) from zarr-python's
+    ``config`` (a dict of ArrayConfig keys, or an ArrayConfig) and the
+    ``write_empty_chunks`` keyword (which wins).  ArgumentTypeError (a TypeError, as
+    zarr-python) for an unknown key, ArgumentError for ``read_missing_chunks=False``
+    (zarrc reads missing chunks as the fill value)."""
     if config is None:
         config = {}
     elif hasattr(config, "to_dict") and not isinstance(config, Mapping):
@@ -155,11 +155,9 @@ def array_config(config: Any, order: str | None, write_empty_chunks: bool | None
                             "missing chunk as the fill value)")
     if config.get("order", "C") not in ("C", "F"):
         raise MetadataError(f"config: order must be 'C' or 'F', got {config['order']!r}")
-    if order is None and zarr_format == 2:
-        order = config.get("order")
     if write_empty_chunks is None:
         write_empty_chunks = bool(config.get("write_empty_chunks", False))
-    return order, write_empty_chunks
+    return config.get("order"), write_empty_chunks
 
 
 def check_storage_options(store: Any, storage_options: Any) -> None:
@@ -351,7 +349,8 @@ def _source_dtype(a: Array) -> Any:
 def _same_place(a: Array, store: Store, path: str) -> bool:
     """True if ``a`` lives in ``store`` at, above or below ``path``."""
     same_store = a.store is store or (
-        a.store.local_path("") is not None and a.store.local_path("") == store.local_path(""))
+        a.store.local_path("") is not None and a.store.local_path("") == store.local_path("")) or (
+        isinstance(a.store, MemoryStore) and isinstance(store, MemoryStore) and a.store.data is store.data)
     if not same_store:
         return False
     mine, theirs = key_prefix(path), key_prefix(a.path)

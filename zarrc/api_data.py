@@ -129,10 +129,11 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
                 raise ArgumentError(f"create: {key} cannot be used for arrays with zarr_format 2 "
                                     f"(got {value!r})")
         kwargs = {"filters": filters, "compressor": compressor, "dimension_separator": dimension_separator}
-    order, empty_chunks = array_config(config, order if fmt == 2 else None, write_empty_chunks, fmt)
+    config_order, empty_chunks = array_config(config, write_empty_chunks)
+    order = (order or config_order) if fmt == 2 else None     # (as zarr-python's create)
     metadata = array_metadata(shape=shape, dtype=dtype, chunks=grid, fill_value=fill_value,
                               order=order, zarr_format=fmt, attributes=attributes, **kwargs)
-    if codecs is not None:
+    if codecs is not None and isinstance(metadata, ArrayMetadataV3):
         metadata = ArrayMetadataV3.create(
             metadata.shape, metadata.data_type, metadata.chunk_shape, fill_value=metadata.fill_value,
             codecs=list(codecs), chunk_key_encoding=metadata.chunk_key_encoding.to_json(),
