@@ -119,20 +119,29 @@ def compare(stores: Stores, path: str = "", expected=None) -> None:
 
 # ---------------------------------------------------------------- create, zeros ...
 
+SHARDING = {"name": "sharding_indexed", "configuration": {
+    "chunk_shape": [2, 3], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                      {"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
+    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+    "index_location": "end"}}
+
 CREATE_CASES = {
     "v3": {"shape": (13, 7), "chunks": (4, 3), "dtype": "int16", "fill_value": 3, "attributes": {"a": 1},
-               "dimension_names": ["y", "x"]},
+           "dimension_names": ["y", "x"]},
     "v3-codecs": {"shape": (20,), "chunks": 5, "dtype": "<f4", "chunk_key_encoding": ("default", "."),
-                      "codecs": [{"name": "bytes", "configuration": {"endian": "big"}},
-                              {"name": "gzip", "configuration": {"level": 1}}]},
+                  "codecs": [{"name": "bytes", "configuration": {"endian": "big"}},
+                             {"name": "gzip", "configuration": {"level": 1}}]},
+    "v3-sharded": {"shape": (13, 7), "chunk_shape": (4, 6), "dtype": "uint16", "codecs": [SHARDING]},
     "v3-float64-default": {"shape": (30,), "chunks": (7,)},
     "v2": {"shape": (13, 7), "chunks": (5, 5), "dtype": "uint32", "zarr_format": 2, "order": "F",
-               "dimension_separator": "/", "attributes": {"b": [1, 2]}},
+           "dimension_separator": "/", "attributes": {"b": [1, 2]}},
     "v2-compressor": {"shape": (17,), "chunks": (4,), "dtype": "int32", "zarr_format": 2, "fill_value": None,
-                          "compressor": {"id": "zlib", "level": 3},
-                          "filters": [{"id": "delta", "dtype": "<i4", "astype": "<i4"}]},
-    "v2-config-order": {"shape": (6, 4), "chunks": (3, 3), "dtype": "int16", "zarr_format": 2, "config": {"order": "F"}},
+                      "compressor": {"id": "zlib", "level": 3},
+                      "filters": [{"id": "delta", "dtype": "<i4", "astype": "<i4"}]},
+    "v2-config-order": {"shape": (6, 4), "chunks": (3, 3), "dtype": "int16", "zarr_format": 2,
+                        "config": {"order": "F"}},
     "v2-chunks-false": {"shape": (6, 5), "chunks": False, "dtype": "int8", "zarr_format": 2, "compressor": None},
+    "v2-chunks-minus-one": {"shape": (6, 5), "chunks": (-1, 2), "dtype": "<c8", "zarr_format": 2},
 }
 
 
@@ -140,6 +149,8 @@ CREATE_CASES = {
 def test_create(stores, case):
     kw = CREATE_CASES[case]
     data = sample(kw.get("dtype", "float64"), kw["shape"], seed=1)
+    if case == "v3-sharded":
+        data = np.arange(91, dtype="uint16").reshape(13, 7)
     zc = zarrc.create(store=stores.zc, path="g/arr", **kw)
     zp = zarr.create(store=stores.zp, path="g/arr", **kw)
     zc[...] = data
@@ -214,6 +225,25 @@ def test_array(stores, fmt):
     zarr.array([[1, 2], [3, 4]], store=stores.zp, path="list", dtype="int16", zarr_format=fmt)
     compare(stores, "a", data)
     compare(stores, "list")
+
+
+def test_array_of_an_array(stores):
+    """``array`` of an Array copies it with from_array (its chunks and codecs kept)."""
+    src_zc = zarrc.create_array({}, shape=(9,), chunks=(2,), shards=(4,), dtype="int8")
+    src_zp = zarr.create_array({}, shape=(9,), chunks=(2,), shards=(4,), dtype="int8")
+    src_zc[...] = src_zp[...] = np.arange(9, dtype="int8")
+    zarrc.array(src_zc, store=stores.zc, name="c")
+    zarr.array(src_zp, store=stores.zp, name="c")
+    compare(stores, "c", np.arange(9, dtype="int8"))
+
+
+def test_create_with_data():
+    """create(data=) writes values after creating the array (zarr-python 3.4)."""
+    data = np.arange(10, dtype="i2")
+    a = zarrc.create(shape=(10,), chunks=(3,), dtype="i2", data=data)
+    assert_bit_equal(a[...], data)
+    if ZARR_VERSION >= (3, 4):
+        assert_bit_equal(zarr.create(shape=(10,), chunks=(3,), dtype="i2", data=data)[...], a[...])
 
 
 def test_array_is_the_function():
