@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import create, node_metadata
+from zarrc import node_metadata
 from zarrc.array import Array
 from zarrc.codecs.chain import CodecChain
 from zarrc.consolidate import consolidate
-from zarrc.create import DEFAULT, MODES, check_mode, guess_chunks, node_path
+from zarrc.create import DEFAULT, MODES, array_metadata, check_mode, group_metadata, guess_chunks, node_path
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -118,7 +118,7 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         raise ArgumentError(f"create_array: {missing} is not given (and no data to take it from)")
     check_storage_options(store, storage_options)
     _, empty_chunks = array_config(config, write_empty_chunks)
-    metadata = create.array_metadata(       # (checked before the store is made)
+    metadata = array_metadata(       # (checked before the store is made)
         shape=shape, dtype=dtype, chunks=chunks, shards=shards, filters=filters,
         compressors=compressors, serializer=serializer, fill_value=fill_value, order=order,
         zarr_format=3 if zarr_format is None else zarr_format, attributes=attributes,
@@ -465,7 +465,7 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any],
     if overwrite:
         for key in parsed:
             s.delete_prefix(key_prefix("/" + key))
-    implicit = {a: create.group_metadata(fmt) for a in ancestors - set(parsed)
+    implicit = {a: group_metadata(fmt) for a in ancestors - set(parsed)
                 if not node_metadata.exists(s, "/" + a)}
     created: list[tuple[str, Array | Group]] = []
     for key, md in sorted({**implicit, **parsed}.items()):
