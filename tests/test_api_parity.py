@@ -462,6 +462,8 @@ def test_create_hierarchy(stores, fmt, form):
 
 
 def test_create_hierarchy_errors():
+    from zarr.core.group import GroupMetadata
+
     store = {}
     zarrc.create_group(store, "x")
     existing = {"x": GroupMetadataV3()}
@@ -473,9 +475,13 @@ def test_create_hierarchy_errors():
         zarrc.create_hierarchy(store={}, nodes={"a": GroupMetadataV3(), "b": GroupMetadataV2()})
     with pytest.raises(ValueError):                                 # not metadata
         zarrc.create_hierarchy(store={}, nodes={"a": 5})
+    below_an_array = {"a": zarrc.create_array({}, shape=(2,), dtype="i1").metadata, "a/b": GroupMetadataV3()}
+    with pytest.raises(ValueError):
+        zarrc.create_hierarchy(store={}, nodes=below_an_array)
+    with pytest.raises(ValueError):
+        dict(zarr.create_hierarchy(store=zarr.storage.MemoryStore(), nodes={
+            "a": zarr.create_array({}, shape=(2,), dtype="i1").metadata, "a/b": GroupMetadata()}))
     zstore = zarr.storage.MemoryStore()
-    from zarr.core.group import GroupMetadata
-
     dict(zarr.create_hierarchy(store=zstore, nodes={"x": GroupMetadata()}))
     with pytest.raises(ValueError):                                 # zarr-python: ContainsGroupError
         dict(zarr.create_hierarchy(store=zstore, nodes={"x": GroupMetadata()}))

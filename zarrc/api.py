@@ -396,13 +396,10 @@ def from_array(store: Any, *, data: Any, write_data: bool = True, name: str | No
                               ("attributes", attributes, None), ("dimension_names", dimension_names, None),
                               ("chunk_key_encoding", chunk_key_encoding, None)):
         chosen[key] = settings[key] if value is unset else value
+    if isinstance(chosen["filters"], str) and chosen["filters"] == "auto":
+        chosen["filters"] = None         # (the default: none; v2 object arrays get their codec)
     if zarr_format == 2:
-        if isinstance(chosen["filters"], str) and chosen["filters"] == "auto":
-            chosen["filters"] = None
-        chosen["serializer"] = "auto"
-        chosen["dimension_names"] = None
-    elif isinstance(chosen["filters"], str) and chosen["filters"] == "auto":
-        chosen["filters"] = None
+        chosen.update(serializer="auto", dimension_names=None)
     s = _as_store(store)
     where = node_path(name or "")
     if overwrite and isinstance(data, Array) and _same_place(data, s, where):
@@ -416,8 +413,8 @@ def from_array(store: Any, *, data: Any, write_data: bool = True, name: str | No
 
 
 def copy_values(target: Array, data: Any) -> None:
-    """Write ``data`` (same shape) into ``target``: a numpy array at once, a zarrc
-    Array (or other array-like) in slabs of whole shards along the first axis."""
+    """Write ``data`` (same shape) into ``target``: a zarrc Array in slabs of whole
+    shards (or chunks) along the first axis, anything else as one numpy array."""
     if isinstance(data, np.ndarray) or target.ndim == 0 or not isinstance(data, Array):
         target[...] = np.asarray(data) if not isinstance(data, Array) else data[...]
         return
