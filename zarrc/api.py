@@ -9,20 +9,36 @@ Store for the mode asked, and the nodes come from ``zarrc.group`` (``open_node``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from zarrc import create, node_metadata
+import numpy as np
+
+from zarrc import node_metadata
 from zarrc.array import Array
+from zarrc.codecs.chain import CodecChain
 from zarrc.consolidate import consolidate
-from zarrc.create import DEFAULT, MODES, check_mode, guess_chunks, node_path
-from zarrc.errors import ContainsNodeError, NodeNotFoundError, NodeTypeError
+from zarrc.create import DEFAULT, MODES, array_metadata, check_mode, group_metadata, guess_chunks, node_path
+from zarrc.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ContainsNodeError,
+    MetadataError,
+    NodeNotFoundError,
+    NodeTypeError,
+)
 from zarrc.group import Group, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
-from zarrc.stores import Store, make_store
+from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
+from zarrc.stores import MemoryStore, Store, make_store
 
-__all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_group", "group",
-           "guess_chunks", "open", "open_array", "open_consolidated", "open_group"]
+__all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_group",
+           "create_hierarchy", "from_array", "group", "guess_chunks", "open", "open_array",
+           "open_consolidated", "open_group", "tree"]
 
 
 def _as_store(store: Any) -> Store:
@@ -30,28 +46,37 @@ def _as_store(store: Any) -> Store:
 
 
 def create_group(store: Any, path: str = "", *, overwrite: bool = False,
-                 attributes: dict | None = None, zarr_format: int = 3) -> Group:
+                 attributes: dict | None = None, zarr_format: int | None = None,
+                 storage_options: dict | None = None) -> Group:
     """Create a group at ``path`` (its missing ancestors too).  ``store``: a path, a
     dict or a Store.  Raises ContainsNodeError if a node is there and not
     ``overwrite``, ArgumentTypeError for a path that is not a str or attributes
-    that are not a mapping, MetadataError for an invalid path or ``zarr_format``."""
-    where = node_path(path)
+    that are not a mapping (or ``storage_options`` a store does not take),
+    MetadataError for an invalid path or ``zarr_format``."""
+    check_storage_options(store, storage_options)
+    where = node_path("" if path is None else path)
     return new_group(_as_store(store), where, overwrite=overwrite, attributes=attributes,
-                     zarr_format=zarr_format)
+                     zarr_format=3 if zarr_format is None else zarr_format)
 
 
 def create_array(store: Any, *, name: str | None = None, path: str | None = None,
-                 shape: Sequence[int] | int, dtype: Any, chunks: Any = "auto", shards: Any = None,
+                 shape: Sequence[int] | int | None = None, dtype: Any = None, data: Any = None,
+                 chunks: Any = "auto", shards: Any = None,
                  filters: Any = None, compressors: Any = "auto", serializer: Any = "auto",
-                 fill_value: Any = DEFAULT, order: str | None = None, zarr_format: int = 3,
+                 fill_value: Any = DEFAULT, order: str | None = None, zarr_format: int | None = 3,
                  attributes: dict | None = None, chunk_key_encoding: Any = None,
-                 dimension_names: Sequence[str | None] | None = None, overwrite: bool = False,
-                 write_empty_chunks: bool = False, compressor: Any = "unset",
+                 dimension_names: Sequence[str | None] | None = None,
+                 storage_options: dict | None = None, overwrite: bool = False,
+                 config: Any = None, write_data: bool = True,
+                 write_empty_chunks: bool | None = None, compressor: Any = "unset",
                  dimension_separator: str | None = None) -> Array:
     """Create an array (zarr-python's ``create_array`` keywords).
 
     store : a path (local directory, ".zip" for a zip file), a dict (memory), or a Store.
-    shape, dtype : the array; chunks : the chunk shape ("auto": about 1 MiB); with
+    shape, dtype : the array; or ``data`` (a numpy array or array-like) gives both
+        (ArgumentError, a ValueError, if shape or dtype are given too, or neither is)
+        and is written unless ``write_data`` is False.
+    chunks : the chunk shape ("auto": about 1 MiB); with
         ``shards`` (the shard shape), the inner chunk shape of a sharded array.
     filters : array->array codecs (e.g. ``Transpose``); serializer : the array->bytes
         codec ("auto": ``Bytes("little")``); compressors : bytes->bytes codecs ("auto":
@@ -64,21 +89,89 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         ``bytes`` make an object array with the vlen-utf8 / vlen-bytes filter.
     fill_value : not given: the data type's default (0, False, "", NaT ...); for v2,
         None writes a null fill value (undefined; missing chunks read as zeros).
+    config : zarr-python's ArrayConfig keys as a dict (or an ArrayConfig):
+        ``write_empty_chunks``; ``order``, the memory order of what is read (accepted;
+        zarrc reads into C order; a v2 array's chunk order is ``order``);
+        ``read_missing_chunks`` (True only); the sharding coalescing sizes (accepted;
+        zarrc plans its own reads).
+    storage_options : as zarr-python, only for a URL store; ArgumentTypeError (a
+        TypeError) with a plain path, a dict or a Store.
     overwrite : replace whatever is at the path.  Raises ContainsNodeError if a node
         exists and ``overwrite`` is False, MetadataError for invalid arguments,
         ArgumentTypeError (a TypeError) for arguments of the wrong type (a path that
         is not a str, a shape that is not integers, attributes that are not a mapping).
     """
-
-    metadata = create.array_metadata(       # (checked before the store is made)
+    if data is not None:
+        if shape is not None or dtype is not None:
+            raise ArgumentError(f"create_array: give data or shape and dtype, not both "
+                                f"(shape={shape!r}, dtype={dtype!r})")
+        return from_array(
+            store, data=data, write_data=write_data, name=path if path is not None else name,
+            chunks=chunks, shards=shards, filters=filters, compressors=compressors,
+            serializer=serializer, fill_value=fill_value, order=order, zarr_format=zarr_format,
+            attributes=attributes, chunk_key_encoding=chunk_key_encoding,
+            dimension_names=dimension_names, storage_options=storage_options,
+            overwrite=overwrite, config=config, write_empty_chunks=write_empty_chunks,
+            compressor=compressor, dimension_separator=dimension_separator)
+    if shape is None or dtype is None:
+        missing = "shape" if shape is None else "dtype"
+        raise ArgumentError(f"create_array: {missing} is not given (and no data to take it from)")
+    check_storage_options(store, storage_options)
+    _, empty_chunks = array_config(config, write_empty_chunks)
+    metadata = array_metadata(       # (checked before the store is made)
         shape=shape, dtype=dtype, chunks=chunks, shards=shards, filters=filters,
         compressors=compressors, serializer=serializer, fill_value=fill_value, order=order,
-        zarr_format=zarr_format, attributes=attributes, chunk_key_encoding=chunk_key_encoding,
-        dimension_names=dimension_names, compressor=compressor,
-        dimension_separator=dimension_separator)
+        zarr_format=3 if zarr_format is None else zarr_format, attributes=attributes,
+        chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
+        compressor=compressor, dimension_separator=dimension_separator)
     where = node_path(path if path is not None else (name or ""))
     return new_array(_as_store(store), where, metadata, overwrite=overwrite,
-                     write_empty_chunks=write_empty_chunks)
+                     write_empty_chunks=empty_chunks)
+
+
+CONFIG_KEYS = ("order", "write_empty_chunks", "read_missing_chunks",
+               "sharding_coalesce_max_gap_bytes", "sharding_coalesce_max_bytes")
+
+
+def array_config(config: Any, write_empty_chunks: bool | None) -> tuple[str | None, bool]:
+    """(the ``order`` setting or None, write_empty_chunks) from zarr-python's
+    ``config`` (a dict of ArrayConfig keys, or an ArrayConfig) and the
+    ``write_empty_chunks`` keyword (which wins).  ArgumentTypeError (a TypeError, as
+    zarr-python) for an unknown key, ArgumentError for ``read_missing_chunks=False``
+    (zarrc reads missing chunks as the fill value)."""
+    if config is None:
+        config = {}
+    elif hasattr(config, "to_dict") and not isinstance(config, Mapping):
+        config = config.to_dict()
+    elif is_dataclass(config) and not isinstance(config, type):
+        config = asdict(config)
+    if not isinstance(config, Mapping):
+        raise ArgumentTypeError(f"config must be a dict of array settings {CONFIG_KEYS}, got {config!r}")
+    unknown = sorted(set(config) - set(CONFIG_KEYS))
+    if unknown:
+        raise ArgumentTypeError(f"config: unknown array setting(s) {unknown}; the settings are {CONFIG_KEYS}")
+    if config.get("read_missing_chunks", True) is not True:
+        raise ArgumentError("config: read_missing_chunks=False is not supported (zarrc reads a "
+                            "missing chunk as the fill value)")
+    if config.get("order", "C") not in ("C", "F"):
+        raise MetadataError(f"config: order must be 'C' or 'F', got {config['order']!r}")
+    if write_empty_chunks is None:
+        write_empty_chunks = bool(config.get("write_empty_chunks", False))
+    return config.get("order"), write_empty_chunks
+
+
+def check_storage_options(store: Any, storage_options: Any) -> None:
+    """ArgumentTypeError (a TypeError, as zarr-python) when ``storage_options`` is
+    given with a store that does not take them: everything but a URL string
+    (zarrc opens ``file://`` URLs; other schemes fail when the store is made)."""
+    if storage_options is None:
+        return
+    if isinstance(store, str) and "://" in store:
+        if not isinstance(storage_options, Mapping):
+            raise ArgumentTypeError(f"storage_options must be a dict, got {storage_options!r}")
+        return
+    raise ArgumentTypeError(f"storage_options {storage_options!r} were given, but the store {store!r} "
+                            "does not take them: they are only for a store given as a URL string")
 
 
 def _store_for(store: Any, mode: str, path: str = "/") -> Store:
@@ -197,3 +290,214 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
     s = _as_store(store)
     md, nodes = consolidate(s, where, zarr_format)
     return Group(s, where, md, consolidated=nodes)
+
+
+KEEP = "keep"
+
+
+def _is_keep(value: Any) -> bool:
+    return isinstance(value, str) and value == KEEP
+
+
+def _split_codecs(codecs: list) -> tuple[list, dict, list]:
+    """(filters, serializer, compressors) of a v3 codec list, as JSON dicts."""
+    chain = CodecChain(codecs)
+    return ([c.to_dict() for c in chain.array_to_array], chain.array_to_bytes.to_dict(),
+            [c.to_dict() for c in chain.bytes_to_bytes])
+
+
+def _source_settings(a: Array, zarr_format: int) -> dict[str, Any]:
+    """What ``from_array``'s "keep" takes from a zarrc array (as zarr-python): its
+    chunk and shard shapes; its codecs, chunk key encoding and order when
+    ``zarr_format`` is its format; its fill value, dimension names and attributes."""
+    md = a.metadata
+    same = md.zarr_format == zarr_format
+    out: dict[str, Any] = {"fill_value": md.fill_value, "attributes": copy.deepcopy(a.attrs.asdict()),
+                           "filters": "auto", "compressors": "auto", "serializer": "auto",
+                           "shards": None, "chunks": md.chunk_shape, "chunk_key_encoding": None,
+                           "dimension_names": None, "order": None}
+    if md.zarr_format == 2:
+        if same:
+            out.update(filters=[dict(f) for f in md.filters or ()] or None,
+                       compressors=None if md.compressor is None else dict(md.compressor),
+                       order=md.order,
+                       chunk_key_encoding={"name": "v2", "separator": md.dimension_separator})
+        return out
+    codecs = md.to_json()["codecs"]
+    if codecs[0]["name"] == "sharding_indexed":
+        out.update(shards=md.chunk_shape, chunks=tuple(codecs[0]["configuration"]["chunk_shape"]))
+        codecs = codecs[0]["configuration"]["codecs"]
+    out["dimension_names"] = md.dimension_names
+    if same:
+        filters, serializer, compressors = _split_codecs(codecs)
+        out.update(filters=filters or None, serializer=serializer, compressors=compressors or None,
+                   chunk_key_encoding=md.chunk_key_encoding.to_json())
+    return out
+
+
+def _source_dtype(a: Array) -> Any:
+    """The data type to give ``create_array`` for an array like ``a``."""
+    md = a.metadata
+    if md.zarr_format == 3:
+        return md.data_type
+    if md.dtype.kind == "O":     # v2 object arrays: their object codec names the type
+        ids = [f.get("id") for f in md.filters or ()]
+        return bytes if "vlen-bytes" in ids else str
+    return md.dtype
+
+
+def _same_place(a: Array, store: Store, path: str) -> bool:
+    """True if ``a`` lives in ``store`` at, above or below ``path``."""
+    same_store = a.store is store or (
+        a.store.local_path("") is not None and a.store.local_path("") == store.local_path("")) or (
+        isinstance(a.store, MemoryStore) and isinstance(store, MemoryStore) and a.store.data is store.data)
+    if not same_store:
+        return False
+    mine, theirs = key_prefix(path), key_prefix(a.path)
+    return mine.startswith(theirs) or theirs.startswith(mine)
+
+
+def from_array(store: Any, *, data: Any, write_data: bool = True, name: str | None = None,
+               chunks: Any = KEEP, shards: Any = KEEP, filters: Any = KEEP,
+               compressors: Any = KEEP, serializer: Any = KEEP, fill_value: Any = DEFAULT,
+               order: str | None = None, zarr_format: int | None = None,
+               attributes: dict | None = None, chunk_key_encoding: Any = None,
+               dimension_names: Sequence[str | None] | None = None,
+               storage_options: dict | None = None, overwrite: bool = False, config: Any = None,
+               **kwargs: Any) -> Array:
+    """A new array in ``store`` (at ``name``) like ``data`` (a zarrc Array, a numpy
+    array or an array-like), holding its values unless ``write_data`` is False.
+
+    "keep" (the default for chunks, shards, filters, compressors, serializer) takes
+    the setting from a zarrc Array ``data`` (its codecs only when ``zarr_format`` is
+    its format, else the defaults), and so do fill_value, order, chunk_key_encoding,
+    dimension_names, attributes and zarr_format when not given; for other data,
+    "keep" means "auto" (and no shards).  Other keywords as :func:`create_array`.
+    Raises ArgumentError (a ValueError) when ``overwrite`` would replace the source
+    array itself (its path, or one above or below it, in the same store)."""
+    check_storage_options(store, storage_options)
+    settings: dict[str, Any]
+    if isinstance(data, Array):
+        zarr_format = data.metadata.zarr_format if zarr_format is None else zarr_format
+        settings = _source_settings(data, zarr_format)
+        dtype = _source_dtype(data)
+    else:
+        if not (hasattr(data, "shape") and hasattr(data, "dtype")):
+            data = np.asarray(data)
+        zarr_format = 3 if zarr_format is None else zarr_format
+        settings = {"chunks": "auto", "shards": None, "filters": "auto", "compressors": "auto",
+                    "serializer": "auto", "fill_value": DEFAULT, "order": None, "attributes": None,
+                    "chunk_key_encoding": None, "dimension_names": None}
+        dtype = data.dtype
+    given = {"chunks": chunks, "shards": shards, "filters": filters, "compressors": compressors,
+             "serializer": serializer}
+    chosen = {k: settings[k] if _is_keep(v) else v for k, v in given.items()}
+    for key, value, unset in (("fill_value", fill_value, DEFAULT), ("order", order, None),
+                              ("attributes", attributes, None), ("dimension_names", dimension_names, None),
+                              ("chunk_key_encoding", chunk_key_encoding, None)):
+        chosen[key] = settings[key] if value is unset else value
+    if isinstance(chosen["filters"], str) and chosen["filters"] == "auto":
+        chosen["filters"] = None         # (the default: none; v2 object arrays get their codec)
+    if zarr_format == 2:
+        chosen.update(serializer="auto", dimension_names=None)
+    s = _as_store(store)
+    where = node_path(name or "")
+    if overwrite and isinstance(data, Array) and _same_place(data, s, where):
+        raise ArgumentError(f"from_array: cannot overwrite {where} with the array at {data.path}: "
+                            "the paths overlap (write elsewhere, or pass data=array[...])")
+    result = create_array(s, path=where, shape=data.shape, dtype=dtype, zarr_format=zarr_format,
+                          overwrite=overwrite, config=config, **chosen, **kwargs)
+    if write_data:
+        copy_values(result, data)
+    return result
+
+
+def copy_values(target: Array, data: Any) -> None:
+    """Write ``data`` (same shape) into ``target``: a zarrc Array in slabs of whole
+    shards (or chunks) along the first axis, anything else as one numpy array."""
+    if isinstance(data, np.ndarray) or target.ndim == 0 or not isinstance(data, Array):
+        target[...] = np.asarray(data) if not isinstance(data, Array) else data[...]
+        return
+    outer = target.shards or target.chunks
+    row_bytes = max(1, target.nbytes // max(1, target.shape[0]))
+    step = max(outer[0], (SLAB_BYTES // row_bytes) // outer[0] * outer[0])
+    for start in range(0, target.shape[0], step):
+        target[start:start + step] = data[start:start + step]
+
+
+SLAB_BYTES = 256 << 20     # at most about this much of a copied array in memory at once
+
+
+def create_hierarchy(*, store: Any, nodes: Mapping[str, Any],
+                     overwrite: bool = False) -> Iterator[tuple[str, Array | Group]]:
+    """Create every node of ``nodes`` ({path: metadata}, paths relative to the
+    store's root, "" for the root; metadata: zarrc metadata objects, zarr-json
+    dicts (a v3 zarr.json, or a v2 .zarray / .zgroup with an "attributes" key), or
+    objects with ``to_dict()`` giving one) and the groups above them that are
+    missing, all in one zarr format; returns an iterator of (path, node) pairs.
+
+    Everything is checked before anything is written: ContainsNodeError for an
+    existing node at a given path unless ``overwrite`` (an existing group above a
+    given path is kept), MetadataError for invalid metadata or mixed formats."""
+    s = _as_store(store)
+    parsed = {node_path(str(k)).strip("/"): as_metadata(v, str(k)) for k, v in nodes.items()}
+    formats = {md.zarr_format for md in parsed.values()}
+    if len(formats) > 1:
+        raise MetadataError(f"create_hierarchy: the nodes mix zarr formats {sorted(formats)}")
+    if not parsed:
+        return iter(())
+    fmt = formats.pop()
+    ancestors = {"/".join(key.split("/")[:i]) for key in parsed if key for i in range(key.count("/") + 1)}
+    for parent in sorted(ancestors - set(parsed)):
+        md = node_metadata.read(s, "/" + parent)
+        if md is not None and md.node_type == "array":
+            raise ContainsNodeError(f"create_hierarchy: {parent!r} in {s!r} is an array, not a group")
+    for key in parsed:
+        if any(a in parsed and parsed[a].node_type == "array" for a in ancestors if key.startswith(a)
+               and a != key and (a == "" or key[len(a)] == "/")):
+            raise MetadataError(f"create_hierarchy: {key!r} is below an array in nodes")
+        if not overwrite and node_metadata.exists(s, "/" + key):
+            raise ContainsNodeError(f"create_hierarchy: a node already exists at {key!r} in {s!r}")
+    docs = {key: node_metadata.encode("/" + key, md) for key, md in parsed.items()}
+    if overwrite:
+        for key in parsed:
+            s.delete_prefix(key_prefix("/" + key))
+    implicit = {a: group_metadata(fmt) for a in ancestors - set(parsed)
+                if not node_metadata.exists(s, "/" + a)}
+    created: list[tuple[str, Array | Group]] = []
+    for key, md in sorted({**implicit, **parsed}.items()):
+        stored = node_metadata.write(s, "/" + key, md, docs.get(key))
+        node = Array(s, "/" + key, stored) if stored.node_type == "array" else Group(s, "/" + key, stored)
+        created.append((key, node))
+    return iter(created)
+
+
+def as_metadata(value: Any, where: str) -> Any:
+    """Node metadata from a zarrc metadata object, a zarr-json dict (v3 zarr.json;
+    v2 .zarray / .zgroup with its attributes under "attributes"), or an object with
+    ``to_dict()`` (zarr-python's metadata).  MetadataError otherwise."""
+    if isinstance(value, (ArrayMetadataV3, GroupMetadataV3, ArrayMetadataV2, GroupMetadataV2)):
+        return value
+    if hasattr(value, "to_dict") and not isinstance(value, Mapping):
+        value = value.to_dict()
+    if not isinstance(value, Mapping):
+        raise MetadataError(f"create_hierarchy: the metadata of {where!r} must be a metadata object "
+                            f"or a zarr-json dict, got {value!r}")
+    doc = dict(value)
+    if doc.get("zarr_format") == 3:
+        return metadata_from_json(doc, "/" + where)
+    if doc.get("zarr_format") != 2:
+        raise MetadataError(f"create_hierarchy: the metadata of {where!r} has no zarr_format 2 or 3: {doc!r}")
+    attributes = doc.pop("attributes", None) or {}
+    is_array = doc.pop("node_type", "array" if "shape" in doc else "group") == "array"
+    if not is_array:
+        return GroupMetadataV2.from_json({"zarr_format": 2}, attributes, "/" + where)
+    return ArrayMetadataV2.from_json(doc, attributes, "/" + where)
+
+
+def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> Any:
+    """The hierarchy below ``grp`` (``Group.tree``; zarr-python deprecates this
+    function for ``grp.tree()``, and ``expand`` is for its HTML display)."""
+    warnings.warn("zarrc.tree(grp) is deprecated as in zarr-python: use grp.tree()",
+                  DeprecationWarning, stacklevel=2)
+    return grp.tree(level=level)
