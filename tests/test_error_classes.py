@@ -9,7 +9,7 @@ import pytest
 from helpers import NO_ZARR_PYTHON
 
 import zarrc
-from zarrc.errors import (NodeNotFoundError, NodeTypeError, ReadOnlyError, SelectionError,
+from zarrc.errors import (ContainsNodeError, NodeNotFoundError, NodeTypeError, ReadOnlyError, SelectionError,
                           StoreNotFoundError, ZarrcError)
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
@@ -54,6 +54,16 @@ def test_node_of_the_other_kind_is_value_error(tmp_path) -> None:
           NodeTypeError)
     check(ValueError, lambda: zarr.open_group(root, path="a", mode="r"),
           lambda: zarrc.open_group(root, path="a", mode="r"), NodeTypeError)
+
+
+def test_existing_node_is_value_error(tmp_path) -> None:
+    root = str(tmp_path / "s.zarr")
+    zarr.create_group(root).create_array("a", shape=(3,), dtype="i4")
+    check(ValueError, lambda: zarr.create_array(root, name="a", shape=(3,), dtype="i4"),
+          lambda: zarrc.create_array(root, name="a", shape=(3,), dtype="i4"), ContainsNodeError)
+    check(ValueError, lambda: zarr.create_group(root, path="a"),
+          lambda: zarrc.create_group(root, path="a"), ContainsNodeError)
+    assert isinstance(raised(lambda: zarrc.create_group(root, path="a")), FileExistsError)   # (as before)
 
 
 def test_write_to_read_only_is_value_error(tmp_path) -> None:

@@ -93,8 +93,9 @@ class NodeNotFoundError(ZarrcError, KeyError, FileNotFoundError):
         return str(self.args[0]) if self.args else ""
 
 
-class ContainsNodeError(ZarrcError, FileExistsError):
-    """An array or group already exists where a new one was to be created."""
+class ContainsNodeError(ZarrcError, FileExistsError, ValueError):
+    """An array or group already exists where a new one was to be created (also a
+    ValueError, as zarr-python's ContainsArrayError / ContainsGroupError)."""
 
 
 class ZarrcUserWarning(UserWarning):
