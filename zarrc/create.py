@@ -134,13 +134,27 @@ def _codec_list(value: Any, what: str) -> list:
     return codecs
 
 
-def guess_chunks(shape: Sequence[int], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
-    """A chunk shape of roughly ``target`` bytes (at least 1 per dimension), halving the
-    largest dimension until it fits."""
+def guess_chunks(shape: Sequence[int], itemsize: int, max_bytes: int = 64 << 20) -> tuple[int, ...]:
+    """The chunk shape zarr-python (after h5py) picks for ``chunks="auto"``: a target
+    size that doubles for every tenfold growth of the array (256 KiB at 1 MiB of
+    data, kept between 128 KiB and ``max_bytes``), reached by halving the
+    dimensions in turn, first to last, until the chunk is under the target or within
+    half of it (and under ``max_bytes``)."""
     chunks = [max(int(s), 1) for s in shape]
-    while math.prod(chunks) * itemsize > target and max(chunks) > 1:
-        i = chunks.index(max(chunks))
+    if itemsize <= 0 or not chunks:
+        return tuple(chunks)
+    target = (256 << 10) * 2 ** math.log10(math.prod(chunks) * itemsize / (1 << 20))
+    target = min(max(target, 128 << 10), max_bytes)
+    turn = 0
+    while True:
+        size = math.prod(chunks) * itemsize
+        if (size < target or abs(size - target) / target < 0.5) and size < max_bytes:
+            break
+        if math.prod(chunks) == 1:
+            break
+        i = turn % len(chunks)
         chunks[i] = -(-chunks[i] // 2)
+        turn += 1
     return tuple(chunks)
 
 
@@ -160,10 +174,16 @@ def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "aut
     attributes = check_attributes(attributes)
     shape = _shape(shape)
     if isinstance(chunks, str) and chunks == "auto":
-        itemsize = 8 if zarr_format == 2 else as_data_type(dtype).itemsize
-        if zarr_format == 2 and dtype not in (str, bytes):
-            itemsize = np.dtype(dtype).itemsize or 8
-        chunks = guess_chunks(shape, itemsize)
+        # as zarr-python: variable-length items count as 1 byte; inner chunks of a
+        # sharded array are at most 1 MiB
+        if zarr_format == 2:
+            itemsize = 1 if dtype in (str, bytes) else (np.dtype(dtype).itemsize or 1)
+            if np.dtype(dtype if dtype not in (str, bytes) else object).kind == "O":
+                itemsize = 1
+        else:
+            data_type = as_data_type(dtype)
+            itemsize = 1 if data_type.kind in ("string", "bytes") else data_type.itemsize
+        chunks = guess_chunks(shape, itemsize, 64 << 20 if shards is None else 1 << 20)
     else:
         chunks = _grid(chunks, "chunks", len(shape))
     if zarr_format == 2:

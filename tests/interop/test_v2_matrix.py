@@ -1062,8 +1062,7 @@ def _edit(**changes):
 _DROP = object()
 
 BAD_ZARRAY = {  # id -> (document, text the error must name)
-    "unknown-key": (_edit(extra_key=1), "extra_key"),
-    "unknown-key-v3-name": (_edit(data_type="int32"), "data_type"),
+    "v3-dtype-name-only": (_edit(data_type="int32", dtype=_DROP), "dtype"),
     "missing-shape": (_edit(shape=_DROP), "shape"),
     "missing-dtype": (_edit(dtype=_DROP), "dtype"),
     "missing-compressor": (_edit(compressor=_DROP), "compressor"),
@@ -1124,7 +1123,6 @@ def test_bad_zarray_raises_metadata_error(tmp_path, bad) -> None:
 
 BOTH = r"\.zarray.*\.zgroup|\.zgroup.*\.zarray"  # (a regular expression)
 BAD_OTHER = {  # id -> ({file name: document}, the opener, text the error must name)
-    "zgroup-extra-key": ({".zgroup": {"zarr_format": 2, "consolidated": True}}, "group", "consolidated"),
     "zgroup-format-3": ({".zgroup": {"zarr_format": 3}}, "group", "zarr_format"),
     "zgroup-missing-format": ({".zgroup": {}}, "group", "zarr_format"),
     "zgroup-not-json": ({".zgroup": "{zarr_format: 2"}, "group", ".zgroup"),
