@@ -159,13 +159,11 @@ class Group(Node):
 
     def __delitem__(self, name: str) -> None:
         """Delete the member ``name`` and everything below it (and its entries in the
-        consolidated metadata this group was opened with, rewritten).  Raises
-        NodeNotFoundError (a KeyError) if there is no such member, StoreError if the
-        store cannot delete (zip)."""
+        consolidated metadata this group was opened with, rewritten); nothing
+        happens if there is none, as in zarr-python.  Raises StoreError if the store
+        cannot delete (zip)."""
         self._check_writable()
         path = self._child_path(name)
-        if name not in self:
-            raise NodeNotFoundError(f"no array or group named {name!r} in group {self._path}")
         self._store.delete_prefix(key_prefix(path))
         nodes = self._consolidated
         if nodes is not None:
@@ -387,9 +385,20 @@ class Group(Node):
         """``empty`` like ``data`` (see ``zeros_like``)."""
         return self.empty(name=name, **{**like_arguments(data, self.zarr_format), **kwargs})
 
-    def array(self, name: str, *, data: Any = None, **kwargs: Any) -> Array:
-        """``create_array(name, data=data, ...)`` (zarr-python 3.1's deprecated alias)."""
-        return self.create_array(name, data=data, **kwargs)
+    def array(self, name: str, *, shape: Any = None, dtype: Any = None, data: Any = None,
+              **kwargs: Any) -> Array:
+        """zarr-python 3.1's deprecated alias of ``create_array``, which also takes
+        ``shape`` and ``dtype`` with ``data`` (then ``data`` is written, cast to
+        ``dtype``; ArgumentError if its shape is not ``shape``)."""
+        if data is None or (shape is None and dtype is None):
+            return self.create_array(name, shape=shape, dtype=dtype, data=data, **kwargs)
+        data = _as_data(data)
+        if shape is not None and create.array_metadata(shape=shape, dtype="u1").shape != data.shape:
+            raise ArgumentError(f"data of shape {data.shape} given for an array of shape {shape}")
+        arr = self.create_array(name, shape=data.shape, dtype=data.dtype if dtype is None else dtype,
+                                **kwargs)
+        arr[...] = data
+        return arr
 
     def _new_filled(self, name: str, shape: Any, kwargs: dict[str, Any]) -> Array:
         """A new array made as zarr-python's ``zarr.create`` takes its keywords:
