@@ -199,13 +199,17 @@ class Group(Node):
             warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", UserWarning, stacklevel=4)
             return None
 
-    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
+    def members(self, max_depth: int | None = 0, *,
+                use_consolidated_for_children: bool = True) -> tuple[tuple[str, Array | Group], ...]:
         """(name, node) of each member: the direct ones (sorted by name) for
         ``max_depth`` 0, then those of the groups among them down to ``max_depth``
         more levels (None: all), named by their path below this group ("a/b").
         A member whose metadata cannot be read (an unknown data type or codec) is
         skipped with a warning naming it and why; opening it raises the error.
-        ArgumentError for a negative ``max_depth``."""
+        ArgumentError for a negative ``max_depth``.  (``use_consolidated_for_children``
+        is taken as zarr-python takes it; child groups are read from the store here
+        unless this group was opened with consolidated metadata, so it changes
+        nothing.)"""
         if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
             raise ArgumentError(f"max_depth must be None or an integer >= 0, got {max_depth!r}")
         found = []
