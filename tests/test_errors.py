@@ -162,8 +162,12 @@ def test_malformed_group_metadata():
     store["g/zarr.json"] = b'{"zarr_format": 3, "node_type": "group", "attributes": [1]}'
     with pytest.raises(MetadataError, match="/g"):
         zarrc.open_group(store, path="g")
+    root = zarrc.open_group(store)
+    with pytest.warns(UserWarning, match="member 'g' is skipped: zarr.json of /g"):   # (issue 23, item 5)
+        assert root.members() == ()
+    assert list(root) == ["g"]
     with pytest.raises(MetadataError, match="/g"):
-        list(zarrc.open_group(store).members())
+        root["g"]
 
 
 def test_create_array_with_bad_arguments_writes_nothing():

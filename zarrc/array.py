@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from zarrc import indexing, node_metadata, resize
 from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
+from zarrc.config import config
 from zarrc.engine import api as engine_api
 from zarrc.engine.prepare import prepare
 from zarrc.errors import ArgumentError, ArgumentTypeError, SelectionError, ZarrcError
@@ -32,9 +33,11 @@ class Array(Node):
     kind = "array"
 
     def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, *,
-                 read_only: bool = False, write_empty_chunks: bool = False) -> None:
+                 read_only: bool = False, write_empty_chunks: bool | None = None) -> None:
         super().__init__(store, path, metadata, read_only)
-        self._write_empty_chunks = write_empty_chunks
+        if write_empty_chunks is None:
+            write_empty_chunks = config.write_empty_chunks
+        self._write_empty_chunks = bool(write_empty_chunks)
         self._prepare()
 
     def _prepare(self) -> None:
@@ -55,8 +58,10 @@ class Array(Node):
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        """The chunk shape: for a sharded array, the (innermost) inner chunks."""
-        return self._chunked.chunks if self._chunked.levels else self._metadata.chunk_shape
+        """The chunk shape: for a sharded array, the chunks inside a shard (with
+        nested sharding, the outer sharding codec's, as zarr-python)."""
+        levels = self._chunked.levels
+        return levels[0].inner_shape if levels else self._metadata.chunk_shape
 
     @property
     def shards(self) -> tuple[int, ...] | None:
@@ -123,20 +128,38 @@ class Array(Node):
         return None if self._codec_chain is None else self._codec_chain.array_to_bytes
 
     @property
+    def compressor(self) -> Any:
+        """The compressor of a v2 array (a numcodecs codec, or None); zarr-python's
+        name.  ArgumentTypeError (a TypeError) for a v3 array: see ``compressors``."""
+        if self.zarr_format != 2:
+            raise ArgumentTypeError(f"array {self._path}: `compressor` is not available for Zarr "
+                                    "format 3 arrays; use `compressors`")
+        return self.compressors[0] if self.compressors else None
+
+    @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """The shape of the chunk grid."""
-        return RegularChunkGrid(self.shape, self._metadata.chunk_shape).grid_shape
+        """The number of chunks along each dimension (of ``chunks``: for a sharded
+        array, the chunks inside shards, as zarr-python)."""
+        return RegularChunkGrid(self.shape, self.chunks).grid_shape
 
     @property
     def nchunks(self) -> int:
+        """The number of chunks (``chunks``, see ``cdata_shape``)."""
         return math.prod(self.cdata_shape)
 
     @property
     def nchunks_initialized(self) -> int:
-        """How many of the array's chunks exist in the store."""
+        """How many chunks exist in the store: for a sharded array, the chunks of
+        every stored shard, counted whole as zarr-python does (an edge shard's
+        chunks beyond the array included, so this can exceed ``nchunks``)."""
+        per_shard = math.prod(s // c for s, c in zip(self._metadata.chunk_shape, self.chunks))
+        return self._nshards_initialized() * per_shard
+
+    def _nshards_initialized(self) -> int:
+        """How many stored objects (shards, or chunks if unsharded) are in the store."""
         count = 0
         ndim = self.ndim
-        grid = self.cdata_shape
+        grid = RegularChunkGrid(self.shape, self._metadata.chunk_shape).grid_shape
         for key in self._store.list_prefix(self._prefix):
             rest = key[len(self._prefix):]
             if rest in node_metadata.METADATA_NAMES:
@@ -149,9 +172,42 @@ class Array(Node):
                 count += 1
         return count
 
+    def nbytes_stored(self) -> int:
+        """The bytes the store holds for this array: its chunks (shards) and metadata
+        documents, every key under its path."""
+        store = self._store
+        total = 0
+        for key in store.list_prefix(self._prefix):
+            size = store.size(key)
+            if size is None:
+                value = store.get(key)
+                size = 0 if value is None else len(value)
+            total += size
+        return total
+
+    def with_config(self, config: Any) -> Array:
+        """This array opened again with other run-time settings: a dict (or an object
+        with ``to_dict()``, as zarr-python's ArrayConfig) of ``write_empty_chunks``
+        (True or False), ``order`` (only "C") and ``read_missing_chunks`` (only True:
+        missing chunks read as the fill value); missing keys keep this array's.
+        ArgumentError for another key or value."""
+        return Array(self._store, self._path, self._metadata, read_only=self._read_only,
+                     write_empty_chunks=array_config(config, self._write_empty_chunks))
+
+    @property
+    def write_empty_chunks(self) -> bool:
+        """True if chunks holding only the fill value are written (else deleted)."""
+        return self._write_empty_chunks
+
     @property
     def info(self) -> ArrayInfo:
+        """A summary of the array (``print(a.info)``), from its metadata."""
         return ArrayInfo(self)
+
+    def info_complete(self) -> ArrayInfo:
+        """``info`` with what the store holds: bytes stored, the storage ratio and the
+        chunks (shards) initialized."""
+        return ArrayInfo(self, complete=True)
 
     # -------------------------------------------------------------- shape
 
@@ -364,6 +420,27 @@ class Array(Node):
         return (_reopen, (self._store, self._path, self._read_only, self._write_empty_chunks))
 
 
+def array_config(config: Any, write_empty_chunks: bool | None) -> bool | None:
+    """``write_empty_chunks`` as the array config ``config`` (None, a dict, or an object
+    with ``to_dict()`` as zarr-python's ArrayConfig) sets it (else as given): see
+    Array.with_config.  ArgumentError for settings zarrc does not take."""
+    if config is None:
+        return write_empty_chunks
+    if hasattr(config, "to_dict") and not isinstance(config, Mapping):
+        config = config.to_dict()
+    if not isinstance(config, Mapping):
+        raise ArgumentTypeError(f"config must be a dict of array settings, got {config!r}")
+    for key, value in config.items():
+        if key == "write_empty_chunks" and isinstance(value, bool):
+            write_empty_chunks = value
+        elif key.startswith("sharding_coalesce_") and isinstance(value, int):
+            pass                    # (zarr-python's shard read tuning: zarrc plans its own reads)
+        elif (key, value) not in (("order", "C"), ("read_missing_chunks", True)):
+            raise ArgumentError(f"array config {key!r}={value!r} is not supported (zarrc takes "
+                                "write_empty_chunks=True/False, order='C', read_missing_chunks=True)")
+    return write_empty_chunks
+
+
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
     md = node_metadata.read(store, path)
     if md is None or md.node_type != "array":
@@ -466,18 +543,31 @@ def field_dtype(dtype: np.dtype, fields: Any) -> np.dtype | None:
 
 
 class ArrayInfo:
-    """A summary of an array (``repr`` prints it)."""
+    """A summary of an array (``repr`` prints it; ``complete``: with what the
+    store holds, read once here)."""
 
-    def __init__(self, array: Array) -> None:
+    def __init__(self, array: Array, complete: bool = False) -> None:
         self._array = array
-
-    def __repr__(self) -> str:
-        a = self._array
-        rows = [
+        a = array
+        rows: list[tuple[str, Any]] = [
             ("Type", "Array"), ("Zarr format", a.zarr_format), ("Data type", a.metadata.data_type),
-            ("Shape", a.shape), ("Chunk shape", a.chunks), ("Order", a.order),
+            ("Fill value", a.fill_value), ("Shape", a.shape)]
+        if a.shards is not None:
+            rows.append(("Shard shape", a.shards))
+        rows += [
+            ("Chunk shape", a.chunks), ("Order", a.order),
             ("Read-only", a.read_only), ("Store type", type(a.store).__name__),
             ("Filters", a.filters), ("Serializer", a.serializer), ("Compressors", a.compressors),
             ("No. bytes", a.nbytes),
         ]
-        return "\n".join(f"{k:<14}: {v}" for k, v in rows)
+        if complete:
+            stored = a.nbytes_stored()
+            rows += [("No. bytes stored", stored)]
+            if stored:
+                rows += [("Storage ratio", round(a.nbytes / stored, 1))]
+            what = "Chunks" if a.shards is None else "Shards"
+            rows += [(f"{what} Initialized", a._nshards_initialized())]
+        self.rows = rows
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{k:<18}: {v}" for k, v in self.rows)

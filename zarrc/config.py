@@ -18,16 +18,27 @@
     ``MADV_FREE``): it counts in the process's resident size, but the kernel takes
     it back without writing it anywhere when it runs short of memory.  Linux only.
 
+``write_empty_chunks``
+    Default of arrays opened or created without ``write_empty_chunks`` (read when
+    the array object is made): False (default) deletes a chunk written with only
+    the fill value instead of storing it.
+
 How these settings become threads per call is ``zarrc.threads``'s policy.
 
 Change settings with ``zarrc.config.set(threads=4)``, which can also be used as a
-context manager that restores the previous values on exit.
+context manager that restores the previous values on exit.  ``set`` also takes a
+dict, with zarrc's names or zarr-python's keys where they apply:
+``"array.write_empty_chunks"`` (write_empty_chunks), ``"threading.max_workers"``
+and ``"async.concurrency"`` (both threads: zarrc has one bound on the work one
+call does at once; None is the default), ``"array.order"`` (only "C": zarrc
+returns C-ordered arrays).  ``config.get`` takes the same names.
 """
 
 from __future__ import annotations
 
 import os
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from zarrc._kernels import slabs
 from zarrc.errors import ArgumentError, SettingError
@@ -46,6 +57,11 @@ def _env_threads() -> int:
     return os.cpu_count() or 1
 
 
+# zarr-python's config keys -> zarrc's settings
+ZARR_PYTHON_KEYS = {"array.write_empty_chunks": "write_empty_chunks", "threading.max_workers": "threads",
+                    "async.concurrency": "threads", "array.order": "order"}
+
+
 class _Restore:
     def __init__(self, config: Config, old: dict) -> None:
         self._config = config
@@ -62,7 +78,8 @@ class _Restore:
 class Config:
     """zarrc's settings; the module-level ``config`` object is the one in use."""
 
-    _defaults: ClassVar[dict] = {"threads": None, "split_bytes": 2 << 20, "pool_bytes": 1 << 30}
+    _defaults: ClassVar[dict] = {"threads": None, "split_bytes": 2 << 20, "pool_bytes": 1 << 30,
+                                 "write_empty_chunks": False}
     _may_be_zero = frozenset({"pool_bytes"})
 
     def __init__(self) -> None:
@@ -76,22 +93,51 @@ class Config:
             raise SettingError(f"zarrc.config has no setting {name!r}") from None
 
     def get(self, name: str):
-        """The current value of setting ``name``."""
-        return getattr(self, name)
+        """The current value of setting ``name`` (zarrc's, or a zarr-python key of
+        ZARR_PYTHON_KEYS)."""
+        name = ZARR_PYTHON_KEYS.get(name, name)
+        return "C" if name == "order" else getattr(self, name)
 
-    def set(self, **values) -> _Restore:
-        """Change settings; usable as a context manager that restores them."""
-        for name, value in values.items():
+    def set(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> _Restore:
+        """Change settings (a dict of names or zarr-python keys, or keywords); usable
+        as a context manager that restores them.  ArgumentError for an unknown
+        setting or a bad value."""
+        if values is not None and not isinstance(values, Mapping):
+            raise ArgumentError(f"zarrc.config.set takes a dict of settings, got {values!r}")
+        given = {**(values or {}), **kwargs}
+        values = {}
+        for key, value in given.items():
+            name = ZARR_PYTHON_KEYS.get(key, key)
+            if name == "order" and key != name:
+                self._checked(key, name, value)         # (checked, not kept: always "C")
+                continue
             if name not in self._defaults:
-                raise ArgumentError(f"zarrc.config has no setting {name!r}")
-            least = 0 if name in self._may_be_zero else 1
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                what = "an integer >= 0" if least == 0 else "a positive integer"
-                raise ArgumentError(f"zarrc.config.{name} must be {what}, got {value!r}")
+                raise ArgumentError(f"zarrc.config has no setting {key!r}")
+            values[name] = self._checked(key, name, value)
         old = {name: self._values[name] for name in values}
         self._values.update(values)
         self._apply()
         return _Restore(self, old)
+
+    def _checked(self, key: str, name: str, value: Any) -> Any:
+        """``value`` for setting ``name`` (given as ``key``), else ArgumentError."""
+        label = f"zarrc.config.{key}" if key == name else f"zarrc.config {key!r}"
+        if name == "write_empty_chunks":
+            if not isinstance(value, bool):
+                raise ArgumentError(f"{label} must be True or False, got {value!r}")
+            return value
+        if name == "order":
+            if value != "C":
+                raise ArgumentError(f"{label} must be 'C' (zarrc returns C-ordered "
+                                    f"arrays; numpy.asfortranarray converts them), got {value!r}")
+            return value
+        if name == "threads" and value is None and key != "threads":
+            return _env_threads()                   # (zarr-python's "default" for these keys)
+        least = 0 if name in self._may_be_zero else 1
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            what = "an integer >= 0" if least == 0 else "a positive integer"
+            raise ArgumentError(f"{label} must be {what}, got {value!r}")
+        return value
 
     def _apply(self) -> None:
         """Hand the settings the kernels keep to them."""

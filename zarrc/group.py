@@ -10,28 +10,55 @@ knows both node classes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+import warnings
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
 from zarrc import create, node_metadata
-from zarrc.array import Array
-from zarrc.consolidate import read_group
-from zarrc.errors import MetadataError, NodeNotFoundError, NodeTypeError
+from zarrc.array import Array, array_config
+from zarrc.consolidate import ZMETADATA, read_group
+from zarrc.create import DEFAULT
+from zarrc.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    CodecError,
+    MetadataError,
+    NodeNotFoundError,
+    NodeTypeError,
+)
 from zarrc.metadata import consolidated as consolidated_docs
+from zarrc.metadata.codecs import CODEC_CATEGORIES
+from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import join_path, key_prefix
 from zarrc.node import Node
 from zarrc.stores import Store
+
+# What makes a member unreadable (an unknown data type or codec, a malformed
+# document): a group's listing skips it with a warning; opening it raises.
+UNREADABLE = (MetadataError, CodecError)
 
 
 def open_node(store: Store, path: str, *, read_only: bool = False,
               use_consolidated: bool | None = False) -> Array | Group | None:
     """The array or group at ``path`` (normalised), or None if there is no node.  A
     group's consolidated metadata is used if ``use_consolidated`` is None (when
-    present) or True (required: MetadataError if absent)."""
+    present and readable: else, with a warning, the store is listed) or True
+    (required: MetadataError if absent or unreadable)."""
     if use_consolidated is False:
         md, nodes = node_metadata.read(store, path), None
     else:
-        md, nodes = read_group(store, path, use_consolidated)
+        try:
+            md, nodes = read_group(store, path, use_consolidated)
+        except UNREADABLE as exc:
+            md = node_metadata.read(store, path)
+            if use_consolidated or md is None or md.node_type != "group":
+                raise
+            warnings.warn(f"the consolidated metadata of group {path} is not used, its members are "
+                          f"read one by one: {exc}", UserWarning, stacklevel=3)
+            nodes = None
     if md is None:
         return None
     if md.node_type == "array":
@@ -40,7 +67,7 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
 
 
 def new_array(store: Store, path: str, metadata: Any, *, overwrite: bool = False,
-              write_empty_chunks: bool = False) -> Array:
+              write_empty_chunks: bool | None = None) -> Array:
     """A new array at ``path`` (normalised) with ``metadata`` (from
     ``create.array_metadata``).  Its codecs are prepared before anything is written;
     ContainsNodeError if a node is there and not ``overwrite``."""
@@ -117,37 +144,99 @@ class Group(Node):
             return self._relative(path) in self._consolidated
         return node_metadata.exists(self._store, path)
 
-    def get(self, name: str, default: Any = None) -> Any:
+    def get(self, path: str, default: Any = None) -> Any:
+        """The member at ``path`` ("a/b" works), or ``default`` if there is none."""
         try:
-            return self[name]
+            return self[path]
         except KeyError:
             return default
 
-    def members(self) -> Iterator[tuple[str, Array | Group]]:
-        """(name, node) of each direct member, sorted by name."""
-        consolidated = self._consolidated     # (the listing's; creating a member drops it)
+    def __setitem__(self, name: str, value: Any) -> None:
+        """``g["x"] = values``: a new array ``x`` holding ``values`` (replacing any node
+        there), with the default settings, as zarr-python."""
+        data = _as_data(value)
+        self.create_array(name, data=data, overwrite=True)
+
+    def __delitem__(self, name: str) -> None:
+        """Delete the member ``name`` and everything below it (and its entries in the
+        consolidated metadata this group was opened with, rewritten); nothing
+        happens if there is none, as in zarr-python.  Raises StoreError if the store
+        cannot delete (zip)."""
+        self._check_writable()
+        path = self._child_path(name)
+        self._store.delete_prefix(key_prefix(path))
+        nodes = self._consolidated
+        if nodes is not None:
+            rel = self._relative(path)
+            for key in [k for k in nodes if k == rel or k.startswith(rel + "/")]:
+                del nodes[key]
+            self._write_consolidated(nodes)
+
+    def _write_consolidated(self, nodes: dict[str, Any]) -> None:
+        """Store ``nodes`` as this group's consolidated metadata."""
+        md = self._metadata
+        if md.zarr_format == 2:
+            self._store.set(key_prefix(self._path) + ZMETADATA, consolidated_docs.to_bytes_v2({"": md, **nodes}))
+        else:
+            self._set_metadata(dataclasses.replace(md, consolidated_metadata=consolidated_docs.to_json_v3(nodes)))
+
+    def _names(self) -> list[str]:
+        """The names of the direct members, sorted: every child with a metadata
+        document, whether or not that document can be read."""
+        consolidated = self._consolidated
         if consolidated is not None:
-            for child in sorted(k for k in consolidated if "/" not in k):
-                node = self._from_consolidated(consolidated, join_path(self._path, child))
-                assert node is not None        # (child is a key of consolidated)
-                yield child, node
-            return
+            return sorted(k for k in consolidated if "/" not in k)
         _, children = self._store.list_dir(key_prefix(self._path))
-        for child in sorted(children):
-            child = child.rstrip("/")
-            node = open_node(self._store, join_path(self._path, child), read_only=self._read_only)
+        names = (c.rstrip("/") for c in children)
+        return sorted(n for n in names if node_metadata.exists(self._store, join_path(self._path, n)))
+
+    def _member(self, name: str) -> Array | Group | None:
+        """The member ``name``, or None (with a warning naming it and why) if its
+        metadata cannot be read."""
+        try:
+            return self[name]
+        except UNREADABLE as exc:
+            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", UserWarning, stacklevel=4)
+            return None
+
+    def members(self, max_depth: int | None = 0, *,
+                use_consolidated_for_children: bool = True) -> tuple[tuple[str, Array | Group], ...]:
+        """(name, node) of each member: the direct ones (sorted by name) for
+        ``max_depth`` 0, then those of the groups among them down to ``max_depth``
+        more levels (None: all), named by their path below this group ("a/b").
+        A member whose metadata cannot be read (an unknown data type or codec) is
+        skipped with a warning naming it and why; opening it raises the error.
+        ArgumentError for a negative ``max_depth``.  (``use_consolidated_for_children``
+        is taken as zarr-python takes it; child groups are read from the store here
+        unless this group was opened with consolidated metadata, so it changes
+        nothing.)"""
+        if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
+            raise ArgumentError(f"max_depth must be None or an integer >= 0, got {max_depth!r}")
+        found = []
+        for name in self._names():
+            node = self._member(name)
             if node is not None:
-                yield child, node
+                found.append((name, node))
+        if max_depth is None or max_depth > 0:
+            deeper = None if max_depth is None else max_depth - 1
+            for name, node in list(found):
+                if isinstance(node, Group):
+                    found += [(f"{name}/{sub}", n) for sub, n in node.members(deeper)]
+        return tuple(found)
+
+    def nmembers(self, max_depth: int | None = 0) -> int:
+        """How many members ``members(max_depth)`` gives."""
+        return len(self.members(max_depth))
 
     def keys(self) -> Iterator[str]:
-        for name, _ in self.members():
-            yield name
+        """The names of the direct members, sorted (those that cannot be opened too)."""
+        return iter(self._names())
 
     def __iter__(self) -> Iterator[str]:
         return self.keys()
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.members())
+        return len(self._names())
 
     def arrays(self) -> Iterator[tuple[str, Array]]:
         for name, node in self.members():
@@ -166,6 +255,23 @@ class Group(Node):
     def group_keys(self) -> Iterator[str]:
         for name, _ in self.groups():
             yield name
+
+    def array_values(self) -> Iterator[Array]:
+        for _, node in self.arrays():
+            yield node
+
+    def group_values(self) -> Iterator[Group]:
+        for _, node in self.groups():
+            yield node
+
+    @property
+    def info(self) -> GroupInfo:
+        """A summary of the group (``print(g.info)``)."""
+        return GroupInfo(self)
+
+    def info_complete(self) -> GroupInfo:
+        """``info`` with the numbers of members, arrays and groups."""
+        return GroupInfo(self, complete=True)
 
     def create_group(self, name: str, *, overwrite: bool = False,
                      attributes: dict | None = None) -> Group:
@@ -186,17 +292,134 @@ class Group(Node):
             return node
         return self.create_group(name, overwrite=overwrite)
 
-    def create_array(self, name: str, **kwargs: Any) -> Array:
-        """A new array ``name``; keywords as for :func:`zarrc.create_array`
-        (``zarr_format`` defaults to this group's)."""
+    def require_groups(self, *names: str) -> tuple[Group, ...]:
+        """``require_group`` of each name, in order."""
+        return tuple(self.require_group(name) for name in names)
+
+    def create_array(self, name: str, *, shape: Any = None, dtype: Any = None, data: Any = None,
+                     config: Any = None, storage_options: Any = None, write_data: bool = True,
+                     **kwargs: Any) -> Array:
+        """A new array ``name``; keywords as for :func:`zarrc.create_array` (the
+        array is in this group's Zarr format; ArgumentError for another
+        ``zarr_format``).  ``data``: an array-like giving the shape and dtype (then
+        ``shape`` and ``dtype`` must not be given), written unless ``write_data`` is
+        False.  ``config``: ``{"write_empty_chunks": ...}`` (see Array.with_config).
+        ``storage_options`` must be None (zarrc stores take none)."""
         self._check_writable()
-        self._consolidated = None          # no longer the whole picture
-        kwargs.setdefault("zarr_format", self.zarr_format)
-        path = self._child_path(name)
+        fmt = kwargs.pop("zarr_format", None)
+        if fmt is not None and fmt != self.zarr_format:
+            raise ArgumentError(f"cannot create a zarr_format={fmt} array in the zarr_format="
+                                f"{self.zarr_format} group {self._path}")
+        if storage_options is not None:
+            raise ArgumentError("storage_options apply to fsspec URLs; a group's store takes none")
+        if data is not None:
+            if shape is not None or dtype is not None:
+                raise ArgumentError("create_array takes data, or shape and dtype, not both")
+            data = _as_data(data)
+            shape, dtype = data.shape, data.dtype
+        elif shape is None or dtype is None:
+            raise ArgumentTypeError("create_array needs shape and dtype (or data)")
+        write_empty_chunks = array_config(config, kwargs.pop("write_empty_chunks", None))
         overwrite = kwargs.pop("overwrite", False)
-        write_empty_chunks = kwargs.pop("write_empty_chunks", False)
-        return new_array(self._store, path, create.array_metadata(**kwargs), overwrite=overwrite,
-                         write_empty_chunks=write_empty_chunks)
+        metadata = create.array_metadata(shape=shape, dtype=dtype, zarr_format=self.zarr_format, **kwargs)
+        self._consolidated = None          # no longer the whole picture
+        arr = new_array(self._store, self._child_path(name), metadata, overwrite=overwrite,
+                        write_empty_chunks=write_empty_chunks)
+        if data is not None and write_data:
+            arr[...] = data
+        return arr
+
+    def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
+                      config: Any = None, **kwargs: Any) -> Array:
+        """The array ``name``, created (``create_array``'s keywords) if missing.  An
+        existing one must have ``shape`` and a dtype that casts to ``dtype`` (default
+        float64; ``exact``: equal to it), else NodeTypeError (a TypeError) as for a
+        group there.  ``config`` applies to it either way."""
+        if name not in self:
+            return self.create_array(name, shape=shape, dtype="float64" if dtype is None else dtype,
+                                     config=config, **kwargs)
+        node = self[name]
+        where = join_path(self._path, name)
+        if not isinstance(node, Array):
+            raise NodeTypeError(f"{where} is a group, not an array")
+        want_shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if tuple(int(n) for n in want_shape) != node.shape:
+            raise NodeTypeError(f"{where} has shape {node.shape}, not {want_shape}")
+        want = as_data_type("float64" if dtype is None else dtype).dtype
+        if node.dtype != want if exact else not np.can_cast(node.dtype, want):
+            raise NodeTypeError(f"{where} has dtype {node.dtype}, incompatible with {want}")
+        return node if config is None else node.with_config(config)
+
+    # ---------------------------------------------- zarr-python's array makers
+
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """A new array ``name`` of ``shape`` filled with zeros (its fill value 0;
+        ``dtype`` default float64, other keywords as ``create_array``)."""
+        return self._new_filled(name, shape, {**kwargs, "fill_value": 0})
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """As ``zeros``, with ones."""
+        return self._new_filled(name, shape, {**kwargs, "fill_value": 1})
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        """As ``zeros``, with ``fill_value``."""
+        return self._new_filled(name, shape, {**kwargs, "fill_value": fill_value})
+
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """As ``zeros``, with the data type's default fill value (nothing is written:
+        read, an empty array gives its fill value)."""
+        return self._new_filled(name, shape, kwargs)
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """``zeros`` with the shape, dtype and chunks of ``data`` (and, for a zarrc
+        array of this group's format, its codecs), keywords overriding them."""
+        return self.zeros(name=name, **{**like_arguments(data, self.zarr_format), **kwargs})
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """``ones`` like ``data`` (see ``zeros_like``)."""
+        return self.ones(name=name, **{**like_arguments(data, self.zarr_format), **kwargs})
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """``full`` like ``data`` (see ``zeros_like``); ``fill_value`` defaults to the
+        fill value of a zarrc ``data``."""
+        like = like_arguments(data, self.zarr_format)
+        return self.full(name=name, **{"fill_value": None, **like, **kwargs})
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """``empty`` like ``data`` (see ``zeros_like``)."""
+        return self.empty(name=name, **{**like_arguments(data, self.zarr_format), **kwargs})
+
+    def array(self, name: str, *, shape: Any = None, dtype: Any = None, data: Any = None,
+              **kwargs: Any) -> Array:
+        """zarr-python 3.1's deprecated alias of ``create_array``, which also takes
+        ``shape`` and ``dtype`` with ``data`` (then ``data`` is written, cast to
+        ``dtype``; ArgumentError if its shape is not ``shape``)."""
+        if data is None or (shape is None and dtype is None):
+            return self.create_array(name, shape=shape, dtype=dtype, data=data, **kwargs)
+        data = _as_data(data)
+        if shape is not None and create.array_metadata(shape=shape, dtype="u1").shape != data.shape:
+            raise ArgumentError(f"data of shape {data.shape} given for an array of shape {shape}")
+        arr = self.create_array(name, shape=data.shape, dtype=data.dtype if dtype is None else dtype,
+                                **kwargs)
+        arr[...] = data
+        return arr
+
+    def _new_filled(self, name: str, shape: Any, kwargs: dict[str, Any]) -> Array:
+        """A new array made as zarr-python's ``zarr.create`` takes its keywords:
+        ``chunks`` None or ``chunk_shape`` for the chunk shape, a whole ``codecs``
+        list, ``dtype`` default float64."""
+        kwargs = dict(kwargs)
+        chunk_shape = kwargs.pop("chunk_shape", None)
+        chunks = kwargs.pop("chunks", None)
+        chunks = chunk_shape if chunks is None else chunks
+        kwargs["chunks"] = "auto" if chunks is None or chunks is True else chunks
+        if kwargs.get("codecs") is not None:
+            kwargs.update(split_codecs(kwargs.pop("codecs")))
+        kwargs.pop("codecs", None)
+        if kwargs.get("fill_value", DEFAULT) is None and self.zarr_format == 3:
+            kwargs.pop("fill_value")            # (v3 has no null fill value: the default)
+        kwargs.setdefault("dtype", "float64")
+        return self.create_array(name, shape=shape, **kwargs)
 
     def tree(self, level: int | None = None) -> TreeRepr:
         """The hierarchy below this group (``print(g.tree())``)."""
@@ -231,3 +454,77 @@ class TreeRepr:
         return "\n".join(self._lines)
 
     __str__ = __repr__
+
+
+class GroupInfo:
+    """A summary of a group (``repr`` prints it; ``complete``: with its members
+    counted)."""
+
+    def __init__(self, group: Group, complete: bool = False) -> None:
+        self.rows: list[tuple[str, Any]] = [
+            ("Name", group.path), ("Type", "Group"), ("Zarr format", group.zarr_format),
+            ("Read-only", group.read_only), ("Store type", type(group.store).__name__)]
+        if complete:
+            members = group.members()
+            narrays = sum(isinstance(node, Array) for _, node in members)
+            self.rows += [("No. members", len(members)), ("No. arrays", narrays),
+                          ("No. groups", len(members) - narrays)]
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{k:<12}: {v}" for k, v in self.rows)
+
+
+def _as_data(value: Any) -> Any:
+    """``value`` as array data: a zarrc Array read whole, an object with a shape and
+    dtype as it is, anything else through numpy."""
+    if isinstance(value, Array):
+        return value[...]
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return value
+    return np.asarray(value)
+
+
+def split_codecs(codecs: Any) -> dict[str, Any]:
+    """A whole v3 codec list (codec objects or spec dicts) as create_array's
+    ``filters``, ``serializer`` and ``compressors``."""
+    if isinstance(codecs, (Mapping, str)) or hasattr(codecs, "to_dict"):
+        codecs = [codecs]
+    parts: dict[str, Any] = {"filters": [], "serializer": "auto", "compressors": []}
+    for codec in codecs:
+        spec = codec.to_dict() if hasattr(codec, "to_dict") and not isinstance(codec, Mapping) else codec
+        name = spec if isinstance(spec, str) else spec.get("name") if isinstance(spec, Mapping) else None
+        category = CODEC_CATEGORIES.get(name) if isinstance(name, str) else None
+        if category == "array->array":
+            parts["filters"].append(codec)
+        elif category == "bytes->bytes":
+            parts["compressors"].append(codec)
+        elif category == "array->bytes":
+            parts["serializer"] = codec
+        else:
+            raise ArgumentError(f"codecs: {codec!r} is not a known codec")
+    return parts
+
+
+def like_arguments(data: Any, zarr_format: int) -> dict[str, Any]:
+    """The ``shape``, ``dtype`` and ``chunks`` of ``data`` (as zarr-python's *_like);
+    for a zarrc Array also its fill value and, if of ``zarr_format``, its codecs
+    (v3: the whole list, sharding included; v2: filters, compressor and order)."""
+    out: dict[str, Any] = {}
+    if hasattr(data, "shape"):
+        out["shape"] = tuple(data.shape)
+    if hasattr(data, "dtype"):
+        out["dtype"] = data.dtype
+    if not isinstance(data, Array):
+        chunks = getattr(data, "chunks", None)
+        if isinstance(chunks, tuple) and all(isinstance(c, (int, np.integer)) for c in chunks):
+            out["chunks"] = chunks
+        return out
+    md = data.metadata
+    out["fill_value"] = data.fill_value
+    out["chunks"] = md.chunk_shape
+    if md.zarr_format == zarr_format == 3:
+        out["codecs"] = [c.to_json() for c in md.codecs]
+    elif md.zarr_format == zarr_format == 2:
+        out.update(order=md.order, compressors=md.compressor,
+                   filters=None if md.filters is None else list(md.filters))
+    return out

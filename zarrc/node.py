@@ -12,6 +12,30 @@ from zarrc.metadata.common import thaw
 from zarrc.metadata.names import normalize_path
 
 
+class StorePath:
+    """A store and a path in it, as zarr-python's ``StorePath``: ``store``, ``path``
+    (no leading "/"), ``sp / "name"`` for a path below; ``str()`` is "<store>/<path>"."""
+
+    def __init__(self, store: Any, path: str = "") -> None:
+        self.store = store
+        self.path = path.strip("/")
+
+    def __truediv__(self, other: str) -> StorePath:
+        return StorePath(self.store, f"{self.path}/{other}".strip("/"))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StorePath) and (self.store, self.path) == (other.store, other.path)
+
+    def __hash__(self) -> int:
+        return hash((type(self.store), self.path))
+
+    def __str__(self) -> str:
+        return f"{self.store!r}/{self.path}"
+
+    def __repr__(self) -> str:
+        return f"StorePath({type(self.store).__name__}, {str(self)!r})"
+
+
 class Attributes(MutableMapping):
     """A node's user attributes; every change is written to the store at once."""
 
@@ -116,6 +140,20 @@ class Node:
     @property
     def attrs(self) -> Attributes:
         return Attributes(self)
+
+    @property
+    def store_path(self) -> StorePath:
+        """The node's store and path (``store_path.store``, ``store_path.path``)."""
+        return StorePath(self._store, self.path)
+
+    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Any:
+        """Merge ``new_attributes`` into the attributes (one write); returns the node,
+        as zarr-python.  ArgumentTypeError if it is not a mapping."""
+        if not isinstance(new_attributes, Mapping):
+            raise ArgumentTypeError(f"new_attributes must be a mapping (dict), got "
+                                    f"{type(new_attributes).__name__} {new_attributes!r}")
+        self.attrs.update(new_attributes)
+        return self
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and self._store == other._store and self._path == other._path

@@ -161,7 +161,9 @@ def selections(cfg: Config) -> list:
 
 def check_zarrc_reads(cfg: Config, path: str, expected: np.ndarray) -> None:
     a = zarrc.open_array(path, mode="r")
-    assert (a.shape, a.chunks, a.shards, a.dtype) == (cfg.shape, cfg.inner, cfg.shards, cfg.np_dtype)
+    outer = tuple(cfg.codecs[0]["configuration"]["chunk_shape"])   # (a.chunks: zarr-python's meaning)
+    assert (a.shape, a._chunked.chunks, a.chunks, a.shards, a.dtype) == (
+        cfg.shape, cfg.inner, outer, cfg.shards, cfg.np_dtype)
     support.assert_scalar_bit_equal(a.fill_value, cfg.fill)
     for sel in selections(cfg):
         support.assert_bit_equal(a[sel], np.asarray(expected[sel]), f"zarrc a[{sel!r}]")

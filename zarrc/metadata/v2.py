@@ -261,6 +261,19 @@ class ArrayMetadataV2:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    def to_dict(self) -> dict[str, Any]:
+        """The document as zarr-python's ``metadata.to_dict()`` gives it: the
+        .zarray fields (shapes as tuples, a zstd compressor without a false
+        "checksum") with the attributes."""
+        doc = self.to_json()
+        compressor = doc["compressor"]
+        if compressor is not None and compressor.get("id") == "zstd" and not compressor.get("checksum", True):
+            compressor.pop("checksum")
+        return {"shape": tuple(self.shape), "chunks": tuple(self.chunks), "dtype": doc["dtype"],
+                "fill_value": doc["fill_value"], "order": self.order, "filters": doc["filters"],
+                "dimension_separator": self.dimension_separator, "compressor": compressor,
+                "attributes": thaw(self.attributes), "zarr_format": 2}
+
 
 @dataclass(frozen=True, eq=False)
 class GroupMetadataV2:
@@ -310,3 +323,7 @@ class GroupMetadataV2:
 
     def __hash__(self) -> int:
         return hash(self.attributes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metadata as zarr-python's ``metadata.to_dict()`` gives it."""
+        return {"attributes": thaw(self.attributes), "zarr_format": 2, "node_type": "group"}

@@ -10,6 +10,7 @@ MetadataError naming the document, the key and the value, e.g.
 from __future__ import annotations
 
 import json
+import unicodedata
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -332,6 +333,28 @@ class ArrayMetadataV3:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    def to_dict(self) -> dict[str, Any]:
+        """The document as zarr-python's ``metadata.to_dict()`` gives it: JSON arrays
+        as tuples (but the attributes as stored), no ``dimension_names`` when
+        there are none."""
+        doc = self.to_json()
+        out = {key: as_tuples(doc[key]) for key in ARRAY_KEYS[2:8]}
+        out["attributes"] = doc["attributes"]
+        if self.dimension_names is not None:
+            out["dimension_names"] = tuple(self.dimension_names)
+        out.update(zarr_format=3, node_type="array", storage_transformers=as_tuples(doc["storage_transformers"]))
+        out.update(thaw(self.extra_fields))
+        return out
+
+
+def as_tuples(value: Any) -> Any:
+    """``value`` (JSON) with every array a tuple, as zarr-python's ``to_dict`` has them."""
+    if isinstance(value, (list, tuple)):
+        return tuple(as_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: as_tuples(v) for k, v in value.items()}
+    return value
+
 
 def _without_codecs(doc: Mapping, path: str) -> Mapping:
     """An array document with no ``codecs`` (GDAL's older v3 writer): read as a
@@ -444,6 +467,21 @@ class GroupMetadataV3:
 
     def __hash__(self) -> int:
         return hash((self.attributes, self.consolidated_metadata, self.extra_fields))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document as zarr-python's ``metadata.to_dict()`` gives it: with
+        consolidated metadata, each node's ``to_dict()`` (shallow paths first, then
+        by case-folded path)."""
+        out: dict[str, Any] = {"attributes": thaw(self.attributes), "zarr_format": 3, "node_type": "group"}
+        out.update(thaw(self.extra_fields))
+        member = self.consolidated_metadata
+        if member is not None:
+            entries = member.get("metadata") or {}
+            order = sorted(entries, key=lambda k: (k.count("/"), unicodedata.normalize("NFKC", k).casefold()))
+            out["consolidated_metadata"] = {
+                "kind": member.get("kind"), "must_understand": member.get("must_understand", False),
+                "metadata": {k: metadata_from_json(thaw(entries[k]), k).to_dict() for k in order}}
+        return out
 
 
 def _dump(doc: Any) -> bytes:
