@@ -123,3 +123,28 @@ def test_repr_lists_every_setting():
     with config.set(threads=3, split_bytes=1000, pool_bytes=0):
         assert repr(config) == ("zarrc.config(threads=3, split_bytes=1000, pool_bytes=0, "
                                 "write_empty_chunks=False)")
+
+
+@pytest.mark.parametrize("make", ["create_array", "group.create_array", "zeros"])
+def test_zarr_python_write_empty_chunks_key_reaches_new_arrays(make):
+    # zarr-python's dict key; an explicit write_empty_chunks= or config= still wins
+    store: dict = {}
+
+    def new(**kw):
+        if make == "create_array":
+            return zarrc.create_array(store, name="a", shape=(4,), chunks=(2,), dtype="i4", overwrite=True, **kw)
+        if make == "zeros":
+            return zarrc.zeros(store=store, path="a", shape=(4,), chunks=(2,), dtype="i4", overwrite=True, **kw)
+        return zarrc.open_group(store, mode="a").create_array("a", shape=(4,), chunks=(2,), dtype="i4",
+                                                             overwrite=True, **kw)
+
+    with config.set({"array.write_empty_chunks": True}):
+        a = new()
+        a[...] = 0
+        assert "a/c/0" in store and "a/c/1" in store
+        b = new(config={"write_empty_chunks": False})
+        b[...] = 0
+        assert "a/c/0" not in store
+    c = new()
+    c[...] = 0
+    assert "a/c/0" not in store

@@ -19,6 +19,7 @@ import numpy as np
 
 from zarrc import node_metadata
 from zarrc.array import Array
+from zarrc.array import array_config as array_settings
 from zarrc.codecs.chain import CodecChain
 from zarrc.consolidate import consolidate
 from zarrc.create import DEFAULT, MODES, array_metadata, check_mode, group_metadata, guess_chunks, node_path
@@ -133,12 +134,13 @@ CONFIG_KEYS = ("order", "write_empty_chunks", "read_missing_chunks",
                "sharding_coalesce_max_gap_bytes", "sharding_coalesce_max_bytes")
 
 
-def array_config(config: Any, write_empty_chunks: bool | None) -> tuple[str | None, bool]:
+def array_config(config: Any, write_empty_chunks: bool | None) -> tuple[str | None, bool | None]:
     """(the ``order`` setting or None, write_empty_chunks) from zarr-python's
     ``config`` (a dict of ArrayConfig keys, or an ArrayConfig) and the
-    ``write_empty_chunks`` keyword (which wins).  ArgumentTypeError (a TypeError, as
-    zarr-python) for an unknown key, ArgumentError for ``read_missing_chunks=False``
-    (zarrc reads missing chunks as the fill value)."""
+    ``write_empty_chunks`` keyword (which wins; None when neither gives it: the
+    array then follows ``zarrc.config``).  ArgumentTypeError (a TypeError, as
+    zarr-python) for an unknown key; the other settings are checked by
+    ``Array.with_config``'s rules (``zarrc.array.array_config``)."""
     if config is None:
         config = {}
     elif hasattr(config, "to_dict") and not isinstance(config, Mapping):
@@ -150,14 +152,12 @@ def array_config(config: Any, write_empty_chunks: bool | None) -> tuple[str | No
     unknown = sorted(set(config) - set(CONFIG_KEYS))
     if unknown:
         raise ArgumentTypeError(f"config: unknown array setting(s) {unknown}; the settings are {CONFIG_KEYS}")
-    if config.get("read_missing_chunks", True) is not True:
-        raise ArgumentError("config: read_missing_chunks=False is not supported (zarrc reads a "
-                            "missing chunk as the fill value)")
-    if config.get("order", "C") not in ("C", "F"):
-        raise MetadataError(f"config: order must be 'C' or 'F', got {config['order']!r}")
-    if write_empty_chunks is None:
-        write_empty_chunks = bool(config.get("write_empty_chunks", False))
-    return config.get("order"), write_empty_chunks
+    order = config.get("order")
+    if order not in (None, "C", "F"):
+        raise MetadataError(f"config: order must be 'C' or 'F', got {order!r}")
+    rest = {key: value for key, value in config.items() if key != "order"}
+    given = array_settings(rest, None)
+    return order, write_empty_chunks if write_empty_chunks is not None else given
 
 
 def check_storage_options(store: Any, storage_options: Any) -> None:

@@ -28,6 +28,7 @@ from zarrc.errors import (
     MetadataError,
     NodeNotFoundError,
     NodeTypeError,
+    ZarrcUserWarning,
 )
 from zarrc.metadata import consolidated as consolidated_docs
 from zarrc.metadata.codecs import CODEC_CATEGORIES
@@ -57,7 +58,7 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
             if use_consolidated or md is None or md.node_type != "group":
                 raise
             warnings.warn(f"the consolidated metadata of group {path} is not used, its members are "
-                          f"read one by one: {exc}", UserWarning, stacklevel=3)
+                          f"read one by one: {exc}", ZarrcUserWarning, stacklevel=3)
             nodes = None
     if md is None:
         return None
@@ -196,7 +197,7 @@ class Group(Node):
         try:
             return self[name]
         except UNREADABLE as exc:
-            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", UserWarning, stacklevel=4)
+            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning, stacklevel=4)
             return None
 
     def members(self, max_depth: int | None = 0, *,
