@@ -14,7 +14,7 @@ import numpy as np
 from zarrc._kernels import crc32c as k
 from zarrc._kernels import shard as shard_layout
 from zarrc.codecs.bytes import Bytes
-from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, call_codec
+from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
 from zarrc.codecs.transpose import Transpose
 from zarrc.errors import CodecError, ZarrcError
@@ -188,4 +188,4 @@ class _ShardCodec:
         return b"".join([*parts, index])
 
 
-__all__ = ["ChainChunkCodec", "call_codec", "runs_natively"]
+__all__ = ["ChainChunkCodec", "runs_natively"]

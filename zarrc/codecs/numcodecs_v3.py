@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrc.codecs._base import Codec
-from zarrc.codecs.numcodecs_compat import native_codec
+from zarrc.codecs.numcodecs_compat import call_codec, decoder_of, native_codec, numcodecs_codec
 from zarrc.codecs.registry import register_prefix
-from zarrc.errors import CodecError, MetadataError, ZarrcError
+from zarrc.errors import CodecError, MetadataError
 from zarrc.metadata.codecs import (
     ARRAY_TO_ARRAY,
     BYTES_TO_BYTES,
@@ -32,43 +32,6 @@ from zarrc.metadata.codecs import (
     numcodecs_id,
 )
 from zarrc.metadata.common import thaw
-
-LZMA_FORMAT_RAW = 3     # lzma.FORMAT_RAW: the one format whose filters are not in the stream
-
-
-def build_numcodecs(config: Mapping[str, Any], what: str) -> Any:
-    """numcodecs' codec object for ``config`` (with its "id"); MetadataError naming
-    ``what`` when numcodecs' registry cannot build it."""
-    import numcodecs  # here, not at module level: `import zarrc` does not import numcodecs
-
-    try:
-        codec = numcodecs.get_codec(dict(config))
-    except Exception as exc:  # noqa: BLE001 (numcodecs raises ValueError, TypeError, KeyError ...)
-        raise MetadataError(f"{what}: {dict(config)!r} is not a codec numcodecs can build: {exc}") from None
-    if codec is None:
-        raise MetadataError(f"{what}: numcodecs built no codec from {dict(config)!r}")
-    return codec
-
-
-def decoder_of(codec: Any) -> Any:
-    """The object that decodes ``codec``'s output: itself, except for an LZMA codec with
-    a filter chain in a format that records its filters in the stream (xz, alone),
-    which numcodecs cannot decode when given the filters: the same codec without them."""
-    if getattr(codec, "codec_id", None) == "lzma" and getattr(codec, "filters", None) \
-            and getattr(codec, "format", LZMA_FORMAT_RAW) != LZMA_FORMAT_RAW:
-        return type(codec)(format=codec.format, check=codec.check)
-    return codec
-
-
-def call_codec(codec: Any, method: str, data: Any, what: str) -> Any:
-    """``codec.<method>(data)``, its own errors (zlib.error, LZMAError, RuntimeError ...)
-    raised as CodecError naming ``what``."""
-    try:
-        return getattr(codec, method)(data)
-    except (ZarrcError, MemoryError):
-        raise
-    except Exception as exc:  # noqa: BLE001 (any codec's own error classes)
-        raise CodecError(f"{what} {method} failed: {exc}") from None
 
 
 class NumcodecsCodec(Codec):
@@ -84,7 +47,7 @@ class NumcodecsCodec(Codec):
         self.config = {k: thaw(v) for k, v in configuration.items() if k != "id"}
         if configuration.get("id", self.codec_id) != self.codec_id:
             raise MetadataError(f"codec {self.name!r}: id {configuration['id']!r} is not {self.codec_id!r}")
-        self.codec = build_numcodecs({"id": self.codec_id, **self.config}, f"codec {self.name!r}")
+        self.codec = numcodecs_codec({"id": self.codec_id, **self.config}, f"codec {self.name!r}")
         self.decoder = decoder_of(self.codec)
         self.native: Codec | None = None
         if self.category == BYTES_TO_BYTES:
@@ -115,7 +78,7 @@ class NumcodecsCodec(Codec):
         if out is None:
             return data
         dest = memoryview(out).cast("B")
-        src = memoryview(np.ascontiguousarray(data)).cast("B")
+        src = np.ascontiguousarray(data).reshape(-1).view(np.uint8).data
         if dest.nbytes != src.nbytes:
             raise CodecError(f"{self.name}: data holds {src.nbytes} bytes, {dest.nbytes} expected")
         dest[:] = src
@@ -142,7 +105,7 @@ class NumcodecsCodec(Codec):
         return {"name": self.name, "configuration": self.configuration()}
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.config == other.configuration()   # type: ignore[attr-defined]
+        return isinstance(other, NumcodecsCodec) and type(self) is type(other) and self.config == other.config
 
     def __hash__(self) -> int:
         return hash((self.name, repr(sorted(self.config.items()))))
