@@ -41,6 +41,16 @@ def _stored(dtype: np.dtype, codec: Bytes) -> np.dtype:
     return dtype
 
 
+def as_dtype(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A numcodecs filter's output as ``dtype``: values converted within a kind, bits kept
+    across kinds of one size (bitround rounds floats as integers of their bits)."""
+    if arr.dtype == dtype:
+        return arr
+    if arr.dtype.kind != dtype.kind and arr.dtype.itemsize == dtype.itemsize:
+        return np.ascontiguousarray(arr).view(dtype)
+    return arr.astype(dtype)
+
+
 class ChainChunkCodec:
     """``decode(raw) -> ndarray`` (shape ``chunks``, dtype ``dtype``) and
     ``encode(chunk) -> bytes`` through every codec of ``chain`` (a CodecChain):
@@ -90,9 +100,7 @@ class ChainChunkCodec:
         if dtype.kind == "O":
             items = np.asarray(items, dtype=object).reshape(-1)
         else:
-            items = np.asarray(items).reshape(-1)
-            if items.dtype != dtype:
-                items = items.astype(dtype)
+            items = as_dtype(np.asarray(items).reshape(-1), dtype)
         n = math.prod(shape)
         if items.size != n:
             raise CodecError(f"chunk decodes to {items.size} items, expected {n} "
@@ -116,8 +124,12 @@ class ChainChunkCodec:
 
     def encode(self, chunk: np.ndarray) -> bytes:
         arr: Any = chunk
-        for codec, _shape, _dt in self.stages:
-            arr = arr.transpose(codec.order) if isinstance(codec, Transpose) else codec.encode(arr)
+        for i, (codec, _shape, _dt) in enumerate(self.stages):
+            if isinstance(codec, Transpose):
+                arr = arr.transpose(codec.order)
+            else:
+                after = self.stages[i + 1][2] if i + 1 < len(self.stages) else self.stored_dtype
+                arr = as_dtype(codec.encode(arr), after)
         a2b = self.chain.array_to_bytes
         if self.shard is not None:
             data: Any = self.shard.encode(np.asarray(arr))

@@ -24,6 +24,7 @@ from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 from zarrc.errors import CodecError, MetadataError, ZarrcError
+from zarrc.metadata.common import thaw
 
 AUTOSHUFFLE = -1
 # configuration keys each native compressor takes (anything else: numcodecs decides)
@@ -83,7 +84,7 @@ def numcodecs_codec(config: Mapping[str, Any], what: str) -> Any:
     import numcodecs  # here, not at module level: `import zarrc` does not import numcodecs
 
     try:
-        codec = numcodecs.get_codec(dict(config))
+        codec = numcodecs.get_codec(thaw(config))     # (frozen metadata: plain lists and dicts)
     except Exception as exc:  # noqa: BLE001 (numcodecs raises ValueError, TypeError, KeyError ...)
         raise MetadataError(f'{what} {dict(config)!r} is not a codec numcodecs can build: {exc}') from None
     if codec is None:

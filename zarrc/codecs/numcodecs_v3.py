@@ -47,11 +47,14 @@ class NumcodecsCodec(Codec):
         self.config = {k: thaw(v) for k, v in configuration.items() if k != "id"}
         if configuration.get("id", self.codec_id) != self.codec_id:
             raise MetadataError(f"codec {self.name!r}: id {configuration['id']!r} is not {self.codec_id!r}")
-        self.codec = numcodecs_codec({"id": self.codec_id, **self.config}, f"codec {self.name!r}")
+        self.codec = numcodecs_codec({"id": self.codec_id, **self.config}, f"codec {self.name!r}:")
         self.decoder = decoder_of(self.codec)
         self.native: Codec | None = None
         if self.category == BYTES_TO_BYTES:
-            self.native = _native_equivalent(self.codec)
+            try:
+                self.native = _native_equivalent(self.codec)
+            except MetadataError as exc:
+                raise MetadataError(f"codec {self.name!r}: {exc}") from None
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Codec:
@@ -114,17 +117,15 @@ class NumcodecsCodec(Codec):
 def _native_equivalent(codec: Any) -> Codec | None:
     """zarrc's own codec writing the same format as numcodecs' ``codec`` (a bytes ->
     bytes codec), or None.  numcodecs' crc32c stores its checksum at the end, as the
-    v3 crc32c codec does, unless told ``location="start"``."""
+    v3 crc32c codec does, unless told ``location="start"``.  MetadataError for options
+    the kernel rejects (options it does not take: None, numcodecs runs them)."""
     config = codec.get_config()
     if config.get("id") == "crc32c":
         if config.get("location", "end") != "end":
             return None
         from zarrc.codecs.crc32c import Crc32c
         return Crc32c()
-    try:
-        return native_codec(config, config.get("typesize") or 1)
-    except MetadataError:
-        return None          # (options zarrc's kernel does not take: numcodecs runs it)
+    return native_codec(config, config.get("typesize") or 1)
 
 
 _CLASSES: dict[tuple[str, str], type[NumcodecsCodec]] = {}
