@@ -34,6 +34,13 @@ def runs_natively(chain: Any) -> bool:
     return not isinstance(a2b, NumcodecsCodec)
 
 
+def innermost(chain: Any) -> Any:
+    """The chain of ``chain``'s innermost chunks (inside its sharding codecs)."""
+    while isinstance(chain.array_to_bytes, ShardingIndexed):
+        chain = chain.array_to_bytes.inner
+    return chain
+
+
 def _stored(dtype: np.dtype, codec: Bytes) -> np.dtype:
     """``dtype`` in the byte order of the ``bytes`` codec ``codec``."""
     if dtype.itemsize > 1 and dtype.kind in "iufcmM":
@@ -200,4 +207,4 @@ class _ShardCodec:
         return b"".join([*parts, index])
 
 
-__all__ = ["ChainChunkCodec", "runs_natively"]
+__all__ = ["ChainChunkCodec", "innermost", "runs_natively"]
