@@ -265,6 +265,25 @@ def test_an_unwrapped_numcodecs_id_alone_is_the_array_to_bytes_codec():
     assert numcodecs.JSON().decode(store.get("c/1/0")).tolist() == data[2:4].tolist()
 
 
+@pytest.mark.parametrize("name", ["imagecodecs_png", "numcodecs.imagecodecs_png"])
+def test_imagecodecs_codecs_through_numcodecs(name):
+    """imagecodecs' codecs (numcodecs ids ``imagecodecs_<codec>``, also its v3 names):
+    a PNG serialiser alone in the chain."""
+    pytest.importorskip("imagecodecs")
+    try:
+        png = numcodecs.get_codec({"id": "imagecodecs_png"})
+    except Exception:  # noqa: BLE001 (imagecodecs without its numcodecs entry points)
+        pytest.skip("imagecodecs' codecs are not in numcodecs' registry (imagecodecs-numcodecs)")
+    data = (np.arange(24 * 16) % 251).astype("uint8").reshape(24, 16)
+    store = MemoryStore()
+    a = zarrc.create_array(store, shape=data.shape, chunks=(8, 16), dtype="uint8", compressors=None,
+                           serializer={"name": name})
+    a[...] = data
+    assert_bit_equal(a[...], data)
+    assert bytes(store.get("c/1/0")[:4]) == b"\x89PNG"
+    assert_bit_equal(np.asarray(png.decode(store.get("c/1/0"))).reshape(8, 16), data[8:16])
+
+
 @pytest.mark.parametrize("module, cls, conf, dtype", [
     ("pcodec", "PCodec", {}, "float64"),
     ("zfpy", "ZFPY", {"mode": 4, "tolerance": -1, "rate": -1, "precision": -1}, "float64"),

@@ -27,6 +27,7 @@ from zarrc.errors import CodecError, MetadataError
 from zarrc.metadata.codecs import (
     ARRAY_TO_ARRAY,
     BYTES_TO_BYTES,
+    IMAGECODECS_PREFIX,
     NUMCODECS_CATEGORIES,
     NUMCODECS_PREFIX,
     numcodecs_id,
@@ -132,7 +133,8 @@ _CLASSES: dict[tuple[str, str], type[NumcodecsCodec]] = {}
 
 
 def numcodecs_class(name: str, category: str | None = None) -> type[NumcodecsCodec]:
-    """The codec class for the v3 name ``numcodecs.<id>`` in ``category`` (None: the
+    """The codec class for the v3 name ``numcodecs.<id>`` (or ``imagecodecs_<codec>``) in
+    ``category`` (None: the
     one zarr-python gives it, bytes -> bytes for an id it does not wrap).  MetadataError
     for another name."""
     codec_id = numcodecs_id(name)
@@ -156,3 +158,4 @@ def numcodecs_v3(codec: Any) -> NumcodecsCodec:
 
 
 register_prefix(NUMCODECS_PREFIX, numcodecs_class)
+register_prefix(IMAGECODECS_PREFIX, numcodecs_class)

@@ -63,6 +63,7 @@ EMPTY_CONFIGURATION_WRITTEN = ("vlen-utf8", "vlen-bytes")
 # id numcodecs' registry knows is array -> array before the array -> bytes codec and bytes ->
 # bytes after it (the last such codec is the array -> bytes one in a chain without one)
 NUMCODECS_PREFIX = "numcodecs."
+IMAGECODECS_PREFIX = "imagecodecs_"      # imagecodecs' codecs: v3 names and numcodecs ids alike
 NUMCODECS_CATEGORIES = {
     **dict.fromkeys(("blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle", "crc32", "crc32c",
                      "adler32", "fletcher32", "jenkins_lookup3"), BYTES_TO_BYTES),
@@ -242,9 +243,12 @@ def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> d
 
 
 def numcodecs_id(name: str) -> str | None:
-    """The numcodecs id of a v3 codec name ``numcodecs.<id>``, else None."""
+    """The numcodecs id of a v3 codec name ``numcodecs.<id>`` (or of imagecodecs' names
+    ``imagecodecs_<codec>``, its numcodecs ids too), else None."""
     if name.startswith(NUMCODECS_PREFIX) and len(name) > len(NUMCODECS_PREFIX):
         return name[len(NUMCODECS_PREFIX):]
+    if name.startswith(IMAGECODECS_PREFIX) and len(name) > len(IMAGECODECS_PREFIX):
+        return name
     return None
 
 
