@@ -392,3 +392,23 @@ def test_numcodecs_python_path_spreads_chunks_over_the_workers(monkeypatch):
     calls.clear()
     assert_bit_equal(a[...], data)
     assert calls == [a.nchunks]
+
+
+def test_nested_sharding_with_numcodecs_inside(tmp_path):
+    """numcodecs codecs in the innermost chunks of nested shards, both ways."""
+    zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
+    from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec
+    nc = zarr_numcodecs()
+    data = sample("int32", SHAPE, seed=9)
+    inner = [nc.Delta(dtype="<i4"), BytesCodec(), nc.BZ2(level=1)]
+    serializer = ShardingCodec(chunk_shape=CHUNKS, index_codecs=[BytesCodec(), Crc32cCodec()], codecs=[
+        ShardingCodec(chunk_shape=(4, 5), codecs=inner, index_codecs=[BytesCodec(), Crc32cCodec()])])
+    for lib, name in ((zarr, "z"), (zarrc, "c")):
+        a = lib.create_array(str(tmp_path / name), shape=SHAPE, chunks=SHARDS, dtype="int32", fill_value=0,
+                             compressors=None, serializer=serializer)
+        a[...] = data
+        a[:8, :5] = 0                             # (an all-fill inner shard)
+    expected = data.copy()
+    expected[:8, :5] = 0
+    assert_bit_equal(zarrc.open_array(str(tmp_path / "z"))[...], expected)
+    assert_bit_equal(zarr.open_array(str(tmp_path / "c"))[...], expected)
