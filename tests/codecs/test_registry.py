@@ -187,3 +187,66 @@ def test_codec_constructors_and_the_spec_parser_share_their_facts():
     assert blosc.CNAMES is spec.BLOSC_CNAMES
     assert blosc.SHUFFLES == {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
     assert tuple(k.zstd_levels()) == spec.ZSTD_LEVELS
+
+
+def test_numcodecs_names_build_numcodecs_codecs_in_zarr_pythons_categories():
+    """``numcodecs.<id>``: a class per name (not in CODECS, built through the prefix),
+    with the category of zarr-python's wrapper; the category of ids it does not wrap
+    comes from the codec's place in the chain."""
+    pytest.importorskip("numcodecs")
+    from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, numcodecs_class
+    from zarrc.metadata.codecs import NUMCODECS_CATEGORIES
+
+    for codec_id, category in NUMCODECS_CATEGORIES.items():
+        cls = codec_class("numcodecs." + codec_id)
+        assert issubclass(cls, NumcodecsCodec) and cls.category == category, codec_id
+        assert cls.codec_id == codec_id and "numcodecs." + codec_id not in CODECS
+    assert numcodecs_class("numcodecs.base64").category == "bytes->bytes"
+    specs = parse_codecs([{"name": "numcodecs.base64"}, {"name": "bytes"}, {"name": "numcodecs.base64"}],
+                         (4,), CORE_TYPES["uint8"])
+    objs = [codec_from_spec(s) for s in specs]
+    assert [c.category for c in objs] == ["array->array", "array->bytes", "bytes->bytes"]
+    with pytest.raises(MetadataError, match="unknown codec 'numcodecs.'"):
+        codec_class("numcodecs.")
+
+
+def test_numcodecs_categories_are_zarr_pythons():
+    pytest.importorskip("zarr")
+    try:
+        import zarr.codecs.numcodecs as wrappers
+    except ImportError:
+        wrappers = pytest.importorskip("numcodecs.zarr3")
+    from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
+
+    from zarrc.metadata.codecs import NUMCODECS_CATEGORIES
+
+    kinds = {ArrayArrayCodec: "array->array", ArrayBytesCodec: "array->bytes", BytesBytesCodec: "bytes->bytes"}
+    found = {}
+    for name in wrappers.__all__:
+        cls = getattr(wrappers, name)
+        if isinstance(cls, type) and not name.startswith("_") and getattr(cls, "codec_name", None):
+            found[cls.codec_name.removeprefix("numcodecs.")] = next(
+                v for k, v in kinds.items() if issubclass(cls, k))
+    assert found == NUMCODECS_CATEGORIES
+
+
+@pytest.mark.parametrize("config, step", [
+    ({"name": "numcodecs.zlib", "configuration": {"level": 4}}, ("zlib", 4)),
+    ({"name": "numcodecs.gzip"}, ("gzip", 1)),                     # (numcodecs' default level)
+    ({"name": "numcodecs.zstd", "configuration": {"level": 2, "checksum": True}}, ("zstd", 2, True)),
+    ({"name": "numcodecs.crc32c"}, ("crc32c",)),
+    ({"name": "numcodecs.crc32c", "configuration": {"location": "start"}}, None),
+    ({"name": "numcodecs.bz2", "configuration": {"level": 1}}, None),
+])
+def test_numcodecs_native_steps(config, step):
+    """numcodecs' formats zarrc has kernels for are those kernels' steps (with
+    numcodecs' defaults); the others have none (the Python path runs them)."""
+    pytest.importorskip("numcodecs")
+    assert codec_from_spec(config).native_step(8) == step
+
+
+def test_numcodecs_blosc_step_shuffles_bytes():
+    """In a v3 chain blosc sees bytes: numcodecs shuffles items of one byte."""
+    pytest.importorskip("numcodecs")
+    step = codec_from_spec({"name": "numcodecs.blosc"}).native_step(8)
+    assert step == Blosc(cname="lz4", clevel=5, shuffle="shuffle", typesize=1).native_step(8)

@@ -209,9 +209,9 @@ def test_blosc_noshuffle_needs_no_typesize():
 
 
 def test_unknown_codec_with_must_understand_false_is_kept_and_skipped():
-    unknown = {"name": "numcodecs.adler32", "configuration": {"location": "end"}, "must_understand": False}
+    unknown = {"name": "example.checksum", "configuration": {"location": "end"}, "must_understand": False}
     specs = parse([unknown, LE, unknown, "crc32c"])
-    assert [s.name for s in specs] == ["numcodecs.adler32", "bytes", "numcodecs.adler32", "crc32c"]
+    assert [s.name for s in specs] == ["example.checksum", "bytes", "example.checksum", "crc32c"]
     assert specs[0].must_understand is False and specs[0].category is None
     assert specs[0].to_json() == unknown
     # a must_understand: false codec does not count as the array -> bytes codec

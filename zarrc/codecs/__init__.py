@@ -14,11 +14,12 @@ from zarrc.codecs.blosc import Blosc
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.gzip import Gzip
+from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, numcodecs_v3
 from zarrc.codecs.sharding import ShardingIndexed as _ShardingIndexed  # noqa: F401 (registers it)
 from zarrc.codecs.transpose import Transpose
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 
-__all__ = ["Blosc", "Bytes", "Codec", "Crc32c", "Gzip", "Transpose", "VLenBytes", "VLenUTF8", "Zlib",
-           "Zstd"]
+__all__ = ["Blosc", "Bytes", "Codec", "Crc32c", "Gzip", "NumcodecsCodec", "Transpose", "VLenBytes",
+           "VLenUTF8", "Zlib", "Zstd", "numcodecs_v3"]

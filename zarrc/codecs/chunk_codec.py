@@ -1,7 +1,8 @@
 """A v3 codec chain run in Python, one whole chunk at a time: for chains the native
 pipeline cannot run (variable-length items, whose array->bytes codec is
-``vlen-utf8`` or ``vlen-bytes``).  Used by the engine's Python path
-(zarrc.engine_python)."""
+``vlen-utf8`` or ``vlen-bytes``; numcodecs codecs zarrc has no kernel for, outside
+or inside a sharding codec).  Used by the engine's Python path (zarrc.engine.python),
+which runs it on the worker pool, a chunk per task."""
 
 from __future__ import annotations
 
@@ -10,42 +11,200 @@ from typing import Any
 
 import numpy as np
 
+from zarrc._kernels import crc32c as k
+from zarrc._kernels import shard as shard_layout
+from zarrc.codecs.bytes import Bytes
+from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
+from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
+from zarrc.codecs.transpose import Transpose
 from zarrc.errors import CodecError, ZarrcError
+
+
+def runs_natively(chain: Any) -> bool:
+    """Whether the kernels' Chain can run ``chain`` (a CodecChain): its array -> array
+    codecs transposes, its array -> bytes codec ``bytes`` (or sharding whose inner
+    chain runs natively), each bytes -> bytes codec with a native step."""
+    if not all(isinstance(c, Transpose) for c in chain.array_to_array):
+        return False
+    if any(c.native_step(1) is None for c in chain.bytes_to_bytes):
+        return False
+    a2b = chain.array_to_bytes
+    if isinstance(a2b, ShardingIndexed):
+        return runs_natively(a2b.inner)
+    return not isinstance(a2b, NumcodecsCodec)
+
+
+def innermost(chain: Any) -> Any:
+    """The chain of ``chain``'s innermost chunks (inside its sharding codecs)."""
+    while isinstance(chain.array_to_bytes, ShardingIndexed):
+        chain = chain.array_to_bytes.inner
+    return chain
+
+
+def _stored(dtype: np.dtype, codec: Bytes) -> np.dtype:
+    """``dtype`` in the byte order of the ``bytes`` codec ``codec``."""
+    if dtype.itemsize > 1 and dtype.kind in "iufcmM":
+        return dtype.newbyteorder(">" if codec.endian == "big" else "<")
+    return dtype
+
+
+def as_dtype(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A numcodecs filter's output as ``dtype``: values converted within a kind, bits kept
+    across kinds of one size (bitround rounds floats as integers of their bits)."""
+    if arr.dtype == dtype:
+        return arr
+    if arr.dtype.kind != dtype.kind and arr.dtype.itemsize == dtype.itemsize:
+        return np.ascontiguousarray(arr).view(dtype)
+    return arr.astype(dtype)
 
 
 class ChainChunkCodec:
     """``decode(raw) -> ndarray`` (shape ``chunks``, dtype ``dtype``) and
     ``encode(chunk) -> bytes`` through every codec of ``chain`` (a CodecChain):
-    bytes->bytes codecs in reverse, the array->bytes codec, then the transposes
-    undone.  Raises CodecError for data a codec rejects or of the wrong size."""
+    bytes->bytes codecs in reverse, the array->bytes codec, then the array -> array
+    codecs undone (transposes, numcodecs filters, which may change the data type and
+    shape).  ``fill``: the fill value's bytes (a sharding codec fills its missing inner
+    chunks with it).  Raises CodecError for data a codec rejects or of the wrong size."""
 
-    def __init__(self, chain: Any, chunks: tuple[int, ...], dtype: np.dtype) -> None:
+    def __init__(self, chain: Any, chunks: tuple[int, ...], dtype: np.dtype, fill: bytes = b"") -> None:
         self.chain = chain
         self.chunks = tuple(chunks)
         self.dtype = np.dtype(dtype)
-        self.perm = chain.stored_order(len(self.chunks))
-        self.stored_shape = tuple(self.chunks[p] for p in self.perm)
-        self.inverse = tuple(int(i) for i in np.argsort(self.perm))
+        # (codec, shape and data type it receives on encode) for each array -> array codec
+        self.stages: list[tuple[Any, tuple[int, ...], np.dtype]] = []
+        shape, dt = self.chunks, self.dtype
+        for codec in chain.array_to_array:
+            self.stages.append((codec, shape, dt))
+            if isinstance(codec, Transpose):
+                shape = tuple(shape[p] for p in codec.order)
+            else:
+                dt, shape = codec.encoded(dt, shape)
+        self.stored_shape, self.stored_dtype = shape, dt
+        a2b = chain.array_to_bytes
+        self.shard = None
+        if isinstance(a2b, ShardingIndexed):
+            fill_value = np.frombuffer(fill, dtype=self.dtype) if self.dtype.kind != "O" and fill else None
+            self.shard = _ShardCodec(a2b, shape, dt, fill_value)
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
         try:
             for codec in reversed(self.chain.bytes_to_bytes):
                 data = codec.decode(data)
-            items = self.chain.array_to_bytes.decode(data)
+            arr = self._to_array(data)
+            for codec, shape, dt in reversed(self.stages):
+                if isinstance(codec, Transpose):
+                    arr = arr.transpose(tuple(int(i) for i in np.argsort(codec.order)))
+                else:
+                    arr = self._sized(codec.decode(arr), shape, dt)
         except ZarrcError:
             raise
         except (ValueError, TypeError, RuntimeError) as exc:
             raise CodecError(f"{exc}") from None
-        items = np.asarray(items, dtype=self.dtype).reshape(-1)
-        n = math.prod(self.chunks)
+        return arr
+
+    def _sized(self, items: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        if dtype.kind == "O":
+            items = np.asarray(items, dtype=object).reshape(-1)
+        else:
+            items = as_dtype(np.asarray(items).reshape(-1), dtype)
+        n = math.prod(shape)
         if items.size != n:
             raise CodecError(f"chunk decodes to {items.size} items, expected {n} "
-                             f"(chunk shape {list(self.chunks)})")
-        return items.reshape(self.stored_shape).transpose(self.inverse)
+                             f"(chunk shape {list(shape)})")
+        return items.reshape(shape)
+
+    def _to_array(self, data: Any) -> np.ndarray:
+        """The array -> bytes codec's decode: bytes -> the stored array."""
+        a2b = self.chain.array_to_bytes
+        shape, dt = self.stored_shape, self.stored_dtype
+        if self.shard is not None:
+            return self.shard.decode(data)
+        if isinstance(a2b, Bytes):
+            stored = _stored(dt, a2b)
+            view = memoryview(data).cast("B")
+            if view.nbytes != math.prod(shape) * dt.itemsize:
+                raise CodecError(f"chunk holds {view.nbytes} bytes, {math.prod(shape) * dt.itemsize} "
+                                 f"expected (chunk shape {list(shape)}, {dt.str})")
+            return np.frombuffer(view, dtype=stored).astype(dt, copy=False).reshape(shape)
+        return self._sized(a2b.decode(data), shape, dt)
 
     def encode(self, chunk: np.ndarray) -> bytes:
-        data: Any = self.chain.array_to_bytes.encode(np.ascontiguousarray(chunk.transpose(self.perm)))
+        arr: Any = chunk
+        for i, (codec, _shape, _dt) in enumerate(self.stages):
+            if isinstance(codec, Transpose):
+                arr = arr.transpose(codec.order)
+            else:
+                after = self.stages[i + 1][2] if i + 1 < len(self.stages) else self.stored_dtype
+                arr = as_dtype(codec.encode(arr), after)
+        a2b = self.chain.array_to_bytes
+        if self.shard is not None:
+            data: Any = self.shard.encode(np.asarray(arr))
+        elif isinstance(a2b, Bytes):
+            dt = _stored(self.stored_dtype, a2b)
+            data = np.ascontiguousarray(np.asarray(arr).reshape(self.stored_shape), dtype=dt).tobytes()
+        else:
+            data = a2b.encode(np.ascontiguousarray(arr))
         for codec in self.chain.bytes_to_bytes:
             data = codec.encode(data)
         return bytes(data)
+
+
+class _ShardCodec:
+    """A sharding codec's shard <-> array, in Python (for inner chains the kernels
+    cannot run): inner chunks decoded and encoded one at a time by their own
+    ChainChunkCodec, missing ones filled with ``fill`` (a one-item array, or None for
+    zeros); inner chunks equal to it are left out on encode, as zarr-python does."""
+
+    def __init__(self, codec: ShardingIndexed, shape: tuple[int, ...], dtype: np.dtype,
+                 fill: np.ndarray | None) -> None:
+        self.codec = codec
+        self.shape, self.dtype = shape, dtype
+        self.cps = codec.chunks_per_shard(shape)
+        self.nchunks = math.prod(self.cps)
+        self.fill = fill if fill is not None else np.zeros(1, dtype)
+        self.inner = ChainChunkCodec(codec.inner, codec.chunk_shape, dtype, self.fill.tobytes())
+        self.fill_chunk = np.full(codec.chunk_shape, self.fill[0], dtype).tobytes()
+
+    def _slices(self, i: int) -> tuple[slice, ...]:
+        coords = np.unravel_index(i, self.cps)
+        return tuple(slice(int(c) * n, (int(c) + 1) * n) for c, n in zip(coords, self.codec.chunk_shape))
+
+    def decode(self, raw: Any) -> np.ndarray:
+        view = memoryview(raw).cast("B")
+        n = self.codec.index_nbytes(self.nchunks)
+        if view.nbytes < n:
+            raise CodecError(f"shard holds {view.nbytes} bytes, less than its {n}-byte index")
+        start = self.codec.index_location == "start"
+        index = view[:n] if start else view[view.nbytes - n:]
+        table = self.codec.decode_index(index, self.nchunks, "shard")
+        data_start, data_end = (n, view.nbytes) if start else (0, view.nbytes - n)
+        check_index(table, data_start, data_end, "shard")
+        out = np.full(self.shape, self.fill[0], self.dtype)
+        for i in np.flatnonzero(table[:, 0] != EMPTY).tolist():
+            off, size = int(table[i, 0]), int(table[i, 1])
+            out[self._slices(i)] = self.inner.decode(view[off:off + size])
+        return out
+
+    def encode(self, arr: np.ndarray) -> bytes:
+        table = np.full((self.nchunks, 2), EMPTY, dtype=np.uint64)
+        n = self.codec.index_nbytes(self.nchunks)
+        pos = n if self.codec.index_location == "start" else 0
+        parts: list[bytes] = []
+        for i in range(self.nchunks):
+            chunk = np.ascontiguousarray(arr[self._slices(i)])
+            if self.dtype.kind != "O" and chunk.tobytes() == self.fill_chunk:
+                continue
+            data = self.inner.encode(chunk)
+            table[i] = (pos, len(data))
+            parts.append(data)
+            pos += len(data)
+        index = table.astype(">u8" if self.codec.index_big_endian else "<u8").tobytes()
+        if self.codec.index_crc:
+            index += k.crc32c(index).to_bytes(shard_layout.CRC_BYTES, "little")
+        if self.codec.index_location == "start":
+            return b"".join([index, *parts])
+        return b"".join([*parts, index])
+
+
+__all__ = ["ChainChunkCodec", "innermost", "runs_natively"]

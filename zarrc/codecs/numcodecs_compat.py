@@ -24,6 +24,7 @@ from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 from zarrc.errors import CodecError, MetadataError, ZarrcError
+from zarrc.metadata.common import thaw
 
 AUTOSHUFFLE = -1
 # configuration keys each native compressor takes (anything else: numcodecs decides)
@@ -72,15 +73,44 @@ def native_steps(compressor: Mapping[str, Any] | None, filters: Sequence[Mapping
     return None if step is None else [step]
 
 
+LZMA_FORMAT_RAW = 3     # lzma.FORMAT_RAW: the one format whose filters are not in the stream
+# v2 object codecs a categorize filter makes redundant (see V2ChunkCodec)
+VLEN_IDS = ("vlen-utf8", "vlen-bytes")
+
+
 def numcodecs_codec(config: Mapping[str, Any], what: str) -> Any:
     """The numcodecs codec object for a configuration; MetadataError naming ``what``
-    ("compressor", "filters") if numcodecs does not know it."""
+    ("compressor", "filters", a v3 codec's name) if numcodecs' registry cannot build it."""
     import numcodecs  # here, not at module level: `import zarrc` does not import numcodecs
 
     try:
-        return numcodecs.get_codec(dict(config))
+        codec = numcodecs.get_codec(thaw(config))     # (frozen metadata: plain lists and dicts)
     except Exception as exc:  # noqa: BLE001 (numcodecs raises ValueError, TypeError, KeyError ...)
         raise MetadataError(f'{what} {dict(config)!r} is not a codec numcodecs can build: {exc}') from None
+    if codec is None:
+        raise MetadataError(f"{what}: numcodecs built no codec from {dict(config)!r}")
+    return codec
+
+
+def decoder_of(codec: Any) -> Any:
+    """The object that decodes ``codec``'s output: itself, except for an LZMA codec with
+    a filter chain in a format that records its filters in the stream (xz, alone),
+    which numcodecs cannot decode when given them: the same codec without them."""
+    if getattr(codec, "codec_id", None) == "lzma" and getattr(codec, "filters", None) \
+            and getattr(codec, "format", LZMA_FORMAT_RAW) != LZMA_FORMAT_RAW:
+        return type(codec)(format=codec.format, check=codec.check)
+    return codec
+
+
+def call_codec(codec: Any, method: str, data: Any, what: str | None = None) -> Any:
+    """``codec.<method>(data)``, the codec's own errors (zlib.error, LZMAError,
+    RuntimeError ...) raised as CodecError naming ``what`` (default: the codec's id)."""
+    try:
+        return getattr(codec, method)(data)
+    except (ZarrcError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 (any codec's own error classes)
+        raise CodecError(f"{what or _codec_name(codec)} {method} failed: {exc}") from None
 
 
 def _codec_name(codec: Any) -> str:
@@ -105,23 +135,24 @@ class V2ChunkCodec:
         if compressor is not None:
             self.compressor = (native_codec(compressor, self.dtype.itemsize)
                                or numcodecs_codec(compressor, "compressor"))
-        self.filters = [numcodecs_codec(f, "filters") for f in filters or ()]
+        self.decompressor = decoder_of(self.compressor)
+        filters = list(filters or ())
+        if self.dtype.kind == "O" and any(f.get("id") == "categorize" for f in filters):
+            # categorize turns the objects into integer codes itself; a vlen codec beside it
+            # (zarrc's v2 writer adds one to every object array) would hand it bytes instead
+            # of labels, and read nothing back: it is left out
+            filters = [f for f in filters if f.get("id") not in VLEN_IDS]
+        self.filters = [numcodecs_codec(f, "filters") for f in filters]
+        self.defilters = [decoder_of(f) for f in self.filters]
 
     def _run(self, codec: Any, method: str, data: Any) -> Any:
-        try:
-            return getattr(codec, method)(data)
-        except ZarrcError:
-            raise
-        except MemoryError:
-            raise
-        except Exception as exc:  # noqa: BLE001 (any codec's own errors: zlib.error, LZMAError ...)
-            raise CodecError(f"{_codec_name(codec)} {method} failed: {exc}") from None
+        return call_codec(codec, method, data)
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
-        if self.compressor is not None:
-            data = self._run(self.compressor, "decode", data)
-        for f in reversed(self.filters):
+        if self.decompressor is not None:
+            data = self._run(self.decompressor, "decode", data)
+        for f in reversed(self.defilters):
             data = self._run(f, "decode", data)
         n = math.prod(self.chunks)
         if self.dtype.kind == "O":

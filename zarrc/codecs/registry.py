@@ -9,7 +9,7 @@ imports the other's module for that.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from zarrc.codecs._base import Codec
@@ -17,6 +17,9 @@ from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError
 from zarrc.metadata.codecs import CodecSpec
 
 CODECS: dict[str, type[Codec]] = {}
+# name prefix -> the class for a name with it and a category (None: the name's own);
+# ``numcodecs.<id>`` names (zarrc.codecs.numcodecs_v3)
+PREFIXES: dict[str, Callable[[str, str | None], type[Codec]]] = {}
 
 C = TypeVar("C", bound=type[Codec])
 
@@ -31,10 +34,19 @@ def register(cls: C) -> C:
     return cls
 
 
-def codec_class(name: str) -> type[Codec]:
-    """The class registered for ``name``; MetadataError if there is none."""
+def register_prefix(prefix: str, classes: Callable[[str, str | None], type[Codec]]) -> None:
+    """Names starting with ``prefix`` are built by the class ``classes(name, category)``."""
+    PREFIXES[prefix] = classes
+
+
+def codec_class(name: str, category: str | None = None) -> type[Codec]:
+    """The class registered for ``name`` (for a prefixed name, in ``category``: None for
+    the name's own); MetadataError if there is none."""
     cls = CODECS.get(name)
     if cls is None:
+        for prefix, classes in PREFIXES.items():
+            if name.startswith(prefix):
+                return classes(name, category)
         raise MetadataError(f"unknown codec {name!r}")
     return cls
 
@@ -52,7 +64,7 @@ def codec_from_spec(spec: Any) -> Codec:
     if isinstance(spec, Codec):
         return spec
     if isinstance(spec, CodecSpec):
-        return codec_class(spec.name).from_spec(spec.configuration)
+        return codec_class(spec.name, spec.role).from_spec(spec.configuration)
     name: object
     if isinstance(spec, str):
         name, conf = spec, {}

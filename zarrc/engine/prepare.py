@@ -21,7 +21,7 @@ import numpy as np
 
 from zarrc.chunk_key import ChunkKeyEncoding
 from zarrc.codecs.chain import CodecChain, native_chain
-from zarrc.codecs.chunk_codec import ChainChunkCodec
+from zarrc.codecs.chunk_codec import ChainChunkCodec, innermost, runs_natively
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps
 from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
@@ -123,10 +123,16 @@ def _point_layout(md: Any, inner_chain: CodecChain | None,
 def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
                 write_empty_chunks: bool, chunk_keys: ChunkKeys) -> tuple[ChunkedArray, CodecChain]:
     dtype = md.dtype
+    fill = fill_bytes(md.fill_value, dtype)
+    if dtype.kind != "O" and not runs_natively(chain):     # numcodecs codecs the kernels do not run
+        chunks = tuple(max(c, 1) for c in md.chunk_shape)
+        return ChunkedArray(shape=md.shape, chunks=chunks, dtype=dtype, fill=fill, chain=None,
+                            chunk_keys=chunk_keys, store=store, name=path,
+                            write_empty_chunks=write_empty_chunks,
+                            codec=ChainChunkCodec(chain, chunks, dtype, fill)), innermost(chain)
     levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
     common = {"shape": md.shape, "chunks": chunks, "dtype": dtype, "chunk_keys": chunk_keys,
-              "store": store, "name": path, "write_empty_chunks": write_empty_chunks,
-              "fill": fill_bytes(md.fill_value, dtype)}
+              "store": store, "name": path, "write_empty_chunks": write_empty_chunks, "fill": fill}
     if dtype.kind == "O":
         if levels:
             raise MetadataError(f"array {path}: sharding of variable-length data types "

@@ -58,6 +58,27 @@ ZSTD_LEVELS = (-131072, 22)     # zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
 VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
 # codecs written with "configuration": {} when it is empty (as zarr-python writes them)
 EMPTY_CONFIGURATION_WRITTEN = ("vlen-utf8", "vlen-bytes")
+# numcodecs codecs in v3 arrays: "numcodecs.<id>", run by numcodecs (or natively where zarrc has
+# the same format); the categories of zarr-python's wrappers (zarr.codecs.numcodecs).  Any other
+# id numcodecs' registry knows is array -> array before the array -> bytes codec and bytes ->
+# bytes after it (the last such codec is the array -> bytes one in a chain without one)
+NUMCODECS_PREFIX = "numcodecs."
+IMAGECODECS_PREFIX = "imagecodecs_"      # imagecodecs' codecs: v3 names and numcodecs ids alike
+NUMCODECS_CATEGORIES = {
+    **dict.fromkeys(("blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle", "crc32", "crc32c",
+                     "adler32", "fletcher32", "jenkins_lookup3"), BYTES_TO_BYTES),
+    **dict.fromkeys(("delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype"),
+                    ARRAY_TO_ARRAY),
+    **dict.fromkeys(("pcodec", "zfpy"), ARRAY_TO_BYTES),
+}
+# configuration members zarr-python fills in from the array's data type when they are missing
+# (its wrappers' evolve_from_array_spec): (member, "itemsize" or "dtype")
+NUMCODECS_DEFAULTS = {
+    "shuffle": ("elementsize", "itemsize"),
+    "fixedscaleoffset": ("dtype", "dtype"),
+    "quantize": ("dtype", "dtype"),
+    "astype": ("decode_dtype", "dtype"),
+}
 
 
 @dataclass(frozen=True)
@@ -69,11 +90,14 @@ class CodecSpec:
         codec's "codecs" / "index_codecs" are tuples of CodecSpec.
     must_understand : False only for an unknown codec marked
         ``"must_understand": false``, which readers skip.
+    role : the category of a ``numcodecs.<id>`` codec (see NUMCODECS_CATEGORIES), None
+        for the others (their category is their name's).
     """
 
     name: str
     configuration: Mapping[str, Any] = field(default_factory=FrozenDict)
     must_understand: bool = True
+    role: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.configuration, FrozenDict):
@@ -82,13 +106,14 @@ class CodecSpec:
     @property
     def category(self) -> str | None:
         """"array->array", "array->bytes", "bytes->bytes", or None for unknown codecs."""
-        return CODEC_CATEGORIES.get(self.name)
+        return self.role or CODEC_CATEGORIES.get(self.name)
 
     def to_json(self) -> dict[str, Any]:
         """The codec object as zarr-python writes it (no "configuration" when empty,
-        except for the vlen codecs)."""
+        except for the vlen and numcodecs codecs)."""
         out: dict[str, Any] = {"name": self.name}
-        if self.configuration or (self.must_understand and self.name in EMPTY_CONFIGURATION_WRITTEN):
+        written = self.name in EMPTY_CONFIGURATION_WRITTEN or self.role is not None
+        if self.configuration or (self.must_understand and written):
             out["configuration"] = thaw(self.configuration)
         if not self.must_understand:
             out["must_understand"] = False
@@ -217,6 +242,29 @@ def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> d
     return {"chunk_shape": inner, "codecs": codecs, "index_codecs": index_codecs, "index_location": location}
 
 
+def numcodecs_id(name: str) -> str | None:
+    """The numcodecs id of a v3 codec name ``numcodecs.<id>`` (or of imagecodecs' names
+    ``imagecodecs_<codec>``, its numcodecs ids too), else None."""
+    if name.startswith(NUMCODECS_PREFIX) and len(name) > len(NUMCODECS_PREFIX):
+        return name[len(NUMCODECS_PREFIX):]
+    if name.startswith(IMAGECODECS_PREFIX) and len(name) > len(IMAGECODECS_PREFIX):
+        return name
+    return None
+
+
+def _numcodecs(codec_id: str, config: Mapping, data_type: DataType) -> dict:
+    """A ``numcodecs.<id>`` configuration: its members are numcodecs' (checked when the
+    codec is built); an "id" member must be the name's; the members zarr-python fills
+    in from the array's data type are filled in."""
+    out = {k: v for k, v in config.items() if k != "id"}
+    if "id" in config and config["id"] != codec_id:
+        fail("id", config["id"], f'must be "{codec_id}" (the codec\'s name) or left out')
+    default = NUMCODECS_DEFAULTS.get(codec_id)
+    if default is not None and out.get(default[0]) is None and data_type.kind not in VLEN_CODECS:
+        out[default[0]] = data_type.itemsize if default[1] == "itemsize" else str(data_type.dtype)
+    return out
+
+
 CONFIG_PARSERS = {
     "bytes": _bytes, "transpose": _transpose, "blosc": _blosc, "gzip": _gzip,
     "zstd": _zstd, "crc32c": _crc32c, "sharding_indexed": _sharding,
@@ -263,6 +311,17 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
         with error_context(f"[{i}] "):
             name, config, must_understand = parse_extension("codec", item)
             category = CODEC_CATEGORIES.get(name)
+            codec_id = numcodecs_id(name)
+            if codec_id is not None:
+                category = NUMCODECS_CATEGORIES.get(
+                    codec_id, BYTES_TO_BYTES if seen_array_to_bytes else ARRAY_TO_ARRAY)
+                check_next(name, category, seen_array_to_bytes)
+                with error_context(f'"{name}": '):
+                    specs.append(CodecSpec(name, freeze(_numcodecs(codec_id, config, data_type)),
+                                           role=category))
+                if category == ARRAY_TO_BYTES:
+                    seen_array_to_bytes = name
+                continue
             if category is None:
                 if must_understand:
                     fail("name", name,
@@ -277,5 +336,12 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
                 shape = tuple(shape[k] for k in normalised["order"])
             if category == ARRAY_TO_BYTES:
                 seen_array_to_bytes = name
+    if not seen_array_to_bytes and specs and specs[-1].role == ARRAY_TO_ARRAY \
+            and numcodecs_id(specs[-1].name) not in NUMCODECS_CATEGORIES:
+        # (an id of numcodecs' registry zarr-python does not wrap, with nothing after it: it
+        # turns the chunk into bytes, as imagecodecs' image codecs do)
+        last = specs[-1]
+        specs[-1] = CodecSpec(last.name, last.configuration, role=ARRAY_TO_BYTES)
+        seen_array_to_bytes = last.name
     check_complete([s.name for s in specs], seen_array_to_bytes)
     return tuple(specs)
