@@ -21,11 +21,13 @@ which replaces it atomically: a reader sees the old shard or the new one.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from zarrc import indexing
+from zarrc._kernels.chain import Chain
 from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.shard import assemble_shard
 from zarrc._kernels.write import WriteBatch
@@ -95,6 +97,8 @@ class ShardCodec:
         self.fill, self.fill_object, self.write_empty = fill, fill_object, write_empty
         self.layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
         inner = codec.inner
+        self.chain: Chain | None = None            # the inner chunks' native chain, if any
+        self.inner_codec: Any = None               # else their Python chunk codec
         if self.dtype.kind != "O" and not isinstance(inner.array_to_bytes, ShardingIndexed):
             self.chain = inner.prepare(codec.chunk_shape, self.dtype)
             # the plan of a whole shard over its inner chunks, the same for every shard
@@ -106,10 +110,10 @@ class ShardCodec:
                          else np.zeros(len(tasks), np.int64))
             self.task_of_chunk = np.full(self.level.nchunks, -1, np.int64)
             self.task_of_chunk[self.flat] = np.arange(len(tasks))
-            self.strides = b.array_strides(dims, np.empty(self.stored_shape, self.dtype).strides)
-            self.inner_codec = None
+            c_strides = [self.dtype.itemsize * math.prod(self.stored_shape[d + 1:])
+                         for d in range(len(self.stored_shape))]
+            self.strides = b.array_strides(dims, tuple(c_strides))
         else:
-            self.chain = None
             self.inner_codec = chunk_codec(inner, codec.chunk_shape, self.dtype, fill, fill_object,
                                            write_empty)
             self.boxes = [tuple(slice(c * n, (c + 1) * n) for c, n in zip(corner, codec.chunk_shape))
