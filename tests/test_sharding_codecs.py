@@ -388,3 +388,16 @@ def test_shards_keyword_with_variable_length_items(tmp_path, kind) -> None:
     expected = zarr_open(str(tmp_path / "z"))[...]
     assert_same(zarr_open(str(tmp_path / "c"))[...], expected, "zarr-python reads zarrc")
     assert_same(zarrc.open_array(str(tmp_path / "z"), mode="r")[...], expected, "zarrc reads zarr-python")
+
+
+@pytest.mark.parametrize("name", ["vlen-utf8", "nested-zstd", "transpose"])
+def test_corrupt_inner_chunk_names_shard_and_inner_chunk(tmp_path, name) -> None:
+    kw = layout(name, 2)
+    root = str(tmp_path / "z")
+    put(zarr_create(root, kw), Ellipsis, 1, kw)
+    path = os.path.join(root, "c", "1", "0")
+    with open(path, "r+b") as f:       # (index at the end: the first inner chunk's zstd frame
+        f.write(b"\xde\xad\xbe\xef")    # starts the file; this is its magic number)
+    a = zarrc.open_array(root, mode="r")
+    with pytest.raises(CodecError, match=r"c/1/0 .*inner chunk \("):
+        a[8:, :6]

@@ -126,7 +126,7 @@ class ShardCodec:
         for c in reversed(self.after):
             data = c.decode(data)
         blob = data if type(data) is bytes else bytes(data)
-        table = parse_shard(self.level, blob, "shard")
+        table = parse_shard(self.level, blob, "decoded shard")
         if self.chain is not None:
             stored = self._decode_native(blob, table)
         else:
