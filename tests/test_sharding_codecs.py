@@ -68,6 +68,9 @@ def layout(name: str, ndim: int) -> dict:
     elif name == "vlen-bytes":
         kw.update(dtype="bytes", fill_value=b"", serializer=sharding(inner, [{"name": "vlen-bytes"}]),
                   compressors=[ZSTD])
+    elif name == "vlen-nested":
+        kw.update(dtype="str", fill_value="",
+                  serializer=sharding(middle, [sharding(inner, [{"name": "vlen-utf8"}], "start")]))
     elif name == "nested-zstd":
         kw.update(dtype="int16", fill_value=0,
                   serializer=sharding(middle, [sharding(inner, [LE], "start"), ZSTD]))
@@ -76,7 +79,8 @@ def layout(name: str, ndim: int) -> dict:
     return kw
 
 
-LAYOUTS = ["zstd-after", "transpose", "transpose-gzip-start", "vlen-utf8", "vlen-bytes", "nested-zstd"]
+LAYOUTS = ["zstd-after", "transpose", "transpose-gzip-start", "vlen-utf8", "vlen-bytes", "vlen-nested",
+           "nested-zstd"]
 CASES = [(lay, nd, st) for lay in LAYOUTS for nd in GEOMETRY if nd <= 3
          for st in ("local", "memory", "zip") if st == "local" or nd == 2]
 
