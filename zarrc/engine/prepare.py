@@ -3,7 +3,9 @@
 chosen here, once, when the array is opened:
 
 - codecs only Python runs (variable-length items, numcodecs-only v2 codecs):
-  ``PythonStrategy``;
+  ``PythonStrategy``; also sharded arrays with codecs before or after
+  ``sharding_indexed``, or variable-length items in it, whose chunks for the
+  Python strategy are whole shards (engine.whole_shards);
 - else the kernels' chain: ``NativeStrategy``, or ``ShardedStrategy`` for a
   sharded array; in front of it ``BasicStrategy`` when the store declares a
   file layout (``Store.file_prefix``) and the chunks (or one level of shards)
@@ -31,7 +33,7 @@ from zarrc.engine.sharded import ShardedStrategy
 from zarrc.engine.shards import ShardIndexCache, sharding_levels
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
-from zarrc.errors import MetadataError
+from zarrc.engine.whole_shards import chunk_codec, listed_chain, needs_whole_shards
 from zarrc.metadata.dtypes_v2 import object_codec_id
 from zarrc.metadata.fill_value import fill_bytes
 from zarrc.metadata.names import key_prefix
@@ -130,13 +132,16 @@ def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
                             chunk_keys=chunk_keys, store=store, name=path,
                             write_empty_chunks=write_empty_chunks,
                             codec=ChainChunkCodec(chain, chunks, dtype, fill)), innermost(chain)
+    if needs_whole_shards(chain, dtype):     # the Python strategy over whole shards
+        shards = tuple(max(c, 1) for c in md.chunk_shape)
+        codec = chunk_codec(chain, shards, dtype, fill, md.fill_value, write_empty_chunks)
+        return ChunkedArray(shape=md.shape, chunks=shards, dtype=dtype, chunk_keys=chunk_keys,
+                            store=store, name=path, write_empty_chunks=write_empty_chunks, fill=fill,
+                            chain=None, fill_object=md.fill_value, codec=codec), listed_chain(chain)
     levels, inner, chunks = sharding_levels(chain, tuple(max(c, 1) for c in md.chunk_shape))
     common = {"shape": md.shape, "chunks": chunks, "dtype": dtype, "chunk_keys": chunk_keys,
               "store": store, "name": path, "write_empty_chunks": write_empty_chunks, "fill": fill}
     if dtype.kind == "O":
-        if levels:
-            raise MetadataError(f"array {path}: sharding of variable-length data types "
-                                "is not supported")
         return ChunkedArray(**common, chain=None, fill_object=md.fill_value,
                             codec=ChainChunkCodec(chain, chunks, dtype)), inner
     return ChunkedArray(**common, chain=inner.prepare(chunks, dtype), levels=tuple(levels),
