@@ -90,10 +90,12 @@ def test_listing_skips_unreadable_members_and_opening_one_names_the_error(tmp_pa
     text = warned_names(record)
     for name, reason in BAD_V3.items():
         assert f"member {name.rsplit('/', 1)[-1]!r}" in text and reason in text, (name, text)
-    with pytest.warns(UserWarning, match="bad_dtype"):
+    with pytest.warns(UserWarning) as record:
         assert [name for name, _ in g.arrays()] == ["good"]
-    with pytest.warns(UserWarning, match="bad_codec"):
+    assert "bad_dtype" in warned_names(record)
+    with pytest.warns(UserWarning) as record:
         assert g.nmembers() == 2
+    assert "bad_codec" in warned_names(record)
     # the readable ones read as zarr-python reads them
     assert_bit_equal(g["good"][...], zarr.open_array(root, path="good", mode="r")[...])
     assert_bit_equal(members["sub/y"][...], zarr.open_array(root, path="sub/y", mode="r")[...])
@@ -136,8 +138,9 @@ def test_consolidated_metadata_with_an_unreadable_member(tmp_path, kind, fmt):
         g = zarrc.open_group(store, mode="r")
     assert not g.consolidated
     assert sorted(g) == ["bad_codec", "bad_dtype", "good", "sub"]
-    with pytest.warns(UserWarning, match="bad_dtype"):
+    with pytest.warns(UserWarning) as record:
         assert sorted(name for name, _ in g.members(max_depth=None)) == ["good", "sub", "sub/y"]
+    assert "bad_dtype" in warned_names(record)
     assert_bit_equal(g["good"][...], zarr.open_array(root, path="good", mode="r")[...])
     with pytest.raises(MetadataError, match="made_up_type"):
         g["bad_dtype"]

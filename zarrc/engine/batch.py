@@ -165,15 +165,22 @@ def chunk_sources(arr: ChunkedArray, coords: np.ndarray) -> tuple[Any, Any]:
 def raise_task_error(batch: Any, arr: ChunkedArray, keys: Any) -> None:
     """Raise the error of the batch's first failed task, naming its chunk key
     (``keys``: the keys, or a function returning them)."""
+    def label(t: int) -> str:
+        names = keys() if callable(keys) else keys
+        return f"chunk {names[t]} of {arr.name}"
+    raise_batch_error(batch, label)
+
+
+def raise_batch_error(batch: Any, label: Any) -> None:
+    """Raise the error of the batch's first failed task (a MemoryError as it is, else
+    through ``errors.from_kernel``), prefixed with ``label(task)``."""
     failed = batch.first_error()
     if failed is None:
         return
     t, exc = failed
     if isinstance(exc, MemoryError):
         raise exc
-    if callable(keys):
-        keys = keys()
-    raise from_kernel(exc, f"chunk {keys[t]} of {arr.name}: ") from None
+    raise from_kernel(exc, f"{label(t)}: ") from None
 
 
 # ---------------------------------------------------------------- operands

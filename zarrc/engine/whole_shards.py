@@ -36,7 +36,7 @@ from zarrc.codecs.chunk_codec import ChainChunkCodec
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed
 from zarrc.engine import batch as b
 from zarrc.engine.shards import ShardLevel, empty_shard, parse_shard
-from zarrc.errors import ZarrcError, from_kernel
+from zarrc.errors import ZarrcError
 
 
 def needs_whole_shards(chain: CodecChain, dtype: np.dtype) -> bool:
@@ -171,13 +171,7 @@ class ShardCodec:
         return f"inner chunk {tuple(int(c) for c in corner)}"
 
     def _raise_failed(self, batch: Any) -> None:
-        failed = batch.first_error()
-        if failed is None:
-            return
-        t, exc = failed
-        if isinstance(exc, MemoryError):
-            raise exc
-        raise from_kernel(exc, f"{self._label(int(self.flat[t]))}: ") from None
+        b.raise_batch_error(batch, lambda t: self._label(int(self.flat[t])))
 
     # ------------------------------------------------------------ encode
 

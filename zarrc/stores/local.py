@@ -290,7 +290,8 @@ class LocalStore(Store):
                 raise StoreError(f"cannot delete key {key!r} of {self!r}: {e.strerror}") from e
 
     def delete_prefix(self, prefix: str) -> None:
-        """Remove every key starting with ``prefix`` ("a/b/" removes the tree a/b; "" everything).
+        """Remove every key starting with ``prefix`` ("a/b/" removes the tree a/b and its
+        directory; "" everything).
 
         Never follows a symlink below the prefix's directory: links are removed, not
         their targets.  Stale temporary files in removed trees are removed too.
@@ -312,6 +313,13 @@ class LocalStore(Store):
                     os.unlink(entry.path)
                 except FileNotFoundError:
                     pass
+        if directory and not stem:
+            # the prefix's own directory goes too (as zarr-python's delete_dir), unless
+            # another writer put something there meanwhile
+            try:
+                os.rmdir(self._dir_path(directory))
+            except OSError:
+                pass
 
     # -- listing -------------------------------------------------------------
 
