@@ -194,6 +194,10 @@ def test_zarr_python_writes_zarrc_reads(tmp_path, case) -> None:
         assert_same(a[sel], expected[sel], f"{what} {sel}")
     point = tuple(s // 2 for s in kw["shape"])
     assert_same(a[point], expected[point], f"{what} {point}")
+    # zarr-python's chunks / shards: inner chunks and shards where sharding_indexed is
+    # the only codec, else the shard is the chunk
+    zr = zarr_open(root)
+    assert (a.chunks, a.shards, a.cdata_shape, a.nchunks) == (zr.chunks, zr.shards, zr.cdata_shape, zr.nchunks)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}d-{c[2]}")

@@ -56,17 +56,26 @@ class Array(Node):
     def shape(self) -> tuple[int, ...]:
         return self._metadata.shape
 
+    def _sharding(self) -> Any:
+        """The sharding codec's spec when it is the array's only codec (zarr-python's
+        rule for a sharded array), else None."""
+        codecs: tuple[Any, ...] = getattr(self._metadata, "codecs", ())
+        return codecs[0] if len(codecs) == 1 and codecs[0].name == "sharding_indexed" else None
+
     @property
     def chunks(self) -> tuple[int, ...]:
-        """The chunk shape: for a sharded array, the chunks inside a shard (with
-        nested sharding, the outer sharding codec's, as zarr-python)."""
-        levels = self._chunked.levels
-        return levels[0].inner_shape if levels else self._metadata.chunk_shape
+        """The chunk shape: for a sharded array (``sharding_indexed`` the only codec),
+        the chunks inside a shard (with nested sharding, the outer sharding codec's),
+        as zarr-python; with codecs around the sharding codec, the shard shape."""
+        sharding = self._sharding()
+        if sharding is None:
+            return self._metadata.chunk_shape
+        return tuple(sharding.configuration["chunk_shape"])
 
     @property
     def shards(self) -> tuple[int, ...] | None:
-        """The shard shape of a sharded array, else None."""
-        return self._metadata.chunk_shape if self._chunked.levels else None
+        """The shard shape of a sharded array (as ``chunks``), else None."""
+        return self._metadata.chunk_shape if self._sharding() is not None else None
 
     @property
     def dtype(self) -> np.dtype:
