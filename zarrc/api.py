@@ -193,41 +193,69 @@ def _store_for(store: Any, mode: str, path: str = "/") -> Store:
     return s
 
 
-def open_array(store: Any, *, mode: str = "a", path: str = "", **kwargs: Any) -> Array:
+def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int | None = None,
+               storage_options: dict | None = None, config: Any = None, **kwargs: Any) -> Array:
     """Open the array at ``path``; with mode "a" and ``shape`` given, create it if missing.
     Modes: "r" read only, "r+" read/write (must exist), "a" read/write (create if
-    missing), "w" create (replace), "w-" create (fail if it exists)."""
+    missing), "w" create (replace), "w-" create (fail if it exists).  As zarr-python:
+    ``zarr_format`` 2 or 3 opens only an array of that format (NodeNotFoundError for
+    the other); ``config`` (``{"write_empty_chunks": ...}``) applies to the array
+    opened or created; ``storage_options`` only with a URL."""
     check_mode(mode)
+    check_storage_options(store, storage_options)
     s = _store_for(store, mode, path)
     where = node_path(path)
+    create_kw = dict(kwargs, config=config)
+    if zarr_format is not None:
+        create_kw["zarr_format"] = zarr_format
     if mode in ("w", "w-"):
-        return create_array(s, path=where, overwrite=mode == "w", **kwargs)
+        return create_array(s, path=where, overwrite=mode == "w", **create_kw)
     node = open_node(s, where, read_only=mode == "r")
+    node = _in_format(node, zarr_format, mode, where, s)
     if node is None:
         if mode == "a" and "shape" in kwargs:
-            return create_array(s, path=where, **kwargs)
-        raise NodeNotFoundError(f"no array at {where} in {s!r}")
+            return create_array(s, path=where, **create_kw)
+        raise NodeNotFoundError(f"no array at {where} in {s!r}"
+                                + (f" in Zarr format {zarr_format}" if zarr_format else ""))
     if not isinstance(node, Array):
         raise NodeTypeError(f"{where} in {s!r} is a group, not an array")
-    return node
+    _, write_empty = array_config(config, kwargs.get("write_empty_chunks"))
+    return node if write_empty is None else node.with_config({"write_empty_chunks": write_empty})
+
+
+def _in_format(node: Array | Group | None, zarr_format: int | None, mode: str, where: str,
+               s: Store) -> Array | Group | None:
+    """``node``, or None if ``zarr_format`` asks for the other format (zarr-python opens
+    only that format); in mode "a", ContainsNodeError (zarr-python would try to create
+    a node there, and fail the same way)."""
+    if node is None or zarr_format is None or node.metadata.zarr_format == zarr_format:
+        return node
+    if mode == "a":
+        raise ContainsNodeError(f"{where} in {s!r} holds a Zarr format {node.metadata.zarr_format} "
+                                f"{node.metadata.node_type}, not format {zarr_format}")
+    return None
 
 
 def open_group(store: Any = None, *, mode: str = "a", path: str = "",
                attributes: dict | None = None, zarr_format: int | None = None,
-               use_consolidated: bool | None = None) -> Group:
+               use_consolidated: bool | None = None, storage_options: dict | None = None) -> Group:
     """Open the group at ``path`` (created if missing, for modes "a", "w", "w-"; in
     ``zarr_format``, default 3).  An existing group's format is detected.
 
     use_consolidated : None (default) looks members up in the group's consolidated
         metadata when it has some (one read for the whole tree); True requires it
-        (MetadataError if absent); False ignores it."""
+        (MetadataError if absent); False ignores it.
+    zarr_format : 2 or 3 opens only a group of that format, as zarr-python
+        (NodeNotFoundError for the other; ContainsNodeError in mode "a")."""
     check_mode(mode)
+    check_storage_options(store, storage_options)
     s = _store_for(store, mode, path)
     where = node_path(path)
     fmt = 3 if zarr_format is None else zarr_format
     if mode in ("w", "w-"):
         return new_group(s, where, overwrite=mode == "w", attributes=attributes, zarr_format=fmt)
     node = open_node(s, where, read_only=mode == "r", use_consolidated=use_consolidated)
+    node = _in_format(node, zarr_format, mode, where, s)
     if node is None:
         if mode == "a":
             return new_group(s, where, attributes=attributes, zarr_format=fmt)
@@ -258,10 +286,12 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
     as :func:`open_group`).  If nothing is there and the mode allows creating: an
     array if ``shape`` is given, else a group."""
     check_mode(mode)
+    check_storage_options(store, kwargs.pop("storage_options", None))
     s = _store_for(store, mode, path)
     where = node_path(path)
     if mode not in ("w", "w-"):
         node = open_node(s, where, read_only=mode == "r", use_consolidated=use_consolidated)
+        node = _in_format(node, kwargs.get("zarr_format"), mode, where, s)
         if node is not None:
             return node
         if mode in ("r", "r+"):

@@ -30,6 +30,8 @@ def _value(shape, layout, rng):
     ((40, 70), (9, 64)),             # 9 rows: just past it, with edge chunks
     ((6, 33, 20, 48), (2, 16, 5, 48)),
     ((70, 12, 64), (64, 12, 64)),    # 768 rows a chunk
+    ((1000,), (64,)),                # 1-d: whole chunks encoded straight from the value
+    ((4, 8, 300), (1, 8, 300)),      # chunks spanning every later dimension: one run too
 ])
 def test_encoded_chunks_hold_their_part_of_the_value(tmp_path, layout, shape, chunks):
     rng = np.random.default_rng(sum(shape))
@@ -45,3 +47,22 @@ def test_encoded_chunks_hold_their_part_of_the_value(tmp_path, layout, shape, ch
         expected = value.copy()
         expected[window] = value[window][::-1]
         np.testing.assert_array_equal(a[...], expected)
+
+
+@pytest.mark.parametrize("store_kind", ["local", "memory"])
+def test_chunks_encoded_straight_from_the_value_match_gathered_ones(tmp_path, store_kind):
+    """A whole chunk lying in the value as one run is encoded from the value itself
+    (WriteBatch.value_run): its stored bytes equal those of the same data gathered
+    from a strided value, and a run that is all fill value deletes the chunk."""
+    value = np.arange(2000, dtype="<i4").reshape(20, 100)
+    value[4:6] = 7                                   # chunk row 2 (rows 4, 5): all fill
+    stores = {}
+    for name, v in (("run", value), ("gathered", np.asfortranarray(value))):
+        store = {} if store_kind == "memory" else str(tmp_path / name)
+        a = zarrc.create_array(store, shape=v.shape, chunks=(2, 100), dtype="i4", fill_value=7,
+                               compressors=[{"name": "zstd", "configuration": {"level": 1, "checksum": False}}])
+        a[...] = v
+        np.testing.assert_array_equal(a[...], value)
+        stores[name] = {k: a.store.get(k) for k in a.store.list() if k != "zarr.json"}
+    assert stores["run"] == stores["gathered"]
+    assert "c/2/0" not in stores["run"] and len(stores["run"]) == 9

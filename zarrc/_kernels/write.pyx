@@ -17,7 +17,7 @@ from zarrc._kernels.chunk_files cimport delete_file, finish_staged, stage_parts,
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, fill_pattern, gather_nd,
                                   next_position)
 from zarrc._kernels.errors cimport ZC_NOMEM, ZcError, fail
-from zarrc._kernels.plan cimport PLAN_COL_COUNT, PLAN_MAX_DIMS, PLAN_NCOLS
+from zarrc._kernels.plan cimport PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_STEP, PLAN_MAX_DIMS, PLAN_NCOLS
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer, shard_index_nbytes
 
 from zarrc._kernels import chunk_files
@@ -189,10 +189,29 @@ cdef class WriteBatch(_Batch):
         self.committing = True
         self.next_task = 0
 
+    cdef const uint8_t* value_run(self, Py_ssize_t t, DimPlan* dims) noexcept nogil:
+        """Where the whole (C-layout, not edge) chunk of task t lies in the value as one
+        run of bytes, in the chunk's own order: the value's strides are the chunk's in
+        every dimension the chunk spans more than once (a 1-d chunk of a contiguous
+        value, or chunks that span every later dimension whole); else NULL."""
+        cdef Py_ssize_t base = 0, row
+        cdef int d
+        if not self.chain.c_layout:
+            return NULL
+        for d in range(self.ndim):
+            row = self.tasks[t * self.ndim + d]
+            if (self.table[row * PLAN_NCOLS + PLAN_COL_IDX] >= 0
+                    or self.table[row * PLAN_NCOLS + PLAN_COL_STEP] != 1
+                    or (dims[d].count > 1 and self.chain.strides[d] != self.arr_strides[d])):
+                return NULL
+            base += dims[d].src_off[0]
+        return <const uint8_t*>self.arr.buf + base
+
     cdef void encode_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         cdef DimPlan dims[PLAN_MAX_DIMS]
         cdef ZcError* err = &self.errs[t]
         cdef const uint8_t* data = NULL
+        cdef const uint8_t* src = NULL
         cdef const uint8_t* p
         cdef const uint8_t* encoded
         cdef Py_ssize_t n, r
@@ -232,8 +251,12 @@ cdef class WriteBatch(_Batch):
                 if self.chain.swap_unit:   # to native order while values are scattered in
                     byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
                              self.chain.swap_unit)
-        gather_nd(<const char*>self.arr.buf, <char*>chunk, self.ndim, dims, self.chain.itemsize)
-        if not self.write_empty and all_equal_pattern(<const char*>chunk, self.chain.chunk_nbytes,
+        if full and not edge and not self.chain.swap_unit:
+            src = self.value_run(t, dims)     # the chunk as it lies in the value: no gather
+        if src == NULL:
+            gather_nd(<const char*>self.arr.buf, <char*>chunk, self.ndim, dims, self.chain.itemsize)
+            src = chunk
+        if not self.write_empty and all_equal_pattern(<const char*>src, self.chain.chunk_nbytes,
                                                       fill, self.chain.itemsize):
             self.outcomes[t] = OUT_DELETED
             if self.commit_now and self.src_path[t] != NULL:
@@ -243,7 +266,7 @@ cdef class WriteBatch(_Batch):
         if self.chain.swap_unit:
             byteswap(<char*>chunk, self.chain.chunk_nbytes // self.chain.swap_unit,
                      self.chain.swap_unit)
-        r = self.chain.encode(chunk, &encoded, s, err)
+        r = self.chain.encode(src, &encoded, s, err)
         if r < 0:
             self.status[t] = -1
             return
