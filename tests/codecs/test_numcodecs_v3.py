@@ -376,6 +376,24 @@ def test_categorize_v2_reads_back(tmp_path):
     assert list(zarrc.open_array(str(tmp_path / "c"))[...]) == list(expected)
     with open(tmp_path / "c" / "0", "rb") as f:
         assert f.read() == bytes([1, 3, 0])       # the codes (0: not a label)
+    # as zarr-python 2 wrote it: categorize is the object codec, no vlen filter beside it
+    with open(tmp_path / "c" / ".zarray") as f:
+        assert [f["id"] for f in json.load(f)["filters"]] == ["categorize"]
+
+
+def test_categorize_array_written_as_zarr_python_2_did_reads(tmp_path):
+    labels = ["x", "yy", "zzz"]
+    data = np.array(["yy", "x", "zzz", "zzz", "x"], dtype=object)
+    categorize = numcodecs.Categorize(labels, dtype=object, astype="u1")
+    zlib = numcodecs.Zlib(level=1)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / ".zarray").write_text(json.dumps({
+        "zarr_format": 2, "shape": [5], "chunks": [3], "dtype": "|O", "fill_value": None, "order": "C",
+        "compressor": zlib.get_config(), "filters": [categorize.get_config()]}))
+    for i in range(2):
+        (tmp_path / "a" / str(i)).write_bytes(zlib.encode(categorize.encode(
+            np.resize(data[3 * i:3 * i + 3], 3))))
+    assert list(zarrc.open_array(str(tmp_path / "a"), mode="r")[...]) == list(data)
 
 
 def test_numcodecs_python_path_spreads_chunks_over_the_workers(monkeypatch):

@@ -33,7 +33,7 @@ NUMERIC_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8)
                  "m": (8,), "M": (8,)}
 MAX_ITEMS = 2**31 - 1
 # numcodecs codecs that (de)serialise object arrays; one must be among an "|O" array's filters
-OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle")
+OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle", "categorize")
 
 
 def _parse_typestr(value: str) -> np.dtype:
