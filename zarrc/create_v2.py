@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.errors import ArgumentTypeError, MetadataError
-from zarrc.metadata.dtypes_v2 import OBJECT_CODECS, object_codec_id
+from zarrc.metadata.dtypes_v2 import OBJECT_CODECS, cast_fill_value_v2, object_codec_id
 from zarrc.metadata.v2 import ArrayMetadataV2
 
 DEFAULT_COMPRESSOR = {"id": "zstd", "level": 0}        # as zarr-python 3 for v2
@@ -109,6 +109,8 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
             fill_value = np.asarray(fill_value, dtype=np_dtype)[()]
         except (TypeError, ValueError):
             pass   # left for the metadata's own check, which names the problem
+    elif isinstance(fill_value, str) and np_dtype.kind in "SUMmc" and np_dtype.fields is None:
+        fill_value = cast_fill_value_v2(fill_value, np_dtype)    # a value, as zarr-python casts it
     if np_dtype.kind == "O" and object_codec_id(configs) not in OBJECT_CODECS:
         raise MetadataError("object arrays need an object codec filter (vlen-utf8, vlen-bytes, ...)")
     return ArrayMetadataV2(

@@ -219,7 +219,7 @@ def test_cast_keeps_nan_payload_of_numpy_scalars():
     ("name", "value"),
     [
         ("int8", 200),
-        ("int8", 1.5),
+        ("int8", float("nan")),
         ("int8", "1.5"),
         ("uint8", -1),
         ("bool", "yes"),

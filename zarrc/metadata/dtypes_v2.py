@@ -24,8 +24,8 @@ import numpy as np
 
 from zarrc.errors import MetadataError
 from zarrc.metadata.common import check_int_list, describe, fail, is_int
-from zarrc.metadata.dtypes import CORE_TYPES
-from zarrc.metadata.fill_value import encode_fill_value, parse_fill_value
+from zarrc.metadata.dtypes import CORE_TYPES, as_data_type
+from zarrc.metadata.fill_value import cast_fill_value, encode_fill_value, parse_fill_value
 
 TYPESTR = re.compile(r"([<>|])([biufcmMSUVO])([0-9]*)(\[[0-9]*[a-zA-Z]+\])?")
 # sizes (bytes) allowed for each fixed-size numeric kind
@@ -238,11 +238,15 @@ def cast_fill_value_v2(value: Any, dtype: np.dtype, filters: Sequence[Mapping] |
         if len(value) != dtype.itemsize:
             raise _bad(value, dtype, f"{len(value)} bytes, expected {dtype.itemsize}")
         return np.frombuffer(bytes(value), dtype=dtype)[0]
-    if kind in "SU" and isinstance(value, (str, bytes, bytearray, np.str_, np.bytes_)):
-        limit = dtype.itemsize // 4 if kind == "U" else dtype.itemsize
-        if (kind == "S") != isinstance(value, (bytes, bytearray, np.bytes_)) or len(value) > limit:
-            what = "bytes" if kind == "S" else "a string"
-            raise _bad(value, dtype, f"expected {what} of length <= {limit}")
+    if (kind in "SUMmc" and isinstance(value, (str, bytes, bytearray, np.str_, np.bytes_))
+            and dtype.fields is None):
+        # zarr-python's casts, shared with v3: strings and bytes cut to the length, a
+        # str for S, complex numbers and dates written as strings
+        try:
+            return np.asarray(cast_fill_value(value, as_data_type(dtype.newbyteorder("=")))).astype(
+                dtype.newbyteorder("="))[()]
+        except MetadataError as exc:
+            raise _bad(value, dtype, str(exc)) from None
     try:
         target = dtype if dtype.fields is not None else dtype.newbyteorder("=")
         source = np.asarray(value)

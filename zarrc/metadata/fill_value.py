@@ -316,7 +316,7 @@ def default_fill_value(data_type: DataType) -> FillValue:
 
 def _cast_number(value: Any, data_type: DataType) -> FillValue | None:
     """A number for a bool, int, uint, float or complex type, with zarr-python's
-    casts: any number for bool (0 is false), bool and integral floats for integers,
+    casts: any number for bool (0 is false), bool and finite floats (truncated) for integers,
     bool and integers for floats, strings of a number; None if not castable."""
     kind, dtype = data_type.kind, data_type.dtype
     if isinstance(value, (str, np.str_)):
@@ -338,8 +338,9 @@ def _cast_number(value: Any, data_type: DataType) -> FillValue | None:
     elif kind in ("int", "uint"):
         if is_bool:
             return dtype.type(int(value))
-        if isinstance(value, (int, np.integer)) or (
-                isinstance(value, (float, np.floating)) and float(value).is_integer()):
+        if isinstance(value, (float, np.floating)) and math.isfinite(value):
+            value = int(value)      # a fractional float truncated, as zarr-python (and numpy) do
+        if isinstance(value, (int, np.integer)):
             return parse_fill_value(int(value), data_type)
     else:
         if is_bool:
@@ -415,8 +416,8 @@ def cast_fill_value(value: Any, data_type: DataType) -> FillValue:
 
     Accepts None (the default), the JSON forms of ``parse_fill_value``, Python and
     numpy scalars, with zarr-python's casts: numbers for bool (0 is false), bool
-    and integral floats for integers (a fractional float, which zarr-python
-    truncates, is refused), bool, integers and strings of a number for floats and
+    and floats for integers (a fractional float truncated, as zarr-python), bool,
+    integers and strings of a number for floats and
     complex; NaN payloads of numpy float scalars are kept.  Datetimes and
     timedeltas take a count of units, numpy scalars (converted to the unit), "NaT"
     or dates numpy reads, and Python datetimes; fixed-length strings and bytes take
