@@ -18,19 +18,24 @@ from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
 from zarrc.codecs.transpose import Transpose
 from zarrc.errors import CodecError, ZarrcError
+from zarrc.metadata.dtypes import byte_swap_unit
 
 
-def runs_natively(chain: Any) -> bool:
-    """Whether the kernels' Chain can run ``chain`` (a CodecChain): its array -> array
-    codecs transposes, its array -> bytes codec ``bytes`` (or sharding whose inner
-    chain runs natively), each bytes -> bytes codec with a native step."""
+def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
+    """Whether the kernels' Chain can run ``chain`` (a CodecChain) for items of
+    ``dtype``: its array -> array codecs transposes, its array -> bytes codec
+    ``bytes`` (or sharding whose inner chain runs natively), each bytes -> bytes codec
+    with a native step; not a struct stored in the other byte order whose fields
+    swap in units of different sizes (the kernels swap one unit size per item)."""
     if not all(isinstance(c, Transpose) for c in chain.array_to_array):
         return False
     if any(c.native_step(1) is None for c in chain.bytes_to_bytes):
         return False
     a2b = chain.array_to_bytes
     if isinstance(a2b, ShardingIndexed):
-        return runs_natively(a2b.inner)
+        return runs_natively(a2b.inner, dtype)
+    if isinstance(a2b, Bytes) and dtype is not None and a2b.swaps(dtype.itemsize):
+        return byte_swap_unit(dtype) is not None
     return not isinstance(a2b, NumcodecsCodec)
 
 
@@ -42,8 +47,9 @@ def innermost(chain: Any) -> Any:
 
 
 def _stored(dtype: np.dtype, codec: Bytes) -> np.dtype:
-    """``dtype`` in the byte order of the ``bytes`` codec ``codec``."""
-    if dtype.itemsize > 1 and dtype.kind in "iufcmM":
+    """``dtype`` in the byte order of the ``bytes`` codec ``codec`` (a struct's every
+    field, UTF-32 strings in 4-byte units)."""
+    if dtype.itemsize > 1 and (dtype.kind in "iufcmMU" or dtype.fields is not None):
         return dtype.newbyteorder(">" if codec.endian == "big" else "<")
     return dtype
 

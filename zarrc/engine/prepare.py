@@ -126,7 +126,7 @@ def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
                 write_empty_chunks: bool, chunk_keys: ChunkKeys) -> tuple[ChunkedArray, CodecChain]:
     dtype = md.dtype
     fill = fill_bytes(md.fill_value, dtype)
-    if dtype.kind != "O" and not runs_natively(chain):     # numcodecs codecs the kernels do not run
+    if dtype.kind != "O" and not runs_natively(chain, dtype):     # numcodecs codecs, mixed-unit structs
         chunks = tuple(max(c, 1) for c in md.chunk_shape)
         return ChunkedArray(shape=md.shape, chunks=chunks, dtype=dtype, fill=fill, chain=None,
                             chunk_keys=chunk_keys, store=store, name=path,
