@@ -55,6 +55,9 @@ CASES = {
     "packbits": ("PackBits", {}, "filters", "bool"),
 }
 NATIVE = {"zlib", "gzip", "zstd", "zstd-checksum", "blosc", "blosc-zstd-bitshuffle", "crc32c"}
+# numcodecs 0.13 (the lower bound, and the newest for Python 3.10) has no CRC32C
+NO_CRC32C = not hasattr(numcodecs, "CRC32C")
+needs_crc32c = pytest.mark.skipif(NO_CRC32C, reason="this numcodecs has no CRC32C (0.14 on)")
 SHAPE, CHUNKS, SHARDS = (37, 11), (8, 5), (16, 10)
 # every case unsharded and sharded in a local store; in memory and zip stores a native
 # codec and numcodecs codecs of each category
@@ -219,7 +222,7 @@ def test_v2_numcodecs_both_ways(tmp_path, case):
 
 def test_native_codecs_run_on_the_kernels_and_match_numcodecs():
     """numcodecs.zlib ... in a chain are the kernels' steps; numcodecs decodes their chunks."""
-    for case in sorted(NATIVE):
+    for case in sorted(NATIVE - ({"crc32c"} if NO_CRC32C else set())):
         data = data_for(case)
         store = MemoryStore()
         a = zarrc.create_array(store, shape=SHAPE, chunks=CHUNKS, dtype=data.dtype, compressors=[spec(case)])
@@ -231,6 +234,7 @@ def test_native_codecs_run_on_the_kernels_and_match_numcodecs():
         assert_bit_equal(chunk.reshape(CHUNKS), data[8:16, 5:10], case)
 
 
+@needs_crc32c
 def test_numcodecs_crc32c_is_the_v3_crc32c_at_the_end():
     payload = np.arange(100, dtype="<i4").tobytes()
     assert bytes(numcodecs.CRC32C().encode(payload)) == zarrc.codecs.Crc32c().encode(payload)
@@ -321,6 +325,8 @@ def test_bad_configuration_is_a_metadata_error_naming_the_codec(tmp_path, codec,
 @pytest.mark.parametrize("case", ["bz2", "lzma", "lz4", "crc32", "adler32", "fletcher32", "jenkins_lookup3",
                                   "crc32c-start", "shuffle", "zlib", "blosc", "delta", "packbits"])
 def test_corrupt_chunks_raise_codec_errors(case, sharded):
+    if case.startswith("crc32c") and NO_CRC32C:
+        pytest.skip("this numcodecs has no CRC32C (0.14 on)")
     data = data_for(case)
     store = MemoryStore()
     a = zarrc.create_array(store, shape=SHAPE, chunks=CHUNKS, shards=SHARDS if sharded else None,

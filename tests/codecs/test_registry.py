@@ -241,7 +241,9 @@ def test_numcodecs_categories_are_zarr_pythons():
 def test_numcodecs_native_steps(config, step):
     """numcodecs' formats zarrc has kernels for are those kernels' steps (with
     numcodecs' defaults); the others have none (the Python path runs them)."""
-    pytest.importorskip("numcodecs")
+    numcodecs = pytest.importorskip("numcodecs")
+    if config["name"] == "numcodecs.crc32c" and not hasattr(numcodecs, "CRC32C"):
+        pytest.skip("this numcodecs has no CRC32C (0.14 on)")
     assert codec_from_spec(config).native_step(8) == step
 
 
