@@ -525,3 +525,21 @@ def test_create_existing_and_modes(tmp_path):
         zarrc.create(shape=(4,), synchronizer=object())
     with pytest.raises(TypeError):
         zarrc.create(shape=(4,), no_such_keyword=1)
+
+
+@pytest.mark.parametrize(("shape", "chunks", "dtype"), [
+    ((1000, 1000), "auto", "f8"), ((100,), (10,), "i4"), ((4096, 4096), (256, 256), "f4"),
+    ((5, 3000), "auto", "u1"), ((300, 7, 90), (10, 7, 9), "u2"),
+])
+def test_auto_chunks_and_shards_as_zarr_python(tmp_path, shape, chunks, dtype):
+    """chunks="auto" (zarr-python's heuristic) and shards="auto" (two chunks along each
+    dimension with more than 8) give zarr-python's documents."""
+    import warnings
+    docs = []
+    for lib, name in ((zarr, "z"), (zarrc, "c")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = lib.create_array(str(tmp_path / name), shape=shape, chunks=chunks, shards="auto", dtype=dtype)
+            b = lib.create_array(str(tmp_path / (name + "-plain")), shape=shape, chunks=chunks, dtype=dtype)
+        docs.append((a.chunks, a.shards, b.chunks, json.loads((tmp_path / name / "zarr.json").read_text())))
+    assert docs[0] == docs[1]

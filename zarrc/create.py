@@ -25,6 +25,7 @@ from zarrc.errors import (
     ContainsNodeError,
     MetadataError,
     ZarrcRuntimeWarning,
+    ZarrcUserWarning,
 )
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import key_prefix, normalize_path, parent_path
@@ -209,6 +210,12 @@ def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "aut
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     codecs = _codec_list(filters, "filters") + [serializer] + _codec_list(compressors, "compressors")
     grid = chunks
+    if isinstance(shards, str) and shards == "auto":
+        # as zarr-python (whose config sets no target shard size): two chunks along each
+        # dimension that has more than 8 of them
+        warnings.warn("automatic shard shapes (shards='auto') follow zarr-python's experimental rule",
+                      ZarrcUserWarning, stacklevel=3)
+        shards = tuple(c * 2 if n // c > 8 else c for n, c in zip(shape, chunks))
     if shards is not None:
         # as zarr-python: ``shards`` is the stored object's shape, ``chunks`` the inner
         # chunks, and every codec goes inside the sharding codec
