@@ -17,6 +17,7 @@ import numpy as np
 
 from zarrc.api import (
     DEFAULT,
+    _in_format,
     _store_for,
     array_config,
     check_storage_options,
@@ -117,9 +118,6 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
             if value != ok:
                 raise ArgumentError(f"create: {key} cannot be used for arrays with zarr_format 3 "
                                     f"(got {value!r}); give codecs (or chunk_key_encoding) instead")
-        if order is not None:
-            warnings.warn("create: order has no effect on Zarr format 3 arrays (the chunks are "
-                          "stored in C order)", UserWarning, stacklevel=2)
         kwargs: dict[str, Any] = {"chunk_key_encoding": _encoding_v3(chunk_key_encoding),
                                   "dimension_names": dimension_names}
     else:
@@ -130,7 +128,8 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
                                     f"(got {value!r})")
         kwargs = {"filters": filters, "compressor": compressor, "dimension_separator": dimension_separator}
     config_order, empty_chunks = array_config(config, write_empty_chunks)
-    order = (order or config_order) if fmt == 2 else None     # (as zarr-python's create)
+    if fmt == 2:
+        order = order or config_order     # (as zarr-python's create; for v3, order only warns)
     metadata = array_metadata(shape=shape, dtype=dtype, chunks=grid, fill_value=fill_value,
                               order=order, zarr_format=fmt, attributes=attributes, **kwargs)
     if codecs is not None and isinstance(metadata, ArrayMetadataV3):
@@ -342,11 +341,10 @@ def load(store: Any, path: str | None = None, zarr_format: int | None = None) ->
     nothing is there."""
     where = node_path("" if path is None else path)
     s = _store_for(store, "r", where)
-    node = open_node(s, where, read_only=True)
+    node = _in_format(open_node(s, where, read_only=True), zarr_format, "r", where, s)
     if node is None:
-        raise NodeNotFoundError(f"load: no array or group at {where} in {s!r}")
-    if zarr_format is not None and node.zarr_format != zarr_format:
-        raise NodeNotFoundError(f"load: no zarr_format {zarr_format} node at {where} in {s!r}")
+        raise NodeNotFoundError(f"load: no array or group at {where} in {s!r}"
+                                + (f" in Zarr format {zarr_format}" if zarr_format else ""))
     if isinstance(node, Array):
         return node[...]
     return {name: member[...] for name, member in node.arrays()}

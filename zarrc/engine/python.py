@@ -116,11 +116,12 @@ def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
     _each(len(keys), work)
 
 
-def _is_fill(arr: ChunkedArray, chunk: np.ndarray, fill: Any) -> bool:
-    """Whether every item of ``chunk`` is the fill value (``fill``: as a scalar)."""
+def is_fill(chunk: np.ndarray, fill: Any, fill_bytes: bytes) -> bool:
+    """Whether every item of ``chunk`` is the fill value: ``fill`` (an object, of its
+    type) for object items, else ``fill_bytes`` (one item's bytes)."""
     if chunk.dtype.kind == "O":
         return all(v == fill and type(v) is type(fill) for v in chunk.flat)
-    return np.ascontiguousarray(chunk).tobytes() == arr.fill * chunk.size
+    return np.ascontiguousarray(chunk).tobytes() == fill_bytes * chunk.size
 
 
 def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> None:
@@ -156,7 +157,7 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
                 chunk.reshape(-1)[src] = value[dst]
             else:
                 chunk[src] = value[dst]
-            if not write_empty and _is_fill(arr, chunk, fill):
+            if not write_empty and is_fill(chunk, fill, arr.fill):
                 encoded[t] = _DELETE
             else:
                 encoded[t] = arr.codec.encode(chunk)

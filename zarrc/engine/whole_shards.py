@@ -35,6 +35,7 @@ from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.chunk_codec import ChainChunkCodec
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed
 from zarrc.engine import batch as b
+from zarrc.engine.python import is_fill
 from zarrc.engine.shards import ShardLevel, empty_shard, parse_shard
 from zarrc.errors import ZarrcError
 
@@ -195,7 +196,7 @@ class ShardCodec:
             try:
                 if isinstance(self.inner_codec, ShardCodec):
                     encoded = self.inner_codec.encode_nested(part)
-                elif not self.write_empty and self._all_fill(part):
+                elif not self.write_empty and is_fill(part, self.fill_object, self.fill):
                     encoded = None
                 else:
                     encoded = self.inner_codec.encode(np.ascontiguousarray(part))
@@ -222,9 +223,3 @@ class ShardCodec:
         b.run_batch(batch, len(tasks))
         self._raise_failed(batch)
         return batch.shard(self.task_of_chunk, None, *self.layout)
-
-    def _all_fill(self, part: np.ndarray) -> bool:
-        if self.dtype.kind == "O":
-            return bool((part == self.fill_object).all())
-        return np.ascontiguousarray(part).tobytes() == self.fill * part.size
-
