@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-LAZY = ["numcodecs", "zipfile", "concurrent.futures", "importlib.metadata"]
+LAZY = ["numcodecs", "zipfile", "concurrent.futures", "importlib.metadata", "asyncio"]
 
 
 def modules_after(code: str) -> set[str]:

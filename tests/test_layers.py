@@ -23,6 +23,7 @@ ROOT = Path(zarrc.__file__).parent
 LAYERS = [
     ["zarrc.demo"],
     ["zarrc"],                                          # the package: re-exports the API
+    ["zarrc.asynchronous"],                             # the asyncio API over the sync one
     ["zarrc.api_data"],                                 # the data functions (create, zeros, save ...)
     ["zarrc.api"],
     ["zarrc.group"],                                    # builds nodes of both kinds

@@ -36,6 +36,7 @@ from zarrc.api_data import (
     zeros_like,
 )
 from zarrc.array import Array
+from zarrc.asynchronous import AsyncArray, AsyncGroup
 from zarrc.config import config
 from zarrc.group import Group
 
@@ -54,6 +55,8 @@ def __getattr__(name: str) -> str:
 
 __all__ = [
     "Array",
+    "AsyncArray",
+    "AsyncGroup",
     "Group",
     "__version__",
     "array",
