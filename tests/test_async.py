@@ -45,7 +45,7 @@ ARRAY_NAMES = ["open", "getitem", "setitem", "get_orthogonal_selection", "get_ma
                "shards", "attrs", "metadata", "store_path", "store", "path", "name", "basename", "ndim",
                "size", "order", "read_only", "nbytes", "nchunks", "cdata_shape", "info", "oindex",
                "vindex", "compressors", "compressor", "filters", "serializer"]
-GROUP_NAMES = ["open", "from_store", "getitem", "get", "delitem", "setitem", "contains", "create_group",
+GROUP_NAMES = ["create_hierarchy", "open", "from_store", "getitem", "get", "delitem", "setitem", "contains", "create_group",
                "require_group", "require_groups", "create_array", "require_array", "members", "keys",
                "arrays", "groups", "array_keys", "group_keys", "array_values", "group_values",
                "nmembers", "update_attributes", "tree", "info", "info_complete", "attrs", "metadata",
@@ -354,3 +354,21 @@ def test_api_functions_take_and_give_async_nodes(tmp_path):
         return created
 
     assert asyncio.run(run()) == [("", "AsyncGroup"), ("a", "AsyncGroup"), ("a/b", "AsyncGroup")]
+
+
+def test_group_create_hierarchy_as_zarr_pythons():
+    zarr = pytest.importorskip("zarr")
+    import zarr.api.asynchronous as za
+    from zarr.core.group import GroupMetadata
+
+    async def run(lib, store):
+        root = await lib.open_group(store=store, mode="w")
+        top = await root.create_group("top")
+        nodes = {"a/b": GroupMetadata(attributes={"q": 1}), "c": GroupMetadata()}
+        made = sorted([(k, type(v).__name__, v.path, dict(v.attrs)) async for k, v in top.create_hierarchy(nodes)])
+        listed = sorted([k async for k, _ in top.members(max_depth=None)])
+        return made, listed
+
+    assert asyncio.run(run(za, zarr.storage.MemoryStore())) == asyncio.run(run(zca, MemoryStore())) == (
+        [("a", "AsyncGroup", "top/a", {}), ("a/b", "AsyncGroup", "top/a/b", {"q": 1}),
+         ("c", "AsyncGroup", "top/c", {})], ["a", "a/b", "c"])

@@ -1,6 +1,7 @@
 """`import zarrc` stays cheap: optional and heavy modules are imported when first
 needed (numcodecs by the v2 numcodecs bridge and the vlen codecs, zipfile by the zip
-store, concurrent.futures by the worker pool), never by the import itself.
+store, concurrent.futures by the worker pool, asyncio by the async API's coroutines),
+never by the import itself.
 bench/bench_import.py measures the time."""
 
 import subprocess

@@ -382,6 +382,23 @@ class AsyncGroup(_AsyncNode):
         zarr-python's other display keywords are taken and ignored."""
         return await run_sync(self._group.tree, level)
 
+    async def create_hierarchy(self, nodes: Any, *, overwrite: bool = False,
+                               ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
+        """Create the nodes of ``nodes`` ({path below this group: metadata}, as
+        ``zarrc.create_hierarchy`` takes them) and the groups missing between; an
+        async generator of (path below this group, node), all written before the
+        first comes."""
+        def create() -> list:
+            self._group._check_writable()
+            below = self.path
+            where = {f"{below}/{str(k).strip('/')}" if below else str(k): v for k, v in nodes.items()}
+            self._group._consolidated = None          # (no longer the whole picture)
+            return list(api.create_hierarchy(store=self.store, nodes=where, overwrite=overwrite))
+        skip = len(self.path) + 1 if self.path else 0
+        for path, node in await run_sync(create):
+            if len(path) >= skip and path != self.path:
+                yield path[skip:], as_async(node)
+
     # -------------------------------------------------------------- new members
 
     async def create_group(self, name: str, *, overwrite: bool = False,
