@@ -26,7 +26,10 @@ from zarrc.create import DEFAULT, MODES, array_metadata, check_mode, group_metad
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
+    ArrayNotFoundError,
+    ContainsArrayError,
     ContainsNodeError,
+    GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
     NodeTypeError,
@@ -215,8 +218,8 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
     if node is None:
         if mode == "a" and "shape" in kwargs:
             return create_array(s, path=where, **create_kw)
-        raise NodeNotFoundError(f"no array at {where} in {s!r}"
-                                + (f" in Zarr format {zarr_format}" if zarr_format else ""))
+        raise ArrayNotFoundError(f"no array at {where} in {s!r}"
+                                 + (f" in Zarr format {zarr_format}" if zarr_format else ""))
     if not isinstance(node, Array):
         raise NodeTypeError(f"{where} in {s!r} is a group, not an array")
     _, write_empty = array_config(config, kwargs.get("write_empty_chunks"))
@@ -259,7 +262,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
     if node is None:
         if mode == "a":
             return new_group(s, where, attributes=attributes, zarr_format=fmt)
-        raise NodeNotFoundError(f"no group at {where} in {s!r}")
+        raise GroupNotFoundError(f"no group at {where} in {s!r}")
     if not isinstance(node, Group):
         raise NodeTypeError(f"{where} in {s!r} is an array, not a group")
     return node
@@ -274,7 +277,7 @@ def group(store: Any = None, *, path: str = "", overwrite: bool = False,
         node = open_node(s, where)
         if node is not None:
             if not isinstance(node, Group):
-                raise ContainsNodeError(f"{where} in {s!r} is an array")
+                raise ContainsArrayError(f"{where} in {s!r} is an array")
             return node
     return new_group(s, where, overwrite=overwrite, attributes=attributes,
                      zarr_format=3 if zarr_format is None else zarr_format)
@@ -299,7 +302,7 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
     if "shape" in kwargs:
         return create_array(s, path=where, overwrite=mode == "w", **kwargs)
     if mode == "w-" and node_metadata.exists(s, where):
-        raise ContainsNodeError(f"a node already exists at {where} in {s!r}")
+        raise node_metadata.contains_error(s, where, f"a node already exists at {where} in {s!r}")
     return new_group(s, where, overwrite=mode == "w", attributes=kwargs.get("attributes"),
                      zarr_format=kwargs.get("zarr_format") or 3)
 
@@ -481,13 +484,14 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any],
     for parent in sorted(ancestors - set(parsed)):
         md = node_metadata.read(s, "/" + parent)
         if md is not None and md.node_type == "array":
-            raise ContainsNodeError(f"create_hierarchy: {parent!r} in {s!r} is an array, not a group")
+            raise ContainsArrayError(f"create_hierarchy: {parent!r} in {s!r} is an array, not a group")
     for key in parsed:
         if any(a in parsed and parsed[a].node_type == "array" for a in ancestors if key.startswith(a)
                and a != key and (a == "" or key[len(a)] == "/")):
             raise MetadataError(f"create_hierarchy: {key!r} is below an array in nodes")
         if not overwrite and node_metadata.exists(s, "/" + key):
-            raise ContainsNodeError(f"create_hierarchy: a node already exists at {key!r} in {s!r}")
+            raise node_metadata.contains_error(s, "/" + key, f"create_hierarchy: a node already exists at {key!r} "
+                                               f"in {s!r}")
     docs = {key: node_metadata.encode("/" + key, md) for key, md in parsed.items()}
     if overwrite:
         for key in parsed:
