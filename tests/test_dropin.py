@@ -175,7 +175,7 @@ def test_sharding_codec_as_serializer_makes_a_sharded_array() -> None:
                              serializer=lib.codecs.ShardingCodec(chunk_shape=(2, 2),
                                                                  codecs=[lib.codecs.BytesCodec()]))
         a[...] = data
-        assert a.shards is None or a.shards == (4, 4)
+        assert (a.shards, a.chunks) == ((4, 4), (2, 2))
     zc_doc = json.loads(stores[zarrc]["zarr.json"])
     zp_doc = json.loads(stores[zarr]["zarr.json"].to_bytes())
     assert zc_doc["codecs"] == zp_doc["codecs"] and zc_doc["chunk_grid"] == zp_doc["chunk_grid"]
@@ -234,6 +234,7 @@ def test_same_mistakes_raise_the_same_classes(tmp_path) -> None:
     cases = [
         lambda lib: lib.open_array(roots[lib], path="nope", mode="r"),
         lambda lib: lib.open_group(roots[lib], path="nope", mode="r"),
+        lambda lib: lib.open(roots[lib], path="nope", mode="r"),
         lambda lib: lib.create_array(roots[lib], name="a", shape=(3,), dtype="i4"),
         lambda lib: lib.create_array(roots[lib], name="g", shape=(3,), dtype="i4"),
         lambda lib: lib.create_group(roots[lib], path="a"),

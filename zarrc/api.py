@@ -31,7 +31,6 @@ from zarrc.errors import (
     ContainsNodeError,
     GroupNotFoundError,
     MetadataError,
-    NodeNotFoundError,
     NodeTypeError,
 )
 from zarrc.group import Group, new_array, new_group, open_node
@@ -298,7 +297,8 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
         if node is not None:
             return node
         if mode in ("r", "r+"):
-            raise NodeNotFoundError(f"no array or group at {where} in {s!r}")
+            # (GroupNotFoundError, as zarr-python, which looks for a group last)
+            raise GroupNotFoundError(f"no array or group at {where} in {s!r}")
     if "shape" in kwargs:
         return create_array(s, path=where, overwrite=mode == "w", **kwargs)
     if mode == "w-" and node_metadata.exists(s, where):

@@ -205,8 +205,8 @@ def _copy(log: _Log, source: Any, dest: Group | None, name: str, root: bool, sha
             if if_exists == "skip":
                 do_copy = False
             elif if_exists == "skip_initialized":
-                there = dest[name]
-                do_copy = not (isinstance(there, Array) and there.nchunks_initialized == there.nchunks)
+                found = dest[name]
+                do_copy = not (isinstance(found, Array) and found.nchunks_initialized == found.nchunks)
         if not do_copy:
             log(f"skip {source.name} {source.shape} {source.dtype}")
             return 0, 1, 0

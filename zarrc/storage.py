@@ -40,7 +40,7 @@ def _zip_class() -> type:
         return _ZIP_CLASS[0]
     from zarrc.stores.zip import ZipStore as Base
 
-    class ZipStore(Base):  # type: ignore[valid-type,misc]
+    class ZipStore(Base):
         """A zip file as a store, with zarr-python's constructor: ``mode`` "r", "w",
         "a" or "x" (zipfile's), ``read_only`` (None: ``mode == "r"``; True with
         another mode: ArgumentError), ``compression`` (a zipfile constant; members
