@@ -197,10 +197,13 @@ INDEX_ERRORS = ["BoundsCheckError", "NegativeStepError", "VindexInvalidSelection
 
 def test_error_names_and_builtin_bases() -> None:
     import zarr.core.indexing as zp_indexing
-    for name in ERROR_NAMES:
+    every = [n for n in dir(zarr.errors) if isinstance(getattr(zarr.errors, n), type)
+             and issubclass(getattr(zarr.errors, n), BaseException)]
+    assert set(ERROR_NAMES) <= set(every)
+    for name in every:
         zp, zc = getattr(zarr.errors, name), getattr(zc_errors, name)
         for base in (ValueError, FileNotFoundError, IndexError, UserWarning, RuntimeWarning,
-                     DeprecationWarning):
+                     DeprecationWarning, FutureWarning):
             if issubclass(zp, base):
                 assert issubclass(zc, base), (name, base)
     for name in INDEX_ERRORS:

@@ -57,6 +57,19 @@ class NodeTypeValidationError(MetadataValidationError):
     """zarr-python's name: a metadata document's ``node_type`` is not the expected one."""
 
 
+class DataTypeValidationError(MetadataError):
+    """zarr-python's name (a ValueError): a data type that is invalid."""
+
+
+class ChunkNotFoundError(BaseZarrError):
+    """zarr-python's name: a chunk is missing where one is required (zarrc reads
+    missing chunks as the fill value, and raises it nowhere)."""
+
+
+class PickleCodecDisabledError(BaseZarrError):
+    """zarr-python's name: the pickle codec is disabled (zarrc has none)."""
+
+
 class UnknownCodecError(MetadataError, BaseZarrError):
     """No codec is registered under a name (a MetadataError, as zarr-python's
     UnknownCodecError is a ValueError)."""
@@ -175,6 +188,10 @@ class ZarrDeprecationWarning(DeprecationWarning):
 
 class ZarrFutureWarning(FutureWarning):
     """zarr-python's name: something that will change."""
+
+
+class UnstableSpecificationWarning(ZarrFutureWarning):
+    """zarr-python's name: a feature whose specification may change."""
 
 
 class ZarrcUserWarning(ZarrUserWarning):
