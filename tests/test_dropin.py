@@ -313,3 +313,20 @@ def test_get_basic_selection_fields() -> None:
     np.testing.assert_array_equal(out, data[1]["y"])
     with pytest.raises(IndexError):
         a.get_basic_selection(0, fields="nope")
+
+
+def test_store_paths_where_a_store_is_expected(tmp_path) -> None:
+    root = str(tmp_path / "s.zarr")
+    for lib in (zarr, zarrc):
+        sp = lib.storage.StorePath(lib.storage.LocalStore(root), "grp")
+        lib.create_array(sp, name=lib.__name__, shape=(3,), dtype="i4")[...] = [1, 2, 3]
+        lib.create_group(sp / "sub", path=f"inner_{lib.__name__}")
+    for lib in (zarr, zarrc):
+        for name in ("zarr", "zarrc"):
+            sp = lib.storage.StorePath(lib.storage.LocalStore(root), "grp")
+            np.testing.assert_array_equal(lib.open_array(sp, path=name)[...], [1, 2, 3])
+            np.testing.assert_array_equal(lib.open_array(sp / name)[...], [1, 2, 3])
+        for name in ("zarr", "zarrc"):
+            assert isinstance(lib.open_group(root, path=f"grp/sub/inner_{name}"), lib.Group)
+    zp_path = zarr.storage.StorePath(zarr.storage.LocalStore(root), "grp/zarr")    # zarr-python's object
+    np.testing.assert_array_equal(zarrc.open_array(zp_path)[...], [1, 2, 3])

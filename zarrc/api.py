@@ -37,11 +37,22 @@ from zarrc.group import Group, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
+from zarrc.node import StorePath
 from zarrc.stores import MemoryStore, Store, make_store
+from zarrc.stores.zarr_python import is_zarr_python_store
 
 __all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_group",
            "create_hierarchy", "from_array", "group", "guess_chunks", "open", "open_array",
            "open_consolidated", "open_group", "tree"]
+
+
+def store_and_path(store: Any, path: str | None) -> tuple[Any, str]:
+    """A StorePath (zarrc's or zarr-python's) as its store and its path joined before
+    ``path``, as zarr-python takes one where a store is expected; anything else as it is."""
+    if not (isinstance(store, StorePath) or (is_zarr_python_store(store) and type(store).__name__ == "StorePath")):
+        return store, "" if path is None else path
+    base, rest = str(store.path).strip("/"), (path or "").strip("/")
+    return store.store, "/".join(p for p in (base, rest) if p)
 
 
 def _as_store(store: Any) -> Store:
@@ -57,6 +68,7 @@ def create_group(store: Any, path: str = "", *, overwrite: bool = False,
     that are not a mapping (or ``storage_options`` a store does not take),
     MetadataError for an invalid path or ``zarr_format``."""
     check_storage_options(store, storage_options)
+    store, path = store_and_path(store, path)
     where = node_path("" if path is None else path)
     return new_group(_as_store(store), where, overwrite=overwrite, attributes=attributes,
                      zarr_format=3 if zarr_format is None else zarr_format)
@@ -127,7 +139,8 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         zarr_format=3 if zarr_format is None else zarr_format, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
         compressor=compressor, dimension_separator=dimension_separator)
-    where = node_path(path if path is not None else (name or ""))
+    store, where = store_and_path(store, path if path is not None else (name or ""))
+    where = node_path(where or "")
     return new_array(_as_store(store), where, metadata, overwrite=overwrite,
                      write_empty_chunks=empty_chunks)
 
@@ -205,6 +218,7 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
     opened or created; ``storage_options`` only with a URL."""
     check_mode(mode)
     check_storage_options(store, storage_options)
+    store, path = store_and_path(store, path)
     s = _store_for(store, mode, path)
     where = node_path(path)
     create_kw = dict(kwargs, config=config)
@@ -251,6 +265,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
         (NodeNotFoundError for the other; ContainsNodeError in mode "a")."""
     check_mode(mode)
     check_storage_options(store, storage_options)
+    store, path = store_and_path(store, path)
     s = _store_for(store, mode, path)
     where = node_path(path)
     fmt = 3 if zarr_format is None else zarr_format
@@ -270,6 +285,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
 def group(store: Any = None, *, path: str = "", overwrite: bool = False,
           attributes: dict | None = None, zarr_format: int | None = None) -> Group:
     """Create a group (or open the existing one unless ``overwrite``)."""
+    store, path = store_and_path(store, path)
     s = _store_for(store, "a", path)
     where = node_path(path)
     if not overwrite:
@@ -289,6 +305,7 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
     array if ``shape`` is given, else a group."""
     check_mode(mode)
     check_storage_options(store, kwargs.pop("storage_options", None))
+    store, path = store_and_path(store, path)
     s = _store_for(store, mode, path)
     where = node_path(path)
     if mode not in ("w", "w-"):
@@ -319,7 +336,8 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
     return the group opened with it.  ``store``: a path, dict or Store.  Raises
     NodeNotFoundError if there is no group at ``path``, MetadataError if
     ``zarr_format`` is not the group's."""
-    where = node_path(path)
+    store, path = store_and_path(store, path)
+    where = node_path(path or "")
     s = _as_store(store)
     md, nodes = consolidate(s, where, zarr_format)
     return Group(s, where, md, consolidated=nodes)
@@ -433,6 +451,7 @@ def from_array(store: Any, *, data: Any, write_data: bool = True, name: str | No
         chosen["filters"] = None         # (the default: none; v2 object arrays get their codec)
     if zarr_format == 2:
         chosen.update(serializer="auto", dimension_names=None)
+    store, name = store_and_path(store, name)
     s = _as_store(store)
     where = node_path(name or "")
     if overwrite and isinstance(data, Array) and _same_place(data, s, where):
