@@ -46,11 +46,11 @@ __all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_g
            "open_consolidated", "open_group", "tree"]
 
 
-def store_and_path(store: Any, path: str | None) -> tuple[Any, str]:
+def store_and_path(store: Any, path: Any) -> tuple[Any, Any]:
     """A StorePath (zarrc's or zarr-python's) as its store and its path joined before
     ``path``, as zarr-python takes one where a store is expected; anything else as it is."""
     if not (isinstance(store, StorePath) or (is_zarr_python_store(store) and type(store).__name__ == "StorePath")):
-        return store, "" if path is None else path
+        return store, path                  # (a path of a wrong type is refused by node_path)
     base, rest = str(store.path).strip("/"), (path or "").strip("/")
     return store.store, "/".join(p for p in (base, rest) if p)
 
@@ -337,7 +337,7 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
     NodeNotFoundError if there is no group at ``path``, MetadataError if
     ``zarr_format`` is not the group's."""
     store, path = store_and_path(store, path)
-    where = node_path(path or "")
+    where = node_path(path)
     s = _as_store(store)
     md, nodes = consolidate(s, where, zarr_format)
     return Group(s, where, md, consolidated=nodes)
