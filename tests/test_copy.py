@@ -46,9 +46,15 @@ def test_copy_store_whole_store(tmp_path) -> None:
     assert lines[-1].startswith("all done: ") and len(lines) == len(src) + 1
     store = zarrc.stores.LocalStore(dest, mode="r")
     assert {k: store.get(k) for k in store.list_prefix("")} == src
+    zipped = str(tmp_path / "d.zip")
+    assert zarrc.copy_store(dest, zipped)[0] == len(src)       # a zip file made here is closed after
     zarr = pytest.importorskip("zarr")
     np.testing.assert_array_equal(zarr.open_array(dest, path="a", mode="r")[...],
                                   np.arange(63).reshape(7, 9))
+    zstore = zarr.storage.ZipStore(zipped, mode="r")
+    np.testing.assert_array_equal(zarr.open_array(zstore, path="a", mode="r")[...],
+                                  np.arange(63).reshape(7, 9))
+    zstore.close()
 
 
 def test_copy_store_paths_patterns_and_if_exists() -> None:

@@ -23,7 +23,7 @@ from zarrc.array import Array
 from zarrc.errors import ArgumentError, ArgumentTypeError, CopyError
 from zarrc.group import Group, new_array
 from zarrc.metadata.names import join_path
-from zarrc.stores import make_store
+from zarrc.stores import Store, make_store
 
 __all__ = ["BLOCK_BYTES", "copy", "copy_all", "copy_store"]
 
@@ -99,7 +99,16 @@ def copy_store(source: Any, dest: Any, source_path: str = "", dest_path: str = "
     _check_if_exists(if_exists, IF_EXISTS)
     exclude, include = _patterns(excludes, flags, "excludes"), _patterns(includes, flags, "includes")
     src, dst = make_store(source, mode="r"), make_store(dest, mode="a")
-    logger = _Log(log)
+    try:
+        return _copy_keys(src, dst, source_path, dest_path, exclude, include, if_exists, dry_run, _Log(log))
+    finally:            # stores made here from paths are closed (a zip file's directory written)
+        for made, given in ((dst, dest), (src, source)):
+            if made is not given and not isinstance(given, dict):
+                made.close()
+
+
+def _copy_keys(src: Store, dst: Store, source_path: str, dest_path: str, exclude: list[re.Pattern],
+               include: list[re.Pattern], if_exists: str, dry_run: bool, logger: _Log) -> tuple[int, int, int]:
     src_prefix, dst_prefix = _prefix(source_path), _prefix(dest_path)
     pairs = []
     for key in sorted(src.list_prefix(src_prefix)):
