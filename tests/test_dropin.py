@@ -255,6 +255,13 @@ def test_same_mistakes_raise_the_same_classes(tmp_path) -> None:
     for i, case in enumerate(cases):
         zp, zc = raised_name(lambda c=case: c(zarr)), raised_name(lambda c=case: c(zarrc))
         assert zp == zc, (i, zp, zc)
+    # a node of the other kind: zarrc's NodeTypeError subclasses that are zarr-python's classes too
+    for case, zc_name in ((lambda lib: lib.open_group(roots[lib], path="a", mode="r"), "ExpectedGroupError"),
+                          (lambda lib: lib.open_array(roots[lib], path="g", mode="r"), "ExpectedArrayError")):
+        zp_name = raised_name(lambda c=case: c(zarr))
+        with pytest.raises(getattr(zc_errors, zp_name)) as info:
+            case(zarrc)
+        assert type(info.value).__name__ == zc_name and isinstance(info.value, zc_errors.NodeTypeError)
 
 
 def test_specific_errors_keep_their_old_bases(tmp_path) -> None:

@@ -29,9 +29,10 @@ from zarrc.errors import (
     ArrayNotFoundError,
     ContainsArrayError,
     ContainsNodeError,
+    ExpectedArrayError,
+    ExpectedGroupError,
     GroupNotFoundError,
     MetadataError,
-    NodeTypeError,
 )
 from zarrc.group import Group, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
@@ -234,7 +235,7 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
         raise ArrayNotFoundError(f"no array at {where} in {s!r}"
                                  + (f" in Zarr format {zarr_format}" if zarr_format else ""))
     if not isinstance(node, Array):
-        raise NodeTypeError(f"{where} in {s!r} is a group, not an array")
+        raise ExpectedArrayError(f"{where} in {s!r} is a group, not an array")
     _, write_empty = array_config(config, kwargs.get("write_empty_chunks"))
     return node if write_empty is None else node.with_config({"write_empty_chunks": write_empty})
 
@@ -278,7 +279,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
             return new_group(s, where, attributes=attributes, zarr_format=fmt)
         raise GroupNotFoundError(f"no group at {where} in {s!r}")
     if not isinstance(node, Group):
-        raise NodeTypeError(f"{where} in {s!r} is an array, not a group")
+        raise ExpectedGroupError(f"{where} in {s!r} is an array, not a group")
     return node
 
 

@@ -174,6 +174,16 @@ class CopyError(ZarrcError, RuntimeError):
     RuntimeError); nothing was copied."""
 
 
+class ExpectedArrayError(NodeTypeError, NodeTypeValidationError):
+    """A group is where an array was asked for (``open_array``): a NodeTypeError and,
+    as zarr-python raises there, a NodeTypeValidationError."""
+
+
+class ExpectedGroupError(NodeTypeError, ContainsArrayError):
+    """An array is where a group was asked for (``open_group``): a NodeTypeError and,
+    as zarr-python raises there, a ContainsArrayError."""
+
+
 class ZarrUserWarning(UserWarning):
     """zarr-python's name: the base of ZarrcUserWarning."""
 
