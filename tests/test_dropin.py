@@ -295,6 +295,9 @@ def test_get_basic_selection_out_and_0d() -> None:
             got = arrays[zarrc].get_basic_selection(sel, out=out)
             np.testing.assert_array_equal(got, expect)
             np.testing.assert_array_equal(out if isinstance(out, np.ndarray) else out.as_numpy_array(), expect)
+    for sel in ((1, 2), (Ellipsis, 1, 2), (1, slice(2, 3))):        # ints everywhere: a numpy scalar
+        zp, zc = arrays[zarr].get_basic_selection(sel), arrays[zarrc].get_basic_selection(sel)
+        assert type(zc) is type(zp) and np.array_equal(zc, zp), (sel, type(zp), type(zc))
     for wrong in (np.zeros((2,), "i4"), np.zeros((3,), "f8")):
         with pytest.raises(ValueError):
             arrays[zarrc].get_basic_selection((slice(1, 4), 2), out=wrong)

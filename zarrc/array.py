@@ -273,14 +273,16 @@ class Array(Node):
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None, prototype: Any = None,
                             fields: Any = None) -> Any:
-        """Ints, slices (positive step) and ``...`` (``a[...]``).  ``out``: a numpy array
+        """Ints, slices (positive step) and ``...`` (``a[...]``; an int for every dimension
+        gives a numpy scalar, as zarr-python).  ``out``: a numpy array
         (or zarr-python NDBuffer) of the result's shape and dtype, filled in place and
         returned; ``fields``: a field or a list of fields of a structured dtype (their
         values only).  ``prototype`` is accepted for zarr-python's signature (numpy
         results only).  Raises SelectionError (an IndexError) for other selections
         when ``out`` or ``fields`` is given, ArgumentError for a mismatched ``out``."""
         if out is None and fields is None:
-            return self[selection]
+            data = self[selection]      # (every dimension indexed by an int: a numpy scalar, as zarr-python)
+            return data[()] if isinstance(data, np.ndarray) and data.ndim == 0 else data
         items = selection if isinstance(selection, tuple) else (selection,)
         for item in items:
             if not (item is Ellipsis or isinstance(item, (slice, int, np.integer))) or isinstance(item, bool):
@@ -288,7 +290,7 @@ class Array(Node):
                                      "an integer, a slice or Ellipsis")
         dims, _ = indexing.plan_orthogonal(selection, self.shape, self._chunked.chunks)
         data = self._read_planned(dims, out, fields)
-        if out is None and not self._metadata.shape and isinstance(data, np.ndarray):
+        if out is None and isinstance(data, np.ndarray) and data.ndim == 0:
             return data[()]
         return data
 
