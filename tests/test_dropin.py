@@ -342,3 +342,17 @@ def test_store_paths_where_a_store_is_expected(tmp_path) -> None:
             assert isinstance(lib.open_group(root, path=f"grp/sub/inner_{name}"), lib.Group)
     zp_path = zarr.storage.StorePath(zarr.storage.LocalStore(root), "grp/zarr")    # zarr-python's object
     np.testing.assert_array_equal(zarrc.open_array(zp_path)[...], [1, 2, 3])
+
+
+def test_store_keywords_that_contradict_are_refused(tmp_path) -> None:
+    from zarrc.errors import ArgumentError
+    with pytest.raises(ArgumentError, match="contradicts"):
+        zarrc.storage.LocalStore(str(tmp_path / "x"), mode="r", read_only=False)
+    with pytest.raises(ArgumentError, match="contradicts"):
+        zarrc.storage.ZipStore(str(tmp_path / "x.zip"), mode="w", read_only=True)
+    assert not (tmp_path / "x.zip").exists()                   # nothing made
+    with pytest.raises(ArgumentError, match="not both"):
+        zarrc.storage.MemoryStore({}, store_dict={})
+    (tmp_path / "y").mkdir()
+    assert not zarrc.storage.LocalStore(str(tmp_path / "y"), mode="r+").read_only     # zarrc's modes too
+    assert zarrc.storage.LocalStore(str(tmp_path / "y"), mode="r", read_only=True).read_only
