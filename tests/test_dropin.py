@@ -119,19 +119,19 @@ def test_other_zarr_python_stores_are_refused_by_name() -> None:
 
 
 CODEC_CASES = [
-    ("BloscCodec", dict(cname="lz4", clevel=5, shuffle="shuffle", typesize=4, blocksize=0)),
-    ("BloscCodec", dict(cname="zstd", clevel=3, shuffle="bitshuffle", typesize=2, blocksize=0)),
-    ("ZstdCodec", dict(level=3, checksum=True)),
+    ("BloscCodec", {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}),
+    ("BloscCodec", {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 2, "blocksize": 0}),
+    ("ZstdCodec", {"level": 3, "checksum": True}),
     ("ZstdCodec", {}),
-    ("GzipCodec", dict(level=4)),
-    ("BytesCodec", dict(endian="big")),
+    ("GzipCodec", {"level": 4}),
+    ("BytesCodec", {"endian": "big"}),
     ("BytesCodec", {}),
-    ("TransposeCodec", dict(order=(1, 0))),
+    ("TransposeCodec", {"order": (1, 0)}),
     ("Crc32cCodec", {}),
     ("VLenUTF8Codec", {}),
     ("VLenBytesCodec", {}),
-    ("ShardingCodec", dict(chunk_shape=(2, 2))),
-    ("ShardingCodec", dict(chunk_shape=(2, 2), index_location="start")),
+    ("ShardingCodec", {"chunk_shape": (2, 2)}),
+    ("ShardingCodec", {"chunk_shape": (2, 2), "index_location": "start"}),
 ]
 
 
@@ -148,9 +148,9 @@ def test_codec_enums_and_nested_codecs() -> None:
     assert norm(blosc.to_dict()) == norm(zarr.codecs.BloscCodec(cname="lz4", shuffle="bitshuffle",
                                                                 typesize=4, clevel=5).to_dict())
     assert zc.BytesCodec(endian=zc.Endian.big).to_dict() == zarr.codecs.BytesCodec(endian="big").to_dict()
-    kwargs = dict(chunk_shape=(2, 2), index_location="start")
-    inner = dict(codecs=[zc.BytesCodec(), zc.ZstdCodec(level=1)])
-    zp_inner = dict(codecs=[zarr.codecs.BytesCodec(), zarr.codecs.ZstdCodec(level=1)])
+    kwargs = {"chunk_shape": (2, 2), "index_location": "start"}
+    inner = {"codecs": [zc.BytesCodec(), zc.ZstdCodec(level=1)]}
+    zp_inner = {"codecs": [zarr.codecs.BytesCodec(), zarr.codecs.ZstdCodec(level=1)]}
     assert norm(zc.ShardingCodec(**kwargs, **inner).to_dict()) == \
         norm(zarr.codecs.ShardingCodec(**kwargs, **zp_inner).to_dict())
     loc = zc.ShardingCodec(chunk_shape=(2,), index_location=zc.ShardingCodecIndexLocation.start)
@@ -159,8 +159,8 @@ def test_codec_enums_and_nested_codecs() -> None:
 
 def test_numcodecs_wrappers() -> None:
     assert set(zarrc.codecs.numcodecs.__all__) <= set(dir(zarr.codecs.numcodecs))
-    for name, kwargs in (("Zlib", dict(level=1)), ("Zstd", dict(level=2)), ("Shuffle", dict(elementsize=4)),
-                         ("Delta", dict(dtype="<i4"))):
+    for name, kwargs in (("Zlib", {"level": 1}), ("Zstd", {"level": 2}), ("Shuffle", {"elementsize": 4}),
+                         ("Delta", {"dtype": "<i4"})):
         zp = getattr(zarr.codecs.numcodecs, name)(**kwargs)
         zc = getattr(zarrc.codecs.numcodecs, name)(**kwargs)
         assert norm(zc.to_dict()) == norm(zp.to_dict())
