@@ -24,9 +24,11 @@ LAYERS = [
     ["zarrc.demo"],
     ["zarrc"],                                          # the package: re-exports the API
     ["zarrc.asynchronous"],                             # the asyncio API over the sync one
+    ["zarrc.copy"],                                     # copy, copy_all, copy_store
     ["zarrc.api_data"],                                 # the data functions (create, zeros, save ...)
     ["zarrc.api"],
     ["zarrc.group"],                                    # builds nodes of both kinds
+    ["zarrc.storage"],                                  # zarr-python's zarr.storage names
     ["zarrc.array"],
     ["zarrc.node"],                                     # the base of Array and Group
     ["zarrc.create", "zarrc.create_v2", "zarrc.consolidate", "zarrc.node_metadata",

@@ -1,6 +1,6 @@
 """zarrc: a fast Zarr library with native, GIL-free kernels (zarr-python 3 style API)."""
 
-from zarrc import codecs, errors
+from zarrc import codecs, errors, storage
 from zarrc.api import (
     consolidate_metadata,
     create_array,
@@ -38,6 +38,7 @@ from zarrc.api_data import (
 from zarrc.array import Array
 from zarrc.asynchronous import AsyncArray, AsyncGroup
 from zarrc.config import config
+from zarrc.copy import copy, copy_all, copy_store
 from zarrc.group import Group
 
 
@@ -63,6 +64,9 @@ __all__ = [
     "codecs",
     "config",
     "consolidate_metadata",
+    "copy",
+    "copy_all",
+    "copy_store",
     "create",
     "create_array",
     "create_group",
@@ -85,6 +89,7 @@ __all__ = [
     "save",
     "save_array",
     "save_group",
+    "storage",
     "tree",
     "zeros",
     "zeros_like",

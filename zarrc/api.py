@@ -26,20 +26,34 @@ from zarrc.create import DEFAULT, MODES, array_metadata, check_mode, group_metad
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
+    ArrayNotFoundError,
+    ContainsArrayError,
     ContainsNodeError,
+    ExpectedArrayError,
+    ExpectedGroupError,
+    GroupNotFoundError,
     MetadataError,
-    NodeNotFoundError,
-    NodeTypeError,
 )
 from zarrc.group import Group, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
+from zarrc.node import StorePath
 from zarrc.stores import MemoryStore, Store, make_store
+from zarrc.stores.zarr_python import is_zarr_python_store
 
 __all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_group",
            "create_hierarchy", "from_array", "group", "guess_chunks", "open", "open_array",
            "open_consolidated", "open_group", "tree"]
+
+
+def store_and_path(store: Any, path: Any) -> tuple[Any, Any]:
+    """A StorePath (zarrc's or zarr-python's) as its store and its path joined before
+    ``path``, as zarr-python takes one where a store is expected; anything else as it is."""
+    if not (isinstance(store, StorePath) or (is_zarr_python_store(store) and type(store).__name__ == "StorePath")):
+        return store, path                  # (a path of a wrong type is refused by node_path)
+    base, rest = str(store.path).strip("/"), (path or "").strip("/")
+    return store.store, "/".join(p for p in (base, rest) if p)
 
 
 def _as_store(store: Any) -> Store:
@@ -55,6 +69,7 @@ def create_group(store: Any, path: str = "", *, overwrite: bool = False,
     that are not a mapping (or ``storage_options`` a store does not take),
     MetadataError for an invalid path or ``zarr_format``."""
     check_storage_options(store, storage_options)
+    store, path = store_and_path(store, path)
     where = node_path("" if path is None else path)
     return new_group(_as_store(store), where, overwrite=overwrite, attributes=attributes,
                      zarr_format=3 if zarr_format is None else zarr_format)
@@ -125,7 +140,8 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         zarr_format=3 if zarr_format is None else zarr_format, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
         compressor=compressor, dimension_separator=dimension_separator)
-    where = node_path(path if path is not None else (name or ""))
+    store, where = store_and_path(store, path if path is not None else (name or ""))
+    where = node_path(where or "")
     return new_array(_as_store(store), where, metadata, overwrite=overwrite,
                      write_empty_chunks=empty_chunks)
 
@@ -203,6 +219,7 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
     opened or created; ``storage_options`` only with a URL."""
     check_mode(mode)
     check_storage_options(store, storage_options)
+    store, path = store_and_path(store, path)
     s = _store_for(store, mode, path)
     where = node_path(path)
     create_kw = dict(kwargs, config=config)
@@ -215,10 +232,10 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
     if node is None:
         if mode == "a" and "shape" in kwargs:
             return create_array(s, path=where, **create_kw)
-        raise NodeNotFoundError(f"no array at {where} in {s!r}"
-                                + (f" in Zarr format {zarr_format}" if zarr_format else ""))
+        raise ArrayNotFoundError(f"no array at {where} in {s!r}"
+                                 + (f" in Zarr format {zarr_format}" if zarr_format else ""))
     if not isinstance(node, Array):
-        raise NodeTypeError(f"{where} in {s!r} is a group, not an array")
+        raise ExpectedArrayError(f"{where} in {s!r} is a group, not an array")
     _, write_empty = array_config(config, kwargs.get("write_empty_chunks"))
     return node if write_empty is None else node.with_config({"write_empty_chunks": write_empty})
 
@@ -249,6 +266,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
         (NodeNotFoundError for the other; ContainsNodeError in mode "a")."""
     check_mode(mode)
     check_storage_options(store, storage_options)
+    store, path = store_and_path(store, path)
     s = _store_for(store, mode, path)
     where = node_path(path)
     fmt = 3 if zarr_format is None else zarr_format
@@ -259,22 +277,23 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
     if node is None:
         if mode == "a":
             return new_group(s, where, attributes=attributes, zarr_format=fmt)
-        raise NodeNotFoundError(f"no group at {where} in {s!r}")
+        raise GroupNotFoundError(f"no group at {where} in {s!r}")
     if not isinstance(node, Group):
-        raise NodeTypeError(f"{where} in {s!r} is an array, not a group")
+        raise ExpectedGroupError(f"{where} in {s!r} is an array, not a group")
     return node
 
 
 def group(store: Any = None, *, path: str = "", overwrite: bool = False,
           attributes: dict | None = None, zarr_format: int | None = None) -> Group:
     """Create a group (or open the existing one unless ``overwrite``)."""
+    store, path = store_and_path(store, path)
     s = _store_for(store, "a", path)
     where = node_path(path)
     if not overwrite:
         node = open_node(s, where)
         if node is not None:
             if not isinstance(node, Group):
-                raise ContainsNodeError(f"{where} in {s!r} is an array")
+                raise ContainsArrayError(f"{where} in {s!r} is an array")
             return node
     return new_group(s, where, overwrite=overwrite, attributes=attributes,
                      zarr_format=3 if zarr_format is None else zarr_format)
@@ -287,6 +306,7 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
     array if ``shape`` is given, else a group."""
     check_mode(mode)
     check_storage_options(store, kwargs.pop("storage_options", None))
+    store, path = store_and_path(store, path)
     s = _store_for(store, mode, path)
     where = node_path(path)
     if mode not in ("w", "w-"):
@@ -295,11 +315,12 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
         if node is not None:
             return node
         if mode in ("r", "r+"):
-            raise NodeNotFoundError(f"no array or group at {where} in {s!r}")
+            # (GroupNotFoundError, as zarr-python, which looks for a group last)
+            raise GroupNotFoundError(f"no array or group at {where} in {s!r}")
     if "shape" in kwargs:
         return create_array(s, path=where, overwrite=mode == "w", **kwargs)
     if mode == "w-" and node_metadata.exists(s, where):
-        raise ContainsNodeError(f"a node already exists at {where} in {s!r}")
+        raise node_metadata.contains_error(s, where, f"a node already exists at {where} in {s!r}")
     return new_group(s, where, overwrite=mode == "w", attributes=kwargs.get("attributes"),
                      zarr_format=kwargs.get("zarr_format") or 3)
 
@@ -316,6 +337,7 @@ def consolidate_metadata(store: Any, path: str = "", zarr_format: int | None = N
     return the group opened with it.  ``store``: a path, dict or Store.  Raises
     NodeNotFoundError if there is no group at ``path``, MetadataError if
     ``zarr_format`` is not the group's."""
+    store, path = store_and_path(store, path)
     where = node_path(path)
     s = _as_store(store)
     md, nodes = consolidate(s, where, zarr_format)
@@ -430,6 +452,7 @@ def from_array(store: Any, *, data: Any, write_data: bool = True, name: str | No
         chosen["filters"] = None         # (the default: none; v2 object arrays get their codec)
     if zarr_format == 2:
         chosen.update(serializer="auto", dimension_names=None)
+    store, name = store_and_path(store, name)
     s = _as_store(store)
     where = node_path(name or "")
     if overwrite and isinstance(data, Array) and _same_place(data, s, where):
@@ -481,13 +504,14 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any],
     for parent in sorted(ancestors - set(parsed)):
         md = node_metadata.read(s, "/" + parent)
         if md is not None and md.node_type == "array":
-            raise ContainsNodeError(f"create_hierarchy: {parent!r} in {s!r} is an array, not a group")
+            raise ContainsArrayError(f"create_hierarchy: {parent!r} in {s!r} is an array, not a group")
     for key in parsed:
         if any(a in parsed and parsed[a].node_type == "array" for a in ancestors if key.startswith(a)
                and a != key and (a == "" or key[len(a)] == "/")):
             raise MetadataError(f"create_hierarchy: {key!r} is below an array in nodes")
         if not overwrite and node_metadata.exists(s, "/" + key):
-            raise ContainsNodeError(f"create_hierarchy: a node already exists at {key!r} in {s!r}")
+            raise node_metadata.contains_error(s, "/" + key, f"create_hierarchy: a node already exists at {key!r} "
+                                               f"in {s!r}")
     docs = {key: node_metadata.encode("/" + key, md) for key, md in parsed.items()}
     if overwrite:
         for key in parsed:

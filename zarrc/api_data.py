@@ -28,7 +28,14 @@ from zarrc.api import (
 )
 from zarrc.array import Array
 from zarrc.create import array_metadata, check_mode, node_path
-from zarrc.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError, NodeTypeError, ReadOnlyError
+from zarrc.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ArrayNotFoundError,
+    NodeNotFoundError,
+    NodeTypeError,
+    ReadOnlyError,
+)
 from zarrc.metadata.v3 import ArrayMetadataV3
 
 __all__ = ["array", "create", "empty", "empty_like", "full", "full_like", "load", "ones",
@@ -245,7 +252,7 @@ def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: An
         if node is not None:
             raise NodeTypeError(f"{where} in {s!r} is a group, not an array")
         if mode in ("r", "r+"):
-            raise NodeNotFoundError(f"no array at {where} in {s!r}")
+            raise ArrayNotFoundError(f"no array at {where} in {s!r}")
     return create(store=s, path=where, mode=mode, zarr_format=zarr_format, **kwargs)
 
 

@@ -262,14 +262,37 @@ class Array(Node):
     # -------------------------------------------------------------- data
 
     def __getitem__(self, selection: Any) -> Any:
-        return self._engine.read(selection)
+        data = self._engine.read(selection)
+        if not self._metadata.shape and isinstance(data, np.ndarray):
+            return data[()]         # a 0-d array reads as a numpy scalar, as zarr-python
+        return data
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._check_writable()
         self._engine.write(selection, value)
 
-    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
-        return self[selection]
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None, prototype: Any = None,
+                            fields: Any = None) -> Any:
+        """Ints, slices (positive step) and ``...`` (``a[...]``; an int for every dimension
+        gives a numpy scalar, as zarr-python).  ``out``: a numpy array
+        (or zarr-python NDBuffer) of the result's shape and dtype, filled in place and
+        returned; ``fields``: a field or a list of fields of a structured dtype (their
+        values only).  ``prototype`` is accepted for zarr-python's signature (numpy
+        results only).  Raises SelectionError (an IndexError) for other selections
+        when ``out`` or ``fields`` is given, ArgumentError for a mismatched ``out``."""
+        if out is None and fields is None:
+            data = self[selection]      # (every dimension indexed by an int: a numpy scalar, as zarr-python)
+            return data[()] if isinstance(data, np.ndarray) and data.ndim == 0 else data
+        items = selection if isinstance(selection, tuple) else (selection,)
+        for item in items:
+            if not (item is Ellipsis or isinstance(item, (slice, int, np.integer))) or isinstance(item, bool):
+                raise SelectionError(f"unsupported selection item for basic indexing: {item!r}; expected "
+                                     "an integer, a slice or Ellipsis")
+        dims, _ = indexing.plan_orthogonal(selection, self.shape, self._chunked.chunks)
+        data = self._read_planned(dims, out, fields)
+        if out is None and isinstance(data, np.ndarray) and data.ndim == 0:
+            return data[()]
+        return data
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self[selection] = value
@@ -453,8 +476,8 @@ def array_config(config: Any, write_empty_chunks: bool | None) -> bool | None:
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
     md = node_metadata.read(store, path)
     if md is None or md.node_type != "array":
-        from zarrc.errors import NodeNotFoundError
-        raise NodeNotFoundError(f"no array at {path} in {store!r}")
+        from zarrc.errors import ArrayNotFoundError
+        raise ArrayNotFoundError(f"no array at {path} in {store!r}")
     return Array(store, path, md, read_only=read_only, write_empty_chunks=write_empty_chunks)
 
 

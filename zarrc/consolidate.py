@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any
 
 from zarrc import node_metadata
-from zarrc.errors import MetadataError, NodeNotFoundError
+from zarrc.errors import GroupNotFoundError, MetadataError
 from zarrc.metadata import consolidated as docs
 from zarrc.metadata.names import join_path, key_prefix
 from zarrc.metadata.v3 import GroupMetadataV3, metadata_from_json
@@ -74,7 +74,7 @@ def consolidate(store: Any, path: str, zarr_format: int | None = None) -> tuple[
     at ``path``, MetadataError if ``zarr_format`` is not the group's."""
     md = node_metadata.read(store, path)
     if md is None or md.node_type != "group":
-        raise NodeNotFoundError(f"no group at {path} in {store!r}")
+        raise GroupNotFoundError(f"no group at {path} in {store!r}")
     if zarr_format is not None and zarr_format != md.zarr_format:
         raise MetadataError(f"the group at {path} is Zarr v{md.zarr_format}, not v{zarr_format}")
     nodes: dict[str, Any] = {}

@@ -22,7 +22,7 @@ from zarrc.create_v2 import array_metadata_v2
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
-    ContainsNodeError,
+    ContainsArrayError,
     MetadataError,
     ZarrcRuntimeWarning,
     ZarrcUserWarning,
@@ -240,7 +240,7 @@ def prepare_location(store: Any, path: str, overwrite: bool, zarr_format: int = 
     written: ContainsNodeError if a node is at ``path`` (unless ``overwrite``) or
     an ancestor is an array."""
     if not overwrite and node_metadata.exists(store, path):
-        raise ContainsNodeError(f"a node already exists at {path} in {store!r}")
+        raise node_metadata.contains_error(store, path, f"a node already exists at {path} in {store!r}")
     missing = []
     ancestor = path
     while ancestor != "/":
@@ -250,7 +250,7 @@ def prepare_location(store: Any, path: str, overwrite: bool, zarr_format: int = 
             missing.append(ancestor)
         elif md.node_type != "group":
             # (checked first: "arr/c" with overwrite would otherwise delete arr's chunks)
-            raise ContainsNodeError(f"cannot create {path}: {ancestor} is an array")
+            raise ContainsArrayError(f"cannot create {path}: {ancestor} is an array")
     if overwrite:
         if path == "/":
             store.delete_prefix("")

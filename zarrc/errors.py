@@ -20,6 +20,11 @@ class ZarrcError(Exception):
     """Base class of every zarrc error."""
 
 
+class BaseZarrError(ZarrcError, ValueError):
+    """zarr-python's base error class (a ValueError), under its name: the base of
+    the node errors below and of UnknownCodecError / MetadataValidationError."""
+
+
 class ArgumentError(ZarrcError, ValueError):
     """An argument is invalid: an unknown mode or setting, a value whose shape does
     not fit the selection it is assigned to, a byte range of negative length."""
@@ -44,6 +49,32 @@ class MetadataError(ZarrcError, ValueError):
     """Array or group metadata is malformed, unsupported or inconsistent."""
 
 
+class MetadataValidationError(MetadataError, BaseZarrError):
+    """zarr-python's name: a metadata document's value is invalid (a MetadataError)."""
+
+
+class NodeTypeValidationError(MetadataValidationError):
+    """zarr-python's name: a metadata document's ``node_type`` is not the expected one."""
+
+
+class DataTypeValidationError(MetadataError):
+    """zarr-python's name (a ValueError): a data type that is invalid."""
+
+
+class ChunkNotFoundError(BaseZarrError):
+    """zarr-python's name: a chunk is missing where one is required (zarrc reads
+    missing chunks as the fill value, and raises it nowhere)."""
+
+
+class PickleCodecDisabledError(BaseZarrError):
+    """zarr-python's name: the pickle codec is disabled (zarrc has none)."""
+
+
+class UnknownCodecError(MetadataError, BaseZarrError):
+    """No codec is registered under a name (a MetadataError, as zarr-python's
+    UnknownCodecError is a ValueError)."""
+
+
 class CodecError(ZarrcError, ValueError):
     """A codec could not encode or decode its input (corrupt, truncated, wrong size).
 
@@ -62,6 +93,24 @@ class ChecksumError(CodecError):
 
 class SelectionError(ZarrcError, IndexError):
     """A selection is out of bounds or of a form the array does not support."""
+
+
+class BoundsCheckError(SelectionError):
+    """An index or block is out of bounds (zarr-python's BoundsCheckError, an IndexError)."""
+
+
+class NegativeStepError(SelectionError):
+    """A slice has a negative step (zarr-python's NegativeStepError, an IndexError)."""
+
+
+class VindexInvalidSelectionError(SelectionError):
+    """A vectorized (coordinate or mask) selection of a form it cannot take (as
+    zarr-python's VindexInvalidSelectionError, an IndexError)."""
+
+
+class ArrayIndexError(SelectionError):
+    """zarr-python's ArrayIndexError (an IndexError): a selection of a form the array
+    does not support."""
 
 
 class StoreError(ZarrcError, OSError):
@@ -85,25 +134,82 @@ class StoreNotFoundError(StoreError, FileNotFoundError):
     FileNotFoundError, as zarr-python raises)."""
 
 
-class NodeNotFoundError(ZarrcError, KeyError, FileNotFoundError):
-    """No array or group exists at the requested path (also a FileNotFoundError,
-    as zarr-python raises when opening one)."""
+class NodeNotFoundError(BaseZarrError, KeyError, FileNotFoundError):
+    """No array or group exists at the requested path (also a FileNotFoundError and
+    a ValueError, as zarr-python's NodeNotFoundError; and a KeyError)."""
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
 
 
-class ContainsNodeError(ZarrcError, FileExistsError, ValueError):
+class ArrayNotFoundError(NodeNotFoundError):
+    """No array at the path (an array was asked for)."""
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """No group at the path (a group was asked for)."""
+
+
+class ContainsNodeError(BaseZarrError, FileExistsError):
     """An array or group already exists where a new one was to be created (also a
     ValueError, as zarr-python's ContainsArrayError / ContainsGroupError)."""
 
 
-class ZarrcUserWarning(UserWarning):
+class ContainsArrayError(ContainsNodeError):
+    """An array is where a node was to be created."""
+
+
+class ContainsGroupError(ContainsNodeError):
+    """A group is where a node was to be created."""
+
+
+class ContainsArrayAndGroupError(ContainsNodeError, MetadataError):
+    """Both array and group metadata documents (.zarray and .zgroup) are at a path
+    (also a MetadataError)."""
+
+
+class CopyError(ZarrcError, RuntimeError):
+    """``zarrc.copy`` / ``copy_all`` / ``copy_store`` would overwrite something in the
+    destination (with ``if_exists="raise"``; as zarr-python 2's CopyError, a
+    RuntimeError); nothing was copied."""
+
+
+class ExpectedArrayError(NodeTypeError, NodeTypeValidationError):
+    """A group is where an array was asked for (``open_array``): a NodeTypeError and,
+    as zarr-python raises there, a NodeTypeValidationError."""
+
+
+class ExpectedGroupError(NodeTypeError, ContainsArrayError):
+    """An array is where a group was asked for (``open_group``): a NodeTypeError and,
+    as zarr-python raises there, a ContainsArrayError."""
+
+
+class ZarrUserWarning(UserWarning):
+    """zarr-python's name: the base of ZarrcUserWarning."""
+
+
+class ZarrRuntimeWarning(RuntimeWarning):
+    """zarr-python's name: the base of ZarrcRuntimeWarning."""
+
+
+class ZarrDeprecationWarning(DeprecationWarning):
+    """zarr-python's name: something zarr-python deprecates."""
+
+
+class ZarrFutureWarning(FutureWarning):
+    """zarr-python's name: something that will change."""
+
+
+class UnstableSpecificationWarning(ZarrFutureWarning):
+    """zarr-python's name: a feature whose specification may change."""
+
+
+class ZarrcUserWarning(ZarrUserWarning):
     """Something in the input was ignored: an unknown key in a v2 document, an
     orphan entry in consolidated metadata, a member a group cannot open."""
 
 
-class ZarrcRuntimeWarning(RuntimeWarning):
+class ZarrcRuntimeWarning(ZarrRuntimeWarning):
     """An argument has no effect here (as zarr-python's ZarrRuntimeWarning): ``order``
     for a Zarr v3 array."""
 

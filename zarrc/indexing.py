@@ -20,7 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from zarrc._kernels import plan as layout
-from zarrc.errors import ArgumentError, SelectionError
+from zarrc.errors import (
+    ArgumentError,
+    BoundsCheckError,
+    NegativeStepError,
+    SelectionError,
+    VindexInvalidSelectionError,
+)
 
 # Columns of DimProjection.table: the first PROJECTION_COLS columns of the plan
 # table (its layout's home: zarrc/_kernels/plan.pxd)
@@ -170,7 +176,7 @@ def _in_bounds(i: int, dim: int, size: int) -> int:
     """An integer index of a dimension, negative ones counted from the end; SelectionError
     if it is out of bounds."""
     if not -size <= i < size:
-        raise SelectionError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+        raise BoundsCheckError(f"index {i} is out of bounds for dimension {dim} with size {size}")
     return i + size if i < 0 else i
 
 
@@ -242,7 +248,7 @@ def _checked_indices(s: np.ndarray, dim: int, size: int) -> np.ndarray:
         idx[idx < 0] += size
         if idx.min() < 0 or idx.max() >= size:
             bad = s[(idx < 0) | (idx >= size)][0]
-            raise SelectionError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+            raise BoundsCheckError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
     return idx
 
 
@@ -277,7 +283,7 @@ def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
 def _slice_indices(s: slice, dim: int, size: int) -> tuple[int, int, int]:
     try:
         if s.step is not None and operator.index(s.step) <= 0:
-            raise SelectionError(f"slice step must be positive, got {s.step} in dimension {dim}")
+            raise NegativeStepError(f"slice step must be positive, got {s.step} in dimension {dim}")
         return s.indices(size)
     except TypeError:
         raise SelectionError(f"unsupported slice {s!r} in dimension {dim}; its start, stop "
@@ -312,7 +318,7 @@ def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
             raise SelectionError(f"unsupported index {s!r} in dimension {dim} of a block selection; "
                                  "expected a block number or a slice of them")
         if not 0 <= start < size:
-            raise SelectionError(f"block {s!r} is out of bounds for dimension {dim} with "
+            raise BoundsCheckError(f"block {s!r} is out of bounds for dimension {dim} with "
                                  f"{nblocks} blocks")
         # (the element slice, clipped as a slice is: zarr-python's reading of it)
         dims.append(project_slice(*slice(start, stop).indices(size), size, chunk))
@@ -410,7 +416,7 @@ def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> P
         return plan_mask_selection(items[0], shape, chunks)
     if len(items) == len(shape) and shape and all(_is_integer(s) or _is_int_array(s) for s in items):
         return plan_coordinate(items, shape, chunks)
-    raise SelectionError("unsupported selection type for vectorized indexing; only coordinate "
+    raise VindexInvalidSelectionError("unsupported selection type for vectorized indexing; only coordinate "
                          "selection (tuple of integer arrays) and mask selection (single Boolean "
                          f"array) are supported; got {selection!r}")
 
@@ -428,7 +434,7 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
     arrays = [np.asarray([s]) if _is_integer(s) else np.asarray(s) for s in items]
     for dim, (a, size) in enumerate(zip(arrays, shape)):
         if a.dtype.kind == "u" and a.size and int(a.max()) >= 1 << 63:
-            raise SelectionError(f"index {int(a.max())} is out of bounds for dimension {dim} "
+            raise BoundsCheckError(f"index {int(a.max())} is out of bounds for dimension {dim} "
                                  f"with size {size}")
     try:
         broadcast = np.broadcast_arrays(*arrays)
@@ -440,7 +446,7 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
     planned = layout.plan_points(flat, shape, chunks)
     if len(planned) == 2:
         dim, k = planned
-        raise SelectionError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
+        raise BoundsCheckError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
                              f"with size {shape[dim]}")
     return Points(*planned, nsel=len(flat[0]), shape=sel_shape, ndim=len(shape))
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from zarrc.errors import ArgumentTypeError, MetadataError
+from zarrc.errors import (
+    ArgumentTypeError,
+    ContainsArrayAndGroupError,
+    ContainsArrayError,
+    ContainsGroupError,
+    ContainsNodeError,
+    MetadataError,
+)
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import metadata_from_json
@@ -35,7 +42,7 @@ def read_v2(store: Any, path: str) -> Any:
     prefix = key_prefix(path)
     zarray, zgroup, zattrs = store.get_many([prefix + name for name in V2_DOCUMENTS])
     if zarray is not None and zgroup is not None:
-        raise MetadataError(f"{path} holds both a .zarray and a .zgroup")
+        raise ContainsArrayAndGroupError(f"{path} holds both a .zarray and a .zgroup")
     if zarray is not None:
         return ArrayMetadataV2.from_json(zarray, zattrs, path)
     if zgroup is not None:
@@ -85,3 +92,16 @@ def exists(store: Any, path: str) -> bool:
     """True if a node (either format) is at ``path``."""
     prefix = key_prefix(path)
     return any(store.exists(prefix + name) for name in ("zarr.json", ".zarray", ".zgroup"))
+
+
+def contains_error(store: Any, path: str, message: str) -> ContainsNodeError:
+    """The error for a node found at ``path`` where none may be: ContainsArrayError
+    or ContainsGroupError (as zarr-python), by the node's kind (ContainsNodeError if
+    its metadata cannot be read)."""
+    try:
+        md = read(store, path)
+    except MetadataError as exc:
+        return exc if isinstance(exc, ContainsNodeError) else ContainsNodeError(message)
+    if md is None:
+        return ContainsNodeError(message)
+    return (ContainsArrayError if md.node_type == "array" else ContainsGroupError)(message)

@@ -4,22 +4,46 @@ Each codec has ``encode(buf) -> bytes``, ``decode(buf, out=None)`` (into ``out``
 when given, whose size must equal the decoded size), ``to_dict()`` (the v3 spec
 form) and ``get_config()`` (the numcodecs / v2 form).
 
+zarr-python's names are the same classes: ``BloscCodec`` is ``Blosc``,
+``ZstdCodec`` ``Zstd``, ``GzipCodec`` ``Gzip``, ``BytesCodec`` ``Bytes``,
+``TransposeCodec`` ``Transpose``, ``Crc32cCodec`` ``Crc32c``, ``ShardingCodec``
+the sharding codec, ``VLenUTF8Codec`` / ``VLenBytesCodec``; they take
+zarr-python's keywords and its enums (``BloscShuffle``, ``BloscCname``,
+``Endian``, ``ShardingCodecIndexLocation``).  ``zarrc.codecs.numcodecs`` mirrors
+``zarr.codecs.numcodecs``.  Defaults are zarrc's: ``Blosc()`` is lz4 with byte
+shuffle, where zarr-python's ``BloscCodec()`` is zstd.
+
 Importing this package imports every codec module, and so registers each codec
-class in ``zarrc.codecs.registry`` (the sharding codec included, though it is not
-exported here).
+class in ``zarrc.codecs.registry``.
 """
 
+from zarrc.codecs import numcodecs
 from zarrc.codecs._base import Codec
 from zarrc.codecs.blosc import Blosc
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.crc32c import Crc32c
+from zarrc.codecs.enums import BloscCname, BloscShuffle, Endian, ShardingCodecIndexLocation
 from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, numcodecs_v3
-from zarrc.codecs.sharding import ShardingIndexed as _ShardingIndexed  # noqa: F401 (registers it)
+from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 
-__all__ = ["Blosc", "Bytes", "Codec", "Crc32c", "Gzip", "NumcodecsCodec", "Transpose", "VLenBytes",
-           "VLenUTF8", "Zlib", "Zstd", "numcodecs_v3"]
+# zarr-python's names (zarr.codecs)
+BloscCodec = Blosc
+BytesCodec = Bytes
+Crc32cCodec = Crc32c
+GzipCodec = Gzip
+ShardingCodec = ShardingIndexed
+TransposeCodec = Transpose
+VLenBytesCodec = VLenBytes
+VLenUTF8Codec = VLenUTF8
+ZstdCodec = Zstd
+
+__all__ = ["Blosc", "BloscCname", "BloscCodec", "BloscShuffle", "Bytes", "BytesCodec", "Codec", "Crc32c",
+           "Crc32cCodec", "Endian", "Gzip", "GzipCodec", "NumcodecsCodec", "ShardingCodec",
+           "ShardingCodecIndexLocation", "ShardingIndexed", "Transpose", "TransposeCodec", "VLenBytes",
+           "VLenBytesCodec", "VLenUTF8", "VLenUTF8Codec", "Zlib", "Zstd", "ZstdCodec", "numcodecs",
+           "numcodecs_v3"]

@@ -7,6 +7,7 @@ from typing import Any
 
 from zarrc._kernels import blosc as k
 from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
 from zarrc.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES
@@ -56,6 +57,7 @@ class Blosc(Codec):
 
     def __init__(self, cname: str = "lz4", clevel: int = 5, shuffle: str | int = "shuffle",
                  typesize: int | None = None, blocksize: int = 0) -> None:
+        cname, shuffle = plain(cname), plain(shuffle)      # (enum members: BloscCname, BloscShuffle)
         if cname not in CNAMES:
             raise CodecError(f"blosc: unknown cname {cname!r}; expected one of {CNAMES}")
         _check_built(cname)

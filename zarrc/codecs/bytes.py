@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarrc.codecs._base import Codec
+from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
 from zarrc.metadata.codecs import ARRAY_TO_BYTES
@@ -23,6 +24,7 @@ class Bytes(Codec):
     category = ARRAY_TO_BYTES
 
     def __init__(self, endian: str | None = "little") -> None:
+        endian = plain(endian)                              # (an Endian member)
         if endian not in ("little", "big", None):
             raise CodecError(f"bytes: endian must be 'little' or 'big', got {endian!r}")
         self.endian = endian

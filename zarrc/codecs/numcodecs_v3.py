@@ -23,7 +23,7 @@ import numpy as np
 from zarrc.codecs._base import Codec
 from zarrc.codecs.numcodecs_compat import call_codec, decoder_of, native_codec, numcodecs_codec
 from zarrc.codecs.registry import register_prefix
-from zarrc.errors import CodecError, MetadataError
+from zarrc.errors import CodecError, MetadataError, UnknownCodecError
 from zarrc.metadata.codecs import (
     ARRAY_TO_ARRAY,
     BYTES_TO_BYTES,
@@ -139,7 +139,7 @@ def numcodecs_class(name: str, category: str | None = None) -> type[NumcodecsCod
     for another name."""
     codec_id = numcodecs_id(name)
     if codec_id is None:
-        raise MetadataError(f"unknown codec {name!r}")
+        raise UnknownCodecError(f"unknown codec {name!r}")
     category = category or NUMCODECS_CATEGORIES.get(codec_id, BYTES_TO_BYTES)
     cls = _CLASSES.get((name, category))
     if cls is None:

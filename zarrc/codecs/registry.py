@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from zarrc.codecs._base import Codec
-from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError
+from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError, UnknownCodecError
 from zarrc.metadata.codecs import CodecSpec
 
 CODECS: dict[str, type[Codec]] = {}
@@ -47,7 +47,7 @@ def codec_class(name: str, category: str | None = None) -> type[Codec]:
         for prefix, classes in PREFIXES.items():
             if name.startswith(prefix):
                 return classes(name, category)
-        raise MetadataError(f"unknown codec {name!r}")
+        raise UnknownCodecError(f"unknown codec {name!r}")
     return cls
 
 
@@ -75,7 +75,7 @@ def codec_from_spec(spec: Any) -> Codec:
     else:
         raise ArgumentTypeError(f"codec {spec!r} is not a codec object, a spec dict or a name")
     if not isinstance(name, str):     # (a list would fail the registry's lookup with a bare TypeError)
-        raise MetadataError(f"unknown codec {name!r}")
+        raise UnknownCodecError(f"unknown codec {name!r}")
     cls = codec_class(name)
     try:
         return cls(**dict(conf))

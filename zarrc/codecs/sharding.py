@@ -14,6 +14,7 @@ from zarrc._kernels import shard as shard_layout
 from zarrc.codecs._base import Codec
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.chain import CodecChain
+from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import codec_from_spec, register
 from zarrc.errors import ChecksumError, CodecError, MetadataError
 from zarrc.metadata.codecs import ARRAY_TO_BYTES
@@ -34,6 +35,7 @@ class ShardingIndexed(Codec):
     def __init__(self, chunk_shape, codecs=({"name": "bytes"},),
                  index_codecs=({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}),
                  index_location: str = "end") -> None:
+        index_location = plain(index_location)              # (a ShardingCodecIndexLocation member)
         try:
             chunk_shape = tuple(int(c) for c in chunk_shape)
         except (TypeError, ValueError):

@@ -24,7 +24,7 @@ import numpy as np
 
 from zarrc._kernels import blosc as k
 from zarrc.engine.strategy import Strategy
-from zarrc.errors import CodecError, SelectionError, StoreError, from_kernel
+from zarrc.errors import BoundsCheckError, CodecError, StoreError, from_kernel
 from zarrc.stores.base import pread
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -82,7 +82,7 @@ class PointStrategy(Strategy):
             if i < 0:
                 i += n
             if not 0 <= i < n:
-                raise SelectionError(f"index {selection[dim]} is out of bounds for dimension {dim} "
+                raise BoundsCheckError(f"index {selection[dim]} is out of bounds for dimension {dim} "
                                      f"with size {n}")
             q = i // c
             coords.append(q)

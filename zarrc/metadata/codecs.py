@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, UnknownCodecError
 from zarrc.metadata.common import (
     FrozenDict,
     check_int_list,
     check_members,
+    describe,
     error_context,
     fail,
     freeze,
@@ -324,8 +325,8 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
                 continue
             if category is None:
                 if must_understand:
-                    fail("name", name,
-                         'is not a supported codec (and is not marked "must_understand": false)')
+                    raise UnknownCodecError(f'"name" {describe(name)} is not a supported codec (and is not marked '
+                                            '"must_understand": false)')
                 specs.append(CodecSpec(name, freeze(config), must_understand=False))
                 continue
             check_next(name, category, seen_array_to_bytes)

@@ -94,7 +94,7 @@ def error_context(prefix: str) -> Iterator[None]:
     try:
         yield
     except MetadataError as exc:
-        raise MetadataError(f"{prefix}{exc}") from None
+        raise type(exc)(f"{prefix}{exc}") from None     # (the subclass kept: UnknownCodecError...)
 
 
 def is_int(value: Any) -> bool:

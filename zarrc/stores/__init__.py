@@ -16,6 +16,7 @@ from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
 from zarrc.stores.base import Store, validate_key
 from zarrc.stores.local import LocalStore
 from zarrc.stores.memory import MemoryStore
+from zarrc.stores.zarr_python import from_zarr_python, is_zarr_python_store
 
 if TYPE_CHECKING:
     from zarrc.stores.zip import ZipStore
@@ -68,8 +69,11 @@ def make_store(obj: Any, mode: str = "a") -> Store:
       it; "w-" requires it empty).
     - None: a new, empty :class:`MemoryStore`.
     - a :class:`Store`: itself.
+    - zarr-python's LocalStore, MemoryStore (over the same dict) or ZipStore: the
+      zarrc store over the same data, with its ``read_only``
+      (:func:`zarrc.stores.zarr_python.from_zarr_python`).
 
-    Raises TypeError for any other type, ArgumentError (a ValueError) for an unknown mode, StoreError
+    Raises ArgumentTypeError (a TypeError) for any other type, ArgumentError (a ValueError) for an unknown mode, StoreError
     when the mode cannot be honoured (e.g. "r" on a missing directory).
     """
     if mode not in _ZIP_MODES:
@@ -85,6 +89,8 @@ def make_store(obj: Any, mode: str = "a") -> Store:
         return LocalStore(path, mode=mode)
     if obj is None:
         return MemoryStore(read_only=mode == "r")
+    if is_zarr_python_store(obj):
+        return from_zarr_python(obj)
     if isinstance(obj, dict):
         store = MemoryStore(obj, read_only=mode == "r")
         if mode == "w":

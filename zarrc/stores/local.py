@@ -83,6 +83,9 @@ class LocalStore(Store):
         "r" read only (the root must exist); "r+" read/write (the root must exist);
         "a" read/write, created if needed; "w" remove existing contents on open;
         "w-" fail if the root exists and is not empty.
+    read_only : zarr-python's keyword (``LocalStore(root, read_only=True)``): True is
+        mode "r", False mode "a" (when ``mode`` is not given); ArgumentError if it
+        contradicts ``mode``.
 
     Reads are one open and one read (``pread`` for ranges).  Writes go to a uniquely
     named temporary file in the key's directory and are renamed over the key with
@@ -100,7 +103,12 @@ class LocalStore(Store):
     their targets; ``set`` replaces a symlink at the key rather than writing through it.
     """
 
-    def __init__(self, root: str | os.PathLike, mode: str = "a") -> None:
+    def __init__(self, root: str | os.PathLike, mode: str | None = None, *, read_only: bool | None = None) -> None:
+        if read_only is not None:
+            if mode is not None and (mode == "r") != bool(read_only):
+                raise ArgumentError(f"LocalStore: mode {mode!r} contradicts read_only={read_only!r}")
+            mode = "r" if read_only else mode
+        mode = "a" if mode is None else mode
         if mode not in MODES:
             raise ArgumentError(f"LocalStore mode must be one of {MODES}, got {mode!r}")
         self.root = os.path.abspath(os.fsdecode(os.fspath(root)))

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from zarrc.errors import ArgumentTypeError
+from zarrc.errors import ArgumentError, ArgumentTypeError
 from zarrc.stores.base import BytesSnapshot, Store, split_prefix, validate_key
 
 
@@ -39,14 +39,25 @@ class MemoryStore(Store):
         land in the caller's dict (as zarr-python does with dict stores).
     read_only : bool
         Refuse ``set`` / ``delete`` with StoreError.
+    store_dict : zarr-python's name for ``data`` (keyword only; give one of the two).
+    wrap : a function applied to each value before it goes into the mapping (None:
+        the ``bytes`` themselves); a store sharing the dict of a zarr-python
+        MemoryStore stores zarr-python's buffers, which it reads.
 
     Values are stored as immutable ``bytes`` (a ``bytes`` value is kept as is, other
     buffers are copied once).  Pickling copies the contents.
     """
 
-    def __init__(self, data: MutableMapping[str, Any] | None = None, read_only: bool = False) -> None:
+    def __init__(self, data: MutableMapping[str, Any] | None = None, read_only: bool = False, *,
+                 store_dict: MutableMapping[str, Any] | None = None,
+                 wrap: Callable[[bytes], Any] | None = None) -> None:
+        if store_dict is not None:
+            if data is not None:
+                raise ArgumentError("MemoryStore: give data or store_dict, not both")
+            data = store_dict
         self._data: MutableMapping[str, Any] = {} if data is None else data
         self.read_only = bool(read_only)
+        self._wrap = wrap
         self._lock = threading.Lock()
 
     @property
@@ -80,6 +91,8 @@ class MemoryStore(Store):
         validate_key(key, self)
         self.check_writable("set", key)
         value = as_bytes(value, key, self)
+        if self._wrap is not None:
+            value = self._wrap(value)
         with self._lock:
             self._data[key] = value
 
