@@ -26,7 +26,6 @@ from zarrc.codecs.zstd import Zstd
 from zarrc.errors import CodecError, MetadataError, ZarrcError
 from zarrc.metadata.common import thaw
 
-AUTOSHUFFLE = -1
 # configuration keys each native compressor takes (anything else: numcodecs decides)
 NATIVE_KEYS = {
     "blosc": {"id", "cname", "clevel", "shuffle", "blocksize", "typesize"},
@@ -34,12 +33,6 @@ NATIVE_KEYS = {
     "zlib": {"id", "level"},
     "gzip": {"id", "level"},
 }
-
-
-def _blosc_shuffle(shuffle: Any, itemsize: int) -> int:
-    if shuffle == AUTOSHUFFLE:           # numcodecs: bit-shuffle single bytes, else byte-shuffle
-        return 2 if itemsize == 1 else 1
-    return shuffle
 
 
 def native_codec(config: Mapping[str, Any], itemsize: int) -> Codec | None:
@@ -52,7 +45,9 @@ def native_codec(config: Mapping[str, Any], itemsize: int) -> Codec | None:
     conf = {k: v for k, v in config.items() if k != "id"}
     try:
         if codec_id == "blosc":
-            conf["shuffle"] = _blosc_shuffle(conf.get("shuffle", 1), itemsize)
+            # (numcodecs' AUTOSHUFFLE, -1, is decided per buffer by the typesize, or
+            # the buffer's item size, as numcodecs does: after filters that change it)
+            conf.setdefault("shuffle", 1)
             return Blosc(**conf)
         return {"zstd": Zstd, "zlib": Zlib, "gzip": Gzip}[codec_id](**conf)
     except (CodecError, TypeError) as exc:
