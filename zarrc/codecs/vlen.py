@@ -11,6 +11,7 @@ being silently altered or exhausting memory.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,7 +32,7 @@ _NO_NA = object()
 
 def _is_na(value: Any, na: Any) -> bool:
     """Whether ``value`` is the missing item ``na`` of a numpy StringDType (NaN-like or not)."""
-    return value is na or (isinstance(value, float) and isinstance(na, float) and value != value)
+    return value is na or (isinstance(value, float) and isinstance(na, float) and math.isnan(value))
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
