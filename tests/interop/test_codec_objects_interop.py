@@ -321,3 +321,30 @@ def test_v2_numcodecs_objects(tmp_path, name):
     if isinstance(kw.get("compressors"), zarrc.codecs.Blosc):      # zarr-python takes numcodecs' own
         zarr_kw = dict(compressors=numcodecs.get_codec(kw["compressors"].get_config()))
     _compare(tmp_path, dtype, kw, zarr_kw, fmt=2, exact=SAME_ZSTD or not _uses_zstd(kw))
+
+
+# ---------------------------------------------------------------- reading documents that leave members out
+
+def test_stored_documents_that_leave_members_out_read_as_zarr_python_reads_them(tmp_path):
+    path = str(tmp_path / "a")
+    data = _data("f4")
+    z = zarr.create_array(path, shape=SHAPE, chunks=CHUNKS, dtype="f4", shards=(40, 60),
+                          compressors=[zc.BloscCodec(cname="lz4"), zc.Crc32cCodec()])
+    z[...] = data
+    with open(os.path.join(path, "zarr.json")) as f:
+        full = json.load(f)
+    doc = json.loads(json.dumps(full))
+    sharding = doc["codecs"][0]["configuration"]
+    sharding["codecs"][1]["configuration"] = {"cname": "lz4", "clevel": 5}       # no typesize, shuffle
+    del sharding["index_codecs"], sharding["index_location"]                     # zarr-python's defaults
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump(doc, f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_array(path, mode="r")
+        assert np.array_equal(theirs[...], data)
+        expected = theirs.metadata.to_dict()["codecs"]
+    ours = zarrc.open_array(path, mode="r")
+    assert np.array_equal(ours[...], data)
+    assert ours.metadata.to_json()["codecs"] == full["codecs"]
+    assert json.loads(json.dumps(ours.metadata.to_dict()["codecs"])) == json.loads(json.dumps(expected))
