@@ -94,6 +94,8 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
             raise MetadataError(f"Zarr v2 arrays take at most one compressor, got {len(compressors)}")
         compressors = compressors[0] if compressors else None
     comp = None if compressors is None else codec_config(compressors, "compressor")
+    if comp is not None and comp.get("id") == "zstd" and comp.get("checksum") is False:
+        del comp["checksum"]     # as zarr-python writes numcodecs' Zstd (its issue 2647)
     separator = dimension_separator
     if chunk_key_encoding is not None:
         enc = dict(chunk_key_encoding) if isinstance(chunk_key_encoding, Mapping) else {

@@ -80,7 +80,7 @@ def test_equality_and_hash():
     (lambda: Blosc(clevel=True), "True"),
     (lambda: Blosc(shuffle="x"), "'x'"),
     (lambda: Blosc(shuffle=3), "3"),
-    (lambda: Blosc(shuffle=-1), "-1"),
+    (lambda: Blosc(shuffle=-2), "-2"),
     (lambda: Blosc(typesize=0), "0"),
     (lambda: Blosc(blocksize=-1), "-1"),
     (lambda: Zstd(level=23), "23"),

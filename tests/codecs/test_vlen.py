@@ -122,9 +122,11 @@ def test_string_dtype_arrays():
     out = np.empty((2, 2), dtype=np.dtypes.StringDType())
     assert UTF8.decode(UTF8.encode(arr), out=out) is out
     assert (out == arr).all()
+    # a missing item is stored as an empty string, as zarr-python stores it
     with_missing = np.array(["a", None], dtype=np.dtypes.StringDType(na_object=None))
-    with pytest.raises(CodecError, match=r"item \(1,\) is None \(NoneType\), expected str"):
-        UTF8.encode(with_missing)
+    assert UTF8.encode(with_missing) == UTF8.encode(["a", ""])
+    with_nan = np.array(["a", np.nan], dtype=np.dtypes.StringDType(na_object=np.nan))
+    assert UTF8.encode(with_nan) == UTF8.encode(["a", ""])
 
 
 # ------------------------------------------------------------------ zarr-python chunks
@@ -209,15 +211,9 @@ def test_corrupt_input_leaves_out_untouched():
 @pytest.mark.parametrize(
     ("codec", "values", "match"),
     [
-        (UTF8, [None], r"vlen-utf8: item \(0,\) is None \(NoneType\), expected str"),
-        (UTF8, ["a", 0], r"item \(1,\) is 0 \(int\), expected str"),  # numcodecs stores None and 0 as ""
-        (UTF8, [["a", "b"], ["c", 7]], r"item \(1, 1\) is 7 \(int\)"),
-        (UTF8, [1.5], r"item \(0,\) is 1.5 \(float\)"),
-        (UTF8, [float("nan")], r"is nan \(float\)"),
-        (UTF8, [b"bytes"], r"is b'bytes' \(bytes\), expected str"),
-        (UTF8, np.arange(3), r"item \(0,\) is 0 \(int\)"),
-        (UTF8, [["a"], ["b", "c"]], r"is \['a'\] \(list\)"),
-        (UTF8, ["x" * 100 + "\ud800"], "cannot encode.*surrogates not allowed"),
+        (UTF8, [["a", "b"], ["c", b"\xff"]], r"vlen-utf8: item \(1, 1\) is b'\\xff' \(bytes\), not UTF-8"),
+        (UTF8, ["x" * 100 + "\ud800"], r"item \(0,\) is 'x+\.\.\., which UTF-8 cannot encode \(surrogates"),
+        (UTF8, [["a", "b"], ["c", "\udfff"]], r"item \(1, 1\) is '\\udfff', which UTF-8 cannot encode"),
         (BYTES, ["text"], r"vlen-bytes: item \(0,\) is 'text' \(str\), expected bytes"),
         (BYTES, [b"a", None], r"item \(1,\) is None"),
         (BYTES, [0], r"is 0 \(int\)"),
@@ -229,6 +225,21 @@ def test_corrupt_input_leaves_out_untouched():
 def test_encode_refuses_wrong_items(codec, values, match):
     with pytest.raises(CodecError, match=match):
         codec.encode(values)
+
+
+@pytest.mark.parametrize(("values", "stored"), [
+    # as zarr-python stores them (numpy's cast to its string type): str(item), bytes decoded
+    ([None], ["None"]),
+    (["a", 0], ["a", "0"]),
+    ([["a", "b"], ["c", 7]], ["a", "b", "c", "7"]),
+    ([1.5, float("nan"), True], ["1.5", "nan", "True"]),
+    ([b"bytes", "\u00e9".encode()], ["bytes", "\u00e9"]),
+    (np.arange(3), ["0", "1", "2"]),
+    ([["a"], ["b", "c"]], ["['a']", "['b', 'c']"]),
+    ([np.str_("s"), np.bytes_(b"b"), np.float32(2.5)], ["s", "b", "2.5"]),
+])
+def test_utf8_stores_other_items_as_zarr_python(values, stored):
+    assert UTF8.encode(values) == UTF8.encode(stored)
 
 
 def test_encode_refuses_items_too_long(monkeypatch):

@@ -122,7 +122,6 @@ def test_bytes_endian_for_one_byte_types():
         ),
         ([{"name": "transpose", "configuration": {"order": [0, 1, 2]}}, LE], "must be a permutation of 0..1"),
         ([{"name": "transpose", "configuration": {"order": "F"}}, LE], '"order" "F"'),
-        ([LE, {"name": "gzip"}], '"gzip": "configuration" is missing "level"'),
         ([LE, {"name": "gzip", "configuration": {"level": 10}}], '"level" 10 must be an integer from 0 to 9'),
         ([LE, {"name": "gzip", "configuration": {"level": True}}], '"level" true'),
         (
@@ -165,8 +164,8 @@ def test_bytes_endian_for_one_byte_types():
             '"shuffle" 1 must be one of',
         ),
         (
-            [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": "shuffle"}}],
-            '"typesize" null must be a positive integer',
+            [LE, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "typesize": "4"}}],
+            '"typesize" "4" must be a positive integer',
         ),
         (
             [
@@ -188,7 +187,9 @@ def test_bytes_endian_for_one_byte_types():
             ],
             '"blocksize" -1',
         ),
-        ([LE, {"name": "blosc", "configuration": {"clevel": 1, "shuffle": "noshuffle"}}], 'missing "cname"'),
+        ([LE, {"name": "blosc", "configuration": {"clevel": None}}], '"clevel" null must be an integer'),
+        ([LE, {"name": "zstd", "configuration": {"level": None}}], '"level" null must be an integer'),
+        ([LE, {"name": "blosc", "configuration": {"cname": "lz4", "typo": 1}}], 'unknown member "typo"'),
     ],
 )
 def test_invalid_codec_lists(codecs, match):
@@ -196,16 +197,39 @@ def test_invalid_codec_lists(codecs, match):
         parse(codecs)
 
 
-def test_blosc_noshuffle_needs_no_typesize():
+def test_blosc_noshuffle_gets_the_item_size():
     spec = parse(
         [LE, {"name": "blosc", "configuration": {"cname": "zlib", "clevel": 0, "shuffle": "noshuffle"}}]
     )
     assert dict(spec[1].configuration) == {
+        "typesize": 2,
         "cname": "zlib",
         "clevel": 0,
         "shuffle": "noshuffle",
         "blocksize": 0,
     }
+
+
+@pytest.mark.parametrize(("codec", "dtype", "config"), [
+    # zarr-python's BloscCodec defaults, typesize and shuffle from the item size
+    ({"name": "blosc"}, "int16",
+     {"typesize": 2, "cname": "zstd", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}),
+    ({"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5}}, "float64",
+     {"typesize": 8, "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}),
+    ({"name": "blosc", "configuration": {"typesize": None, "shuffle": None}}, "uint8",
+     {"typesize": 1, "cname": "zstd", "clevel": 5, "shuffle": "bitshuffle", "blocksize": 0}),
+    ({"name": "blosc", "configuration": {"typesize": 2}}, "float64",      # given: kept
+     {"typesize": 2, "cname": "zstd", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}),
+    ({"name": "zstd"}, "int16", {"level": 0, "checksum": False}),
+    ({"name": "zstd", "configuration": {"checksum": True}}, "int16", {"level": 0, "checksum": True}),
+    ({"name": "gzip"}, "int16", {"level": 5}),
+    ("gzip", "int16", {"level": 5}),
+])
+def test_members_left_out_get_zarr_pythons_values(codec, dtype, config):
+    data_type = parse_data_type(dtype)
+    le = LE if data_type.itemsize > 1 else {"name": "bytes"}
+    specs = parse([le, codec], dtype=data_type)
+    assert dict(specs[1].configuration) == config
 
 
 def test_unknown_codec_with_must_understand_false_is_kept_and_skipped():
@@ -270,11 +294,20 @@ def test_invalid_sharding(changes, match):
         parse([{"name": "sharding_indexed", "configuration": config}])
 
 
-@pytest.mark.parametrize("key", ["chunk_shape", "codecs", "index_codecs"])
-def test_sharding_required_members(key):
-    config = {k: v for k, v in SHARD.items() if k != key}
-    with pytest.raises(MetadataError, match=f'"sharding_indexed": "configuration" is missing "{key}"'):
+def test_sharding_requires_chunk_shape():
+    config = {k: v for k, v in SHARD.items() if k != "chunk_shape"}
+    with pytest.raises(MetadataError, match='"sharding_indexed": "configuration" is missing "chunk_shape"'):
         parse([{"name": "sharding_indexed", "configuration": config}])
+
+
+def test_sharding_members_left_out_get_zarr_pythons_values():
+    (spec,) = parse([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3]}}])
+    assert spec.to_json()["configuration"] == {
+        "chunk_shape": [2, 3], "codecs": [LE], "index_codecs": [LE, {"name": "crc32c"}],
+        "index_location": "end"}
+    (spec,) = parse([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3]}}],
+                    dtype=parse_data_type("uint8"))
+    assert spec.to_json()["configuration"]["codecs"] == [{"name": "bytes"}]
 
 
 def test_transpose_shape_flows_into_sharding():

@@ -21,7 +21,7 @@ from zarrc.metadata import (
     parse_data_type,
     parse_fill_value,
 )
-from zarrc.metadata.codecs import default_serializer
+from zarrc.metadata.codecs import default_serializer, parse_codecs
 from zarrc.metadata.dtypes import STRING, VARIABLE_LENGTH_BYTES
 from zarrc.metadata.v3 import complete_codecs
 
@@ -288,7 +288,8 @@ def test_complete_codecs_adds_no_endian():
         blosc = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle"}}
         completed = complete_codecs([serializer["name"], blosc], data_type)
         assert completed[0] == {"name": serializer["name"]}
-        assert completed[1]["configuration"]["typesize"] == 1  # as zarr-python
+        specs = parse_codecs(completed, (4,), data_type)   # the parser fills in typesize
+        assert specs[1].configuration["typesize"] == 1  # as zarr-python
         sharded = complete_codecs([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2]}}],
                                   data_type)
         assert sharded[0]["configuration"]["codecs"] == [serializer]

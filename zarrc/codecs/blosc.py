@@ -15,6 +15,7 @@ from zarrc.threads import codec_threads, run_each
 
 SHUFFLES = {name: code for code, name in enumerate(BLOSC_SHUFFLES)}   # {"noshuffle": 0, ...}
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
+AUTOSHUFFLE = -1        # numcodecs' code for "by the item size"
 CNAMES = BLOSC_CNAMES
 
 
@@ -43,9 +44,15 @@ class Blosc(Codec):
     ----------
     cname : compressor name; "snappy" is recognised but not built in.
     clevel : 0 (no compression) to 9.
-    shuffle : "noshuffle", "shuffle" or "bitshuffle" (or numcodecs' 0, 1, 2).
+    shuffle : "noshuffle", "shuffle" or "bitshuffle" (or numcodecs' 0, 1, 2); None (or
+        numcodecs' AUTOSHUFFLE, -1): by the item size, "bitshuffle" for one-byte
+        items, else "shuffle" (zarr-python's rule for a ``BloscCodec`` given no
+        shuffle, numcodecs' for AUTOSHUFFLE; decided by the typesize).
     typesize : bytes per element for shuffling; None takes the item size of the
         buffer given to ``encode`` (as numcodecs does).
+
+    Options left None are set from the data type when the codec is given to a new
+    array (its zarr.json records them), as zarr-python does for its own codecs.
     blocksize : bytes per blosc block; 0 lets blosc choose.
 
     ``decode`` checks the frame header against the size of ``out`` before writing,
@@ -55,7 +62,7 @@ class Blosc(Codec):
     name = "blosc"
     codec_id = "blosc"
 
-    def __init__(self, cname: str = "lz4", clevel: int = 5, shuffle: str | int = "shuffle",
+    def __init__(self, cname: str = "lz4", clevel: int = 5, shuffle: str | int | None = None,
                  typesize: int | None = None, blocksize: int = 0) -> None:
         cname, shuffle = plain(cname), plain(shuffle)      # (enum members: BloscCname, BloscShuffle)
         if cname not in CNAMES:
@@ -63,7 +70,10 @@ class Blosc(Codec):
         _check_built(cname)
         if not isinstance(clevel, int) or isinstance(clevel, bool) or not 0 <= clevel <= 9:
             raise CodecError(f"blosc: clevel must be an integer in 0..9, got {clevel!r}")
-        if isinstance(shuffle, str):
+        shuffle_code: int | None
+        if shuffle is None or (shuffle == AUTOSHUFFLE and not isinstance(shuffle, bool)):
+            shuffle_code = None
+        elif isinstance(shuffle, str):
             if shuffle not in SHUFFLES:
                 raise CodecError(f"blosc: unknown shuffle {shuffle!r}; expected one of {tuple(SHUFFLES)}")
             shuffle_code = SHUFFLES[shuffle]
@@ -77,11 +87,11 @@ class Blosc(Codec):
             raise CodecError(f"blosc: blocksize must be a non-negative integer, got {blocksize!r}")
         self._set(cname, clevel, shuffle_code, typesize, blocksize)
 
-    def _set(self, cname: str, clevel: int, shuffle_code: int, typesize: int | None,
+    def _set(self, cname: str, clevel: int, shuffle_code: int | None, typesize: int | None,
              blocksize: int) -> None:
         self.cname = cname
         self.clevel = clevel
-        self.shuffle = SHUFFLE_NAMES[shuffle_code]
+        self.shuffle = None if shuffle_code is None else SHUFFLE_NAMES[shuffle_code]
         self._shuffle = shuffle_code
         self.typesize = typesize
         self.blocksize = blocksize
@@ -96,11 +106,19 @@ class Blosc(Codec):
                    configuration.get("typesize"), configuration.get("blocksize", 0))
         return codec
 
+    def shuffle_code(self, typesize: int) -> int:
+        """blosc's shuffle code for a typesize (the codec's shuffle, or when it has none
+        by the typesize, as numcodecs' AUTOSHUFFLE)."""
+        if self._shuffle is not None:
+            return self._shuffle
+        return SHUFFLES["bitshuffle"] if typesize == 1 else SHUFFLES["shuffle"]
+
     def native_step(self, itemsize: int) -> tuple:
         """("blosc", cname, clevel, shuffle code, typesize, blocksize); the typesize is
-        ``itemsize`` unless the codec sets one."""
+        ``itemsize`` unless the codec sets one, the shuffle by it unless the codec sets
+        one (by the typesize, as numcodecs' AUTOSHUFFLE)."""
         typesize = self.typesize if self.typesize is not None else itemsize
-        return ("blosc", self.cname, self.clevel, self._shuffle, typesize, self.blocksize)
+        return ("blosc", self.cname, self.clevel, self.shuffle_code(typesize), typesize, self.blocksize)
 
     def encode(self, buf: Any) -> bytes:
         view = memoryview(buf)
@@ -108,7 +126,7 @@ class Blosc(Codec):
         try:
             # One thread: blosc's threaded compression orders blocks by completion,
             # so the same input would not always give the same bytes.
-            return k.blosc_compress(view, self.clevel, self._shuffle, typesize, self.cname,
+            return k.blosc_compress(view, self.clevel, self.shuffle_code(typesize), typesize, self.cname,
                                     self.blocksize, 1)
         except k.KernelError as exc:
             raise_codec_error(exc)
@@ -140,12 +158,18 @@ class Blosc(Codec):
             raise_codec_error(exc)
 
     def configuration(self) -> dict[str, Any]:
-        conf: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
+        """The v3 configuration; typesize and shuffle only where set (a new array fills
+        them in from its data type)."""
+        conf: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel}
+        if self.shuffle is not None:
+            conf["shuffle"] = self.shuffle
         if self.typesize is not None:
             conf["typesize"] = self.typesize
         conf["blocksize"] = self.blocksize
         return conf
 
     def get_config(self) -> dict[str, Any]:
+        """The numcodecs configuration (shuffle None is numcodecs' AUTOSHUFFLE, -1)."""
         return {"id": self.codec_id, "cname": self.cname, "clevel": self.clevel,
-                "shuffle": self._shuffle, "blocksize": self.blocksize}
+                "shuffle": AUTOSHUFFLE if self._shuffle is None else self._shuffle,
+                "blocksize": self.blocksize}

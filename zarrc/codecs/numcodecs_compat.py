@@ -21,12 +21,12 @@ import numpy as np
 from zarrc.codecs._base import Codec
 from zarrc.codecs.blosc import Blosc
 from zarrc.codecs.gzip import Gzip
+from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 from zarrc.errors import CodecError, MetadataError, ZarrcError
 from zarrc.metadata.common import thaw
 
-AUTOSHUFFLE = -1
 # configuration keys each native compressor takes (anything else: numcodecs decides)
 NATIVE_KEYS = {
     "blosc": {"id", "cname", "clevel", "shuffle", "blocksize", "typesize"},
@@ -34,12 +34,6 @@ NATIVE_KEYS = {
     "zlib": {"id", "level"},
     "gzip": {"id", "level"},
 }
-
-
-def _blosc_shuffle(shuffle: Any, itemsize: int) -> int:
-    if shuffle == AUTOSHUFFLE:           # numcodecs: bit-shuffle single bytes, else byte-shuffle
-        return 2 if itemsize == 1 else 1
-    return shuffle
 
 
 def native_codec(config: Mapping[str, Any], itemsize: int) -> Codec | None:
@@ -52,7 +46,9 @@ def native_codec(config: Mapping[str, Any], itemsize: int) -> Codec | None:
     conf = {k: v for k, v in config.items() if k != "id"}
     try:
         if codec_id == "blosc":
-            conf["shuffle"] = _blosc_shuffle(conf.get("shuffle", 1), itemsize)
+            # (numcodecs' AUTOSHUFFLE, -1, is decided per buffer by the typesize, or
+            # the buffer's item size, as numcodecs does: after filters that change it)
+            conf.setdefault("shuffle", 1)
             return Blosc(**conf)
         return {"zstd": Zstd, "zlib": Zlib, "gzip": Gzip}[codec_id](**conf)
     except (CodecError, TypeError) as exc:
@@ -76,6 +72,7 @@ def native_steps(compressor: Mapping[str, Any] | None, filters: Sequence[Mapping
 LZMA_FORMAT_RAW = 3     # lzma.FORMAT_RAW: the one format whose filters are not in the stream
 # v2 object codecs a categorize filter makes redundant (see V2ChunkCodec)
 VLEN_IDS = ("vlen-utf8", "vlen-bytes")
+VLEN_CODECS: dict[str, type] = {"vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes}
 
 
 def numcodecs_codec(config: Mapping[str, Any], what: str) -> Any:
@@ -142,7 +139,10 @@ class V2ChunkCodec:
             # (zarrc's v2 writer adds one to every object array) would hand it bytes instead
             # of labels, and read nothing back: it is left out
             filters = [f for f in filters if f.get("id") not in VLEN_IDS]
-        self.filters = [numcodecs_codec(f, "filters") for f in filters]
+        # (the vlen filters are zarrc's, which store items as the v3 codecs of the same
+        # names do: v2 and v3 arrays take the same items)
+        self.filters = [VLEN_CODECS[f["id"]]() if f.get("id") in VLEN_CODECS and len(f) == 1
+                        else numcodecs_codec(f, "filters") for f in filters]
         self.defilters = [decoder_of(f) for f in self.filters]
 
     def _run(self, codec: Any, method: str, data: Any) -> Any:

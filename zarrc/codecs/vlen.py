@@ -11,6 +11,7 @@ being silently altered or exhausting memory.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +25,14 @@ HEADER_BYTES = 4            # u32 item count
 LENGTH_BYTES = 4            # u32 length before each item
 MAX_ITEMS = 2**32 - 1       # the count is a u32
 MAX_ITEM_BYTES = 2**31 - 1  # numcodecs keeps item lengths in a C int
+
+
+_NO_NA = object()
+
+
+def _is_na(value: Any, na: Any) -> bool:
+    """Whether ``value`` is the missing item ``na`` of a numpy StringDType (NaN-like or not)."""
+    return value is na or (isinstance(value, float) and isinstance(na, float) and math.isnan(value))
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
@@ -53,7 +62,7 @@ class _VLen(Codec):
 
     def _items(self, values: Any) -> tuple[np.ndarray, list]:
         """``values`` as a flat (C order) object array of exactly ``item_type`` items,
-        and those items as a list."""
+        and those items as a list (other items converted by ``as_item``)."""
         try:
             arr = np.asarray(values, dtype=object)
         except (TypeError, ValueError) as exc:
@@ -61,30 +70,41 @@ class _VLen(Codec):
                              f"{self.item_name} items: {exc}") from None
         flat = arr.reshape(-1)
         items = flat.tolist()
-        types = set(map(type, items))
-        if types - {self.item_type}:  # subclasses (np.str_), other types, wrong items
-            accepted = self._accepted_types()
-            if not all(issubclass(t, accepted) for t in types):
-                i = next(i for i, v in enumerate(items) if not isinstance(v, accepted))
-                index = tuple(int(k) for k in np.unravel_index(i, arr.shape)) if arr.ndim else ()
-                bad = items[i]
-                raise CodecError(f"{self.name}: item {index} is {_short_repr(bad)} ({type(bad).__name__}), "
-                                 f"expected {self.item_name}")
-            # numcodecs takes exactly str / bytes: convert the rest
-            exact, convert = self.item_type, self._exact
-            items = [v if type(v) is exact else convert(v) for v in items]
+        na = getattr(getattr(values, "dtype", None), "na_object", _NO_NA)
+        if na is not _NO_NA:       # a StringDType's missing items: "", as zarr-python stores them
+            items = ["" if _is_na(v, na) else v for v in items]
+        if na is not _NO_NA or set(map(type, items)) - {self.item_type}:  # np.str_, other types
+            converted = []
+            for i, v in enumerate(items):
+                try:
+                    converted.append(v if type(v) is self.item_type else self.as_item(v))
+                except CodecError as exc:
+                    index = tuple(int(k) for k in np.unravel_index(i, arr.shape)) if arr.ndim else ()
+                    raise CodecError(f"{self.name}: item {index} {exc}") from None
+            items = converted
             flat = np.empty(len(items), dtype=object)
             flat[:] = items
         if flat.size > MAX_ITEMS:
             raise CodecError(f"{self.name}: {flat.size} items, the format holds at most {MAX_ITEMS}")
         return flat, items
 
-    def _accepted_types(self) -> tuple[type, ...]:
-        return (self.item_type,)
-
-    @staticmethod
-    def _exact(value: Any) -> Any:
+    def as_item(self, value: Any) -> Any:
+        """``value`` as an item of exactly ``item_type``; CodecError (whose message
+        says what is wrong with it, for "item <index> ...") if it cannot be one."""
         raise NotImplementedError
+
+    def item_problem(self, value: Any) -> str | None:
+        """What keeps ``value`` from being stored (a message for "item <index> ..."),
+        or None."""
+        try:
+            item = value if type(value) is self.item_type else self.as_item(value)
+            self._check_encodable(item)
+        except CodecError as exc:
+            return str(exc)
+        return None
+
+    def _check_encodable(self, item: Any) -> None:
+        """CodecError if numcodecs cannot encode ``item`` (an exact ``item_type``)."""
 
     def _check_item_sizes(self, items: list) -> None:
         """Refuse items longer than numcodecs can store (their lengths are C ints)."""
@@ -104,14 +124,25 @@ class _VLen(Codec):
     def encode(self, values: Any) -> bytes:
         """Encode an array-like of items (an object array, a numpy StringDType / ``U``
         / ``S`` array, a list; any shape, flattened in C order) to the numcodecs
-        byte layout (vlen-bytes also takes bytearray / memoryview items).  Raises
-        CodecError for items of the wrong type (None and numbers included: numcodecs
-        would store None and 0 as empty items) and items longer than 2**31 - 1 bytes."""
+        byte layout.  vlen-utf8 stores any item as zarr-python does (numpy's cast to
+        its string type): ``str`` as it is, ``bytes`` decoded from UTF-8, anything
+        else (None, numbers) as ``str(item)``; vlen-bytes takes ``bytes``,
+        ``bytearray`` and ``memoryview`` items.  Raises CodecError naming the item
+        (its index in ``values``) for items that cannot be stored (vlen-bytes: items of
+        other types, None and numbers included, which numcodecs would store as empty
+        items; vlen-utf8: bytes that are not UTF-8, strings with lone surrogates) and
+        items longer than 2**31 - 1 bytes."""
         flat, items = self._items(values)
         self._check_item_sizes(items)
         try:
             return bytes(self._numcodecs.encode(flat))
         except (TypeError, ValueError) as exc:  # e.g. lone surrogates in a str
+            shape = np.shape(values)
+            for i, item in enumerate(items):
+                problem = self.item_problem(item)
+                if problem is not None:
+                    index = tuple(int(k) for k in np.unravel_index(i, shape)) if shape else ()
+                    raise CodecError(f"{self.name}: item {index} {problem}") from None
             raise CodecError(f"{self.name}: cannot encode: {exc}") from None
 
     # ------------------------------------------------------------------ decode
@@ -183,9 +214,25 @@ class VLenUTF8(_VLen):
     item_name = "str"
     _numcodecs_class = "VLenUTF8"
 
-    @staticmethod
-    def _exact(value: Any) -> str:
-        return str.__str__(value)  # a plain str copy of a str subclass (np.str_)
+    def as_item(self, value: Any) -> str:
+        """As zarr-python (numpy's cast to its string type): a str subclass (np.str_) as
+        a plain str, bytes decoded from UTF-8, anything else ``str(value)``."""
+        if isinstance(value, str):
+            return str.__str__(value)
+        if isinstance(value, bytes):       # (np.bytes_ too)
+            try:
+                return value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CodecError(f"is {_short_repr(value)} (bytes), not UTF-8 ({exc.reason} at "
+                                 f"byte {exc.start})") from None
+        return str(value)
+
+    def _check_encodable(self, item: Any) -> None:
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise CodecError(f"is {_short_repr(item)}, which UTF-8 cannot encode ({exc.reason} at "
+                             f"character {exc.start})") from None
 
     def _max_length_unencoded(self) -> int:
         return MAX_ITEM_BYTES // 4  # a character is at most 4 UTF-8 bytes
@@ -207,9 +254,23 @@ class VLenBytes(_VLen):
     item_name = "bytes"
     _numcodecs_class = "VLenBytes"
 
-    def _accepted_types(self) -> tuple[type, ...]:
-        return (bytes, bytearray, memoryview)
+    def as_item(self, value: Any) -> bytes:
+        """bytearray, memoryview and bytes subclasses (np.bytes_) as bytes; CodecError
+        for anything else (numcodecs would store None and 0 as empty items)."""
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        raise CodecError(f"is {_short_repr(value)} ({type(value).__name__}), expected bytes")
 
-    @staticmethod
-    def _exact(value: Any) -> bytes:
-        return bytes(value)
+
+def find_bad_item(items: np.ndarray, item_type: type) -> tuple[tuple[int, ...], str] | None:
+    """The first item (in C order) of the object array ``items`` that the vlen codec of
+    ``item_type`` items (``str``: vlen-utf8, ``bytes``: vlen-bytes) cannot store, as
+    (its index in ``items``, what is wrong with it), or None.  For error messages
+    (one Python step per item): the engine names a bad item by its array index."""
+    codec: _VLen = VLenUTF8() if item_type is str else VLenBytes()
+    for i, value in enumerate(items.reshape(-1).tolist()):
+        problem = codec.item_problem(value)
+        if problem is not None:
+            index = tuple(int(k) for k in np.unravel_index(i, items.shape)) if items.ndim else ()
+            return index, f"{codec.name}: {problem}"
+    return None

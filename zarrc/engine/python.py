@@ -21,10 +21,11 @@ import numpy as np
 
 from zarrc import indexing
 from zarrc._kernels.plan import COL_COUNT, COL_IDX, COL_OUT, COL_START, COL_STEP
+from zarrc.codecs.vlen import find_bad_item
 from zarrc.engine.batch import WRITE_BATCH_BYTES, planned, tasks_full
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
-from zarrc.errors import ZarrcError
+from zarrc.errors import CodecError, ZarrcError
 from zarrc.threads import counted_call, item_threads, run_each
 
 _DELETE = object()
@@ -79,7 +80,7 @@ def _selections(dims, table, local, outidx, rows) -> tuple[Any, Any]:
 
 def _tasks(arr: ChunkedArray, dims: indexing.Plan) -> tuple:
     table, local, outidx, tasks, coords = planned(dims)
-    return table, local, outidx, tasks, arr.chunk_keys(coords)
+    return table, local, outidx, tasks, arr.chunk_keys(coords), coords
 
 
 def _point_selections(table, local, outidx, rows) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +97,7 @@ def _context(arr: ChunkedArray, key: str, exc: ZarrcError) -> ZarrcError:
 
 def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
     """Read the selected elements into ``out`` (see zarrc.engine.api.read_into)."""
-    table, local, outidx, tasks, keys = _tasks(arr, dims)
+    table, local, outidx, tasks, keys, _ = _tasks(arr, dims)
     raws = arr.store.get_many(keys)
     fill = arr.fill_scalar()
 
@@ -127,16 +128,31 @@ def is_fill(chunk: np.ndarray, fill: Any, fill_bytes: bytes) -> bool:
 def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> None:
     """Write ``value`` to the selected elements (see zarrc.engine.api.write_from).  Chunks left
     equal to the fill value are deleted, unless ``arr.write_empty_chunks``."""
-    table, local, outidx, tasks, keys = _tasks(arr, dims)
+    table, local, outidx, tasks, keys, coords = _tasks(arr, dims)
     full = tasks_full(table, tasks)
     itemsize = arr.dtype.itemsize if arr.dtype.kind != "O" else 64
     per_batch = max(1, WRITE_BATCH_BYTES // max(1, math.prod(arr.chunks) * itemsize))
     for lo in range(0, len(keys), per_batch):
         _write_batch(arr, dims, table, local, outidx, tasks[lo:lo + per_batch],
-                     keys[lo:lo + per_batch], full[lo:lo + per_batch], value)
+                     keys[lo:lo + per_batch], full[lo:lo + per_batch], value, coords[lo:lo + per_batch])
 
 
-def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> None:
+def _item_error(arr: ChunkedArray, chunk: np.ndarray | None, coords: Any) -> ZarrcError | None:
+    """For a variable-length chunk that failed to encode: an error naming the first item
+    that cannot be stored by its array index ("item (3, 7) of /names: ..."), or None
+    (also for a chunk not made yet: its old bytes failed to decode)."""
+    item_type = type(arr.fill_object)
+    if chunk is None or chunk.dtype.kind != "O" or item_type not in (str, bytes):
+        return None
+    bad = find_bad_item(chunk, item_type)
+    if bad is None:
+        return None
+    index, problem = bad
+    where = tuple(int(c) * n + i for c, n, i in zip(coords, arr.chunks, index))
+    return CodecError(f"item {where} of {arr.name}: {problem}")
+
+
+def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value, coords) -> None:
     partial = [k for k, f in zip(keys, full) if not f]
     old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
     fill = arr.fill_scalar()
@@ -148,6 +164,7 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
         key = keys[t]
         src, dst = _selections(dims, table, local, outidx, tasks[t])
         raw = old.get(key)
+        chunk = None
         try:
             if raw is None:
                 chunk = np.full(arr.chunks, fill, dtype=arr.dtype)
@@ -162,7 +179,7 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value) -> N
             else:
                 encoded[t] = arr.codec.encode(chunk)
         except ZarrcError as exc:
-            raise _context(arr, key, exc) from None
+            raise (_item_error(arr, chunk, coords[t]) or _context(arr, key, exc)) from None
 
     _each(len(keys), work)
     for key, data in zip(keys, encoded):

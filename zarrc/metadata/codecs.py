@@ -8,9 +8,14 @@ needs a permutation of the dimensions it sees and ``bytes`` needs ``endian`` for
 multi-byte types.  The variable-length data types take exactly their own
 array -> bytes codec (``string``: ``vlen-utf8``, variable-length bytes:
 ``vlen-bytes``), and those codecs no other type.  The configuration kept is the one
-zarr-python writes: defaults filled in (zstd ``checksum``, blosc ``blocksize``,
-sharding ``index_location``), ``endian`` dropped for one-byte types, and the vlen
-codecs written with an empty ``"configuration": {}``.
+zarr-python writes: members left out get zarr-python's values (its codecs' defaults
+and what it derives from the data type: blosc ``typesize`` and ``shuffle`` from the
+item size, cname "zstd", clevel 5; zstd level 0 and ``checksum`` false; gzip level 5;
+sharding's inner and index codecs and ``index_location``), when reading as when
+creating, as zarr-python does; ``endian`` dropped for one-byte types, and the vlen
+codecs written with an empty ``"configuration": {}``.  (A multi-byte ``bytes``
+without ``endian`` is refused when read, as zarr-python 3.4 does; a new array's gets
+"little" from ``zarrc.metadata.v3.complete_codecs``.)
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")      # in the order of b
 ZSTD_LEVELS = (-131072, 22)     # zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
 # the array -> bytes codec of each variable-length data type kind
 VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
+# a sharding codec's index codecs when it names none (zarr-python's default)
+DEFAULT_INDEX_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"})
 # codecs written with "configuration": {} when it is empty (as zarr-python writes them)
 EMPTY_CONFIGURATION_WRITTEN = ("vlen-utf8", "vlen-bytes")
 # numcodecs codecs in v3 arrays: "numcodecs.<id>", run by numcodecs (or natively where zarrc has
@@ -135,12 +142,15 @@ def _required(config: Mapping, names: tuple[str, ...], optional: tuple[str, ...]
             raise MetadataError(f'"configuration" is missing "{name}"')
 
 
-def default_serializer(data_type: DataType) -> dict[str, Any]:
+def default_serializer(data_type: DataType, complete: bool = False) -> dict[str, Any]:
     """The array -> bytes codec zarr-python chooses for ``data_type``: ``vlen-utf8``
     / ``vlen-bytes`` for the variable-length types, ``bytes`` otherwise (its
-    ``endian`` is filled in by ``complete_codecs``)."""
+    ``endian``, "little" where the type writes one, given with ``complete``, else
+    filled in by ``zarrc.metadata.v3.complete_codecs``)."""
     if data_type.kind in VLEN_CODECS:
         return {"name": VLEN_CODECS[data_type.kind], "configuration": {}}
+    if complete and data_type.writes_endian:
+        return {"name": "bytes", "configuration": {"endian": "little"}}
     return {"name": "bytes"}
 
 
@@ -171,38 +181,51 @@ def _transpose(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> 
     return {"order": tuple(order)}
 
 
+def blosc_item_size(data_type: DataType) -> int:
+    """The item size blosc shuffles by for ``data_type``: its size, 1 for the
+    variable-length types (whose chunks are a byte stream), as zarr-python."""
+    return 1 if data_type.variable_length else data_type.itemsize
+
+
 def _blosc(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, ("cname", "clevel", "shuffle"), ("typesize", "blocksize"))
-    if config["cname"] not in BLOSC_CNAMES:
-        fail("cname", config["cname"], f"must be one of {', '.join(BLOSC_CNAMES)}")
-    clevel = _level("clevel", config, 0, 9)
-    shuffle = config["shuffle"]
+    """blosc's members; those left out get zarr-python's values (``BloscCodec``'s
+    defaults, and what it derives from the data type): cname "zstd", clevel 5,
+    typesize the item size, shuffle "bitshuffle" for one-byte items else "shuffle",
+    blocksize 0."""
+    _required(config, (), ("cname", "clevel", "shuffle", "typesize", "blocksize"))
+    item_size = blosc_item_size(data_type)
+    cname = config.get("cname", "zstd")
+    if cname not in BLOSC_CNAMES:
+        fail("cname", cname, f"must be one of {', '.join(BLOSC_CNAMES)}")
+    clevel = _level("clevel", {"clevel": 5, **config}, 0, 9)
+    shuffle = config.get("shuffle")           # (None too: zarr-python's "derive it")
+    if shuffle is None:
+        shuffle = "bitshuffle" if item_size == 1 else "shuffle"
     if shuffle not in BLOSC_SHUFFLES:
         fail("shuffle", shuffle, f"must be one of {', '.join(BLOSC_SHUFFLES)}")
-    out: dict[str, Any] = {}
-    if "typesize" in config or shuffle != "noshuffle":
-        typesize: Any = config.get("typesize")
-        if not is_int(typesize) or typesize < 1:
-            fail("typesize", typesize, "must be a positive integer (required unless shuffle is noshuffle)")
-        out["typesize"] = typesize
+    typesize: Any = config.get("typesize")
+    if typesize is None:
+        typesize = item_size
+    if not is_int(typesize) or typesize < 1:
+        fail("typesize", typesize, "must be a positive integer")
     blocksize = config.get("blocksize", 0)
     if not is_int(blocksize) or blocksize < 0:
         fail("blocksize", blocksize, "must be a non-negative integer")
-    out.update(cname=config["cname"], clevel=clevel, shuffle=shuffle, blocksize=blocksize)
-    return out
+    return {"typesize": typesize, "cname": cname, "clevel": clevel, "shuffle": shuffle,
+            "blocksize": blocksize}
 
 
 def _gzip(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, ("level",))
-    return {"level": _level("level", config, 0, 9)}
+    _required(config, (), ("level",))
+    return {"level": _level("level", {"level": 5, **config}, 0, 9)}
 
 
 def _zstd(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, ("level",), ("checksum",))
+    _required(config, (), ("level", "checksum"))
     checksum = config.get("checksum", False)
     if not isinstance(checksum, bool):
         fail("checksum", checksum, "must be a boolean")
-    return {"level": _level("level", config, *ZSTD_LEVELS), "checksum": checksum}
+    return {"level": _level("level", {"level": 0, **config}, *ZSTD_LEVELS), "checksum": checksum}
 
 
 def _crc32c(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
@@ -222,7 +245,7 @@ def _vlen(codec: str) -> Any:
 
 
 def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, ("chunk_shape", "codecs", "index_codecs"), ("index_location",))
+    _required(config, ("chunk_shape",), ("codecs", "index_codecs", "index_location"))
     inner = check_int_list("chunk_shape", config["chunk_shape"], minimum=1)
     if len(inner) != len(shape):
         fail("chunk_shape", config["chunk_shape"],
@@ -233,10 +256,12 @@ def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> d
     if location not in ("start", "end"):
         fail("index_location", location, 'must be "start" or "end"')
     with error_context('"codecs"'):
-        codecs = parse_codecs(config["codecs"], inner, data_type)
+        codecs = parse_codecs(config.get("codecs", [default_serializer(data_type, complete=True)]),
+                              inner, data_type)
     index_shape = tuple(s // c for s, c in zip(shape, inner)) + (2,)
     with error_context('"index_codecs"'):
-        index_codecs = parse_codecs(config["index_codecs"], index_shape, CORE_TYPES["uint64"])
+        index_codecs = parse_codecs(config.get("index_codecs", DEFAULT_INDEX_CODECS), index_shape,
+                                    CORE_TYPES["uint64"])
         for i, codec in enumerate(index_codecs):
             if codec.must_understand and codec.name not in FIXED_SIZE_CODECS:
                 raise MetadataError(f'[{i}] "{codec.name}": index codecs must have a fixed-size output')

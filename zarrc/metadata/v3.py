@@ -376,19 +376,40 @@ def _storage_transformers(value: Any) -> tuple[FrozenDict, ...]:
     return tuple(kept)
 
 
+def codec_json(codec: Any) -> Any:
+    """A codec the user gave (a name, a spec dict, or an object with ``to_dict()``)
+    as JSON.  An object's ``to_dict()`` is taken without the options it leaves for
+    the array to choose, so that the parser fills them from the data type as
+    zarr-python's ``evolve_from_array_spec`` does: those zarr-python's codec objects
+    name in ``_tunable_attrs`` (``BloscCodec``'s typesize and shuffle when not given),
+    and in a sharding codec object, its inner and index codecs, each converted so."""
+    if isinstance(codec, (str, Mapping)) or not hasattr(codec, "to_dict"):
+        return thaw(codec)
+    doc = thaw(codec.to_dict())
+    config = doc.get("configuration") if isinstance(doc, dict) else None
+    if not isinstance(config, dict):
+        return doc
+    for option in getattr(codec, "_tunable_attrs", None) or ():
+        config.pop(option, None)
+    for member in ("codecs", "index_codecs"):
+        inner = getattr(codec, member, None)
+        if member in config and isinstance(inner, (list, tuple)) \
+                and all(hasattr(c, "to_dict") for c in inner):
+            config[member] = [codec_json(c) for c in inner]
+    return doc
+
+
 def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
-    """JSON codec list from user input with the values an implementation may choose
-    filled in: ``bytes`` endian "little" (multi-byte types, structs with a
-    multi-byte field; dropped for types without byte order), blosc ``typesize``
-    (the item size; 1 for variable-length types, as zarr-python), recursively inside
-    ``sharding_indexed``."""
+    """JSON codec list from user input (``codec_json``) with the ``bytes`` codec's
+    ``endian`` a new array records: "little" for multi-byte types and structs with a
+    multi-byte field, dropped for types without byte order, recursively inside
+    ``sharding_indexed``.  (The other members left out, blosc's typesize and shuffle
+    among them, are filled in by the parser, ``zarrc.metadata.codecs``.)"""
     if isinstance(codecs, (str, Mapping)) or hasattr(codecs, "to_dict"):
         codecs = [codecs]
     out = []
     for codec in codecs:
-        if hasattr(codec, "to_dict") and not isinstance(codec, Mapping):
-            codec = codec.to_dict()
-        codec = thaw(codec)
+        codec = codec_json(codec)
         if isinstance(codec, str):
             codec = {"name": codec}
         if isinstance(codec, dict) and isinstance(codec.get("configuration", {}), dict):
@@ -399,13 +420,9 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
                 config["endian"] = "little"
             elif name == "bytes" and not data_type.writes_endian:
                 config.pop("endian", None)      # as zarr-python: bytes and raw bytes have no byte order
-            elif name == "blosc" and config.get("typesize") is None:
-                config["typesize"] = 1 if data_type.variable_length else data_type.itemsize
-            elif name == "sharding_indexed":
+            elif name == "sharding_indexed" and isinstance(config.get("codecs", []), (list, tuple)):
                 config["codecs"] = complete_codecs(config.get("codecs", [default_serializer(data_type)]),
                                                    data_type)
-                config.setdefault("index_codecs", [{"name": "bytes", "configuration": {"endian": "little"}},
-                                                   {"name": "crc32c"}])
             if config:
                 codec["configuration"] = config
             elif name == "bytes":
