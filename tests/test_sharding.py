@@ -17,7 +17,6 @@ import json
 import math
 import threading
 import warnings
-
 import zipfile
 
 import numpy as np
