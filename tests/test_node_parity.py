@@ -18,8 +18,7 @@ from zarrc.errors import ArgumentError, NodeTypeError
 from zarrc.stores import LocalStore, MemoryStore, ZipStore
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
-pytestmark = pytest.mark.filterwarnings("ignore:key .* written again:UserWarning",
-                                        "ignore::DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 STORES = ("local", "memory", "zip")
 
