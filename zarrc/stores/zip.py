@@ -400,10 +400,27 @@ class ZipStore(Store):
                 fd, ends = self._stage_handle.fd, member_ends(self._stage)  # type: ignore[union-attr]
                 members += [(i, fd, ends[i.header_offset]) for i in sorted(staged.values(),
                                                                           key=lambda i: i.header_offset)]
-            new = write_archive(self.path, members, repr(self))
+            try:
+                new = write_archive(self.path, members, repr(self), self._close_base)
+            except BaseException:
+                if self._base is not None and self._base_handle.fd < 0:  # type: ignore[union-attr]
+                    # closed for a rename (Windows) that failed: the archive is the old one
+                    self._base.close()
+                    self._base = self._base_handle = None
+                    self._spans.clear()
+                    self._open_base(self._open_read())
+                raise
             self._release()
             self._open_base(new)
             self._dirty = False
+
+    def _close_base(self) -> None:
+        """Close this store's descriptors of the archive on disk (lock held; before
+        the rename on Windows: a snapshot still reading it then fails)."""
+        if self._base is not None:
+            with contextlib.suppress(OSError):
+                self._base.fp.close()  # type: ignore[union-attr]
+            self._base_handle.close()  # type: ignore[union-attr]
 
     def _release(self) -> None:
         """Let go of the base and staged archives (lock held).  Their descriptors close

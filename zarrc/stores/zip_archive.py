@@ -10,7 +10,7 @@ import os
 import secrets
 import struct
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from zarrc.errors import StoreError
 from zarrc.stores.base import pread
@@ -20,6 +20,7 @@ TEMP_SUFFIX = ".zarrc-tmp"
 EMPTY_ARCHIVE = b"PK\x05\x06" + bytes(18)  # an end-of-central-directory record, no members
 _EXTRA_HEADER = struct.Struct("<HH")
 _ZIP64_EXTRA = 0x0001
+RENAME_NEEDS_CLOSED = os.name == "nt"  # Windows cannot rename over (or rename) an open file
 
 
 class Handle:
@@ -84,7 +85,7 @@ def temp_path(path: str) -> str:
 
 
 def write_archive(path: str, members: Iterable[tuple[zipfile.ZipInfo, int, int]], name: str,
-                  durable: bool = True) -> int:
+                  release: Callable[[], None], durable: bool = True) -> int:
     """Write a complete archive of ``members`` into a temporary file beside ``path``
     and rename it over ``path``; return a read descriptor of the new archive.
 
@@ -93,6 +94,10 @@ def write_archive(path: str, members: Iterable[tuple[zipfile.ZipInfo, int, int]]
     central directory.  The temporary file is flushed to disk (``durable``) before the
     rename and removed on any failure, so ``path`` is always the old or the new
     archive, whole.  Raises StoreError (the old archive untouched) on I/O errors.
+    Windows renames only files no one holds open: there ``release()`` is called to
+    close the caller's descriptors of the old archive just before the rename, and
+    the new one is reopened after it (another process reading the archive makes
+    the rename fail: StoreError).
     """
     tmp = temp_path(path)
     try:
@@ -120,9 +125,16 @@ def write_archive(path: str, members: Iterable[tuple[zipfile.ZipInfo, int, int]]
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)  # keep the archive's permissions
         if durable:
             os.fsync(fd)
+        if RENAME_NEEDS_CLOSED:
+            os.close(fd)
+            fd = -1
+            release()
         os.replace(tmp, path)
+        if fd < 0:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except BaseException as e:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(e, (OSError, ValueError, zipfile.LargeZipFile)):
