@@ -232,6 +232,31 @@ def test_flush_where_open_files_cannot_be_renamed(tmp_path, monkeypatch, fail):
     np.testing.assert_array_equal(zarrc_values(path), [99] + [1] * 9)
 
 
+@pytest.mark.parametrize("kernel_copy", [True, False])
+def test_rewrite_copies_members_raw(tmp_path, monkeypatch, kernel_copy):
+    """Unchanged members (compressed ones too, and big ones over several copy blocks)
+    are copied byte for byte, by copy_file_range where the system has it, else by
+    reads and writes."""
+    from zarrc.stores import zip_archive
+
+    if not kernel_copy:
+        monkeypatch.setattr(zip_archive, "_copy_file_range", None)
+    monkeypatch.setattr(zip_archive, "COPY_BLOCK", 1000)
+    path = str(tmp_path / "d.zip")
+    big = os.urandom(5500)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("big", big)
+        zf.writestr("text", b"hello " * 500, compress_type=zipfile.ZIP_DEFLATED)
+    raw = {i.filename: (i.compress_size, i.CRC) for i in zipfile.ZipFile(path).infolist()}
+    with ZipStore(path, mode="a") as store:
+        store.set("new", b"n")
+    with zipfile.ZipFile(path) as zf:
+        assert zf.namelist() == ["big", "text", "new"] and zf.testzip() is None
+        assert {i.filename: (i.compress_size, i.CRC) for i in zf.infolist()[:2]} == raw
+        assert zf.getinfo("text").compress_type == zipfile.ZIP_DEFLATED
+        assert zf.read("big") == big and zf.read("text") == b"hello " * 500
+
+
 def test_pickle_refuses_an_open_writer(tmp_path):
     path = str(tmp_path / "d.zip")
     make_archive(path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import os
 import secrets
 import struct
@@ -65,8 +66,22 @@ def _strip_zip64(extra: bytes) -> bytes:
     return bytes(out)
 
 
+_copy_file_range = getattr(os, "copy_file_range", None)  # Linux: copied in the kernel (or shared, on CoW file systems)
+_NO_COPY_RANGE = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM}
+
+
 def _copy(src: int, dst: int, start: int, end: int, name: str) -> None:
     """Bytes [start, end) of descriptor ``src`` appended to ``dst``, in bounded blocks."""
+    if _copy_file_range is not None:
+        try:
+            while start < end:
+                n = _copy_file_range(src, dst, min(COPY_BLOCK, end - start), start)
+                if n == 0:
+                    raise StoreError(f"{name}: archive truncated at byte {start} while rewriting it")
+                start += n
+        except OSError as e:
+            if e.errno not in _NO_COPY_RANGE:  # (StoreError: errno None)
+                raise
     while start < end:
         n = min(COPY_BLOCK, end - start)
         block = pread(src, n, start)
