@@ -302,6 +302,27 @@ def test_end_of_the_writing_process(tmp_path, end, written):
     assert temp_leftovers(tmp_path) == []
 
 
+def test_every_open_writer_is_written_at_exit(tmp_path):
+    """Two stores open for writing, one of them on a path another (closed) store had
+    open too: each is written when the process exits normally."""
+    path = str(tmp_path / "d.zip")
+    make_archive(path)
+    done = in_child(path, """
+        from zarrc.stores import ZipStore
+        first = ZipStore(PATH, mode="a")
+        ZipStore(PATH, mode="r").close()        # an equal store, closed
+        first.set("extra", b"1")
+        other = ZipStore(PATH[:-4] + "-2.zip", mode="w")
+        other.set("k", b"2")
+        keep = (first, other)
+    """)
+    assert done.returncode == 0, done.stderr
+    with ZipStore(path) as store:
+        assert store.get("extra") == b"1" and store.get("t/zarr.json") is not None
+    with ZipStore(path[:-4] + "-2.zip") as store:
+        assert store.get("k") == b"2"
+
+
 def test_zarr_python_writes_its_archive_at_a_normal_exit_too(tmp_path):
     pytest.importorskip("zarr")
     path = str(tmp_path / "d.zip")

@@ -45,7 +45,8 @@ _LOCAL_SIGNATURE = b"PK\x03\x04"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _DECODE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError)
 
-_writers: weakref.WeakSet = weakref.WeakSet()  # stores open for writing, flushed at exit
+# stores open for writing, flushed at exit; by id, as stores of one path are equal
+_writers: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _writers_lock = threading.Lock()
 
 
@@ -54,7 +55,7 @@ def _close_writers() -> None:
     """At interpreter exit, write the archive of every ZipStore still open for writing
     (in the process that opened it: not in a forked child)."""
     with _writers_lock:
-        stores = list(_writers)
+        stores = list(_writers.values())
     for store in stores:
         try:
             store._close_if_owner()
@@ -131,7 +132,7 @@ class ZipStore(Store):
         self._closed = False
         if not self.read_only:
             with _writers_lock:
-                _writers.add(self)
+                _writers[id(self)] = self
 
     def _open_read(self) -> int:
         try:
@@ -453,7 +454,7 @@ class ZipStore(Store):
                 if handle is not None:
                     handle.close()
         with _writers_lock:
-            _writers.discard(self)
+            _writers.pop(id(self), None)
 
     def _close_if_owner(self) -> None:
         """``close`` in the process that opened the store; in a forked child (which
