@@ -247,11 +247,13 @@ def test_rewrite_copies_members_raw(tmp_path, monkeypatch, kernel_copy):
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("big", big)
         zf.writestr("text", b"hello " * 500, compress_type=zipfile.ZIP_DEFLATED)
+        zf.comment = b"made by hand"
     raw = {i.filename: (i.compress_size, i.CRC) for i in zipfile.ZipFile(path).infolist()}
     with ZipStore(path, mode="a") as store:
         store.set("new", b"n")
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == ["big", "text", "new"] and zf.testzip() is None
+        assert zf.comment == b"made by hand"
         assert {i.filename: (i.compress_size, i.CRC) for i in zf.infolist()[:2]} == raw
         assert zf.getinfo("text").compress_type == zipfile.ZIP_DEFLATED
         assert zf.read("big") == big and zf.read("text") == b"hello " * 500

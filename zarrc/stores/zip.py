@@ -402,7 +402,8 @@ class ZipStore(Store):
                 members += [(i, fd, ends[i.header_offset]) for i in sorted(staged.values(),
                                                                           key=lambda i: i.header_offset)]
             try:
-                new = write_archive(self.path, members, repr(self), self._close_base)
+                comment = self._base.comment if self._base is not None else b""
+                new = write_archive(self.path, members, repr(self), self._close_base, comment)
             except BaseException:
                 if self._base is not None and self._base_handle.fd < 0:  # type: ignore[union-attr]
                     # closed for a rename (Windows) that failed: the archive is the old one

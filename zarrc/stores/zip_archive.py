@@ -100,15 +100,15 @@ def temp_path(path: str) -> str:
 
 
 def write_archive(path: str, members: Iterable[tuple[zipfile.ZipInfo, int, int]], name: str,
-                  release: Callable[[], None], durable: bool = True) -> int:
+                  release: Callable[[], None], comment: bytes = b"", durable: bool = True) -> int:
     """Write a complete archive of ``members`` into a temporary file beside ``path``
     and rename it over ``path``; return a read descriptor of the new archive.
 
     ``members``: (ZipInfo, source descriptor, end of the member's bytes in it); each is
-    copied raw (local header, data, descriptor: never recompressed) and listed in a new
-    central directory.  The temporary file is flushed to disk (``durable``) before the
-    rename and removed on any failure, so ``path`` is always the old or the new
-    archive, whole.  Raises StoreError (the old archive untouched) on I/O errors.
+    copied raw (local header, data, descriptor: never recompressed, by copy_file_range
+    where the system has it) and listed in a new central directory, with ``comment``.
+    The temporary file is synced to disk (``durable``) before the rename and removed
+    on any failure, so ``path`` is always the old or the new archive, whole.  Raises StoreError (the old archive untouched) on I/O errors.
     Windows renames only files no one holds open: there ``release()`` is called to
     close the caller's descriptors of the old archive just before the rename, and
     the new one is reopened after it (another process reading the archive makes
@@ -135,6 +135,7 @@ def write_archive(path: str, members: Iterable[tuple[zipfile.ZipInfo, int, int]]
             out = zipfile.ZipFile(f, "w", allowZip64=True)
             out.filelist.extend(infos)
             out.NameToInfo.update((i.filename, i) for i in infos)
+            out.comment = comment
             out.close()  # writes the central directory at ``position``
         with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)  # keep the archive's permissions
