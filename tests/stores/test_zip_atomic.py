@@ -340,6 +340,9 @@ def test_zarr_python_writes_its_archive_at_a_normal_exit_too(tmp_path):
 
 KILLED_WRITER = """
     import time
+    from zarrc.stores import zip_archive
+    if SLOW:  # copies by 64 KiB reads and writes: a longer flush to land kills in
+        zip_archive.COPY_BLOCK, zip_archive._copy_file_range = 1 << 16, None
     g = zarrc.open_group(PATH, mode="r+")
     a = g["t"]
     print("ready", flush=True)
@@ -365,7 +368,8 @@ def test_sigkill_at_random_moments_leaves_a_whole_archive(tmp_path):
     mid_flush, previous = 0, 1
     for round_ in range(8):
         child = subprocess.Popen(
-            [sys.executable, "-c", "import zarrc\nPATH = " + repr(path) + "\n" + textwrap.dedent(KILLED_WRITER)],
+            [sys.executable, "-c", f"import zarrc\nPATH = {path!r}\nSLOW = {round_ % 4 == 2}\n"
+             + textwrap.dedent(KILLED_WRITER)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         flushed, duration = None, 0.05
         try:
