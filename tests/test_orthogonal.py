@@ -16,9 +16,6 @@ import zarrc
 from zarrc.errors import ArgumentError, SelectionError
 from zarrc.stores import MemoryStore
 
-# (a zip store keeps each rewritten chunk twice and says so)
-pytestmark = pytest.mark.filterwarnings("ignore:key .* written again:UserWarning")
-
 
 def orthogonal_selections(shape, rng, repeats: bool = True) -> list[tuple]:
     """Mixed per-dimension selections: ints (negative too), slices with steps,

@@ -17,6 +17,7 @@ import json
 import math
 import threading
 import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -805,20 +806,20 @@ def test_shard_without_data_is_not_stored(rw_store_maker) -> None:
     np.testing.assert_array_equal(zarrc.open_array(store, path="a")[...], expected)
 
 
-def test_zip_store_keeps_an_index_only_shard(tmp_path) -> None:
+def test_zip_store_deletes_an_all_fill_shard(tmp_path) -> None:
     with ZipStore(tmp_path / "a.zip", mode="w") as store:
         a = zarrc.create_array(store, name="a", shape=(8, 8), dtype="i4", chunks=(2, 2), shards=(4, 4),
                                fill_value=-1)
         a[0:4, 0:4] = -1                              # never existed: nothing is stored
         assert list(store.list_prefix("a/c")) == []
         a[0:4, 0:4] = 5
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            a[0:4, 0:4] = -1                          # cannot be deleted: an index-only shard
-        raw = shard_value(store, "a/c/0/0")
-        assert len(raw) == index_nbytes(4)
-        assert (parse_shard(raw, 4) == EMPTY).all()
+        assert list(store.list_prefix("a/c")) == ["a/c/0/0"]
+        store.flush()                                 # the shard is in the archive on disk
+        a[0:4, 0:4] = -1                              # all fill: the member is deleted, as elsewhere
+        assert list(store.list_prefix("a/c")) == []
         np.testing.assert_array_equal(a[...], np.full((8, 8), -1))
+    with zipfile.ZipFile(tmp_path / "a.zip") as zf:
+        assert not [n for n in zf.namelist() if n.startswith("a/c")]
 
 
 # ------------------------------------------------------------------ malformed shards

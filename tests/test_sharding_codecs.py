@@ -25,10 +25,8 @@ from zarrc.errors import ChecksumError, CodecError
 from zarrc.stores import LocalStore, MemoryStore, ZipStore
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
-# a zip store keeps both members when a shard is rewritten (and says so); zarr-python
-# warns that codecs around sharding_indexed disable its partial reads
-pytestmark = [pytest.mark.filterwarnings("ignore:key .* written again:UserWarning"),
-              pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed` codec")]
+# zarr-python warns that codecs around sharding_indexed disable its partial reads
+pytestmark = [pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed` codec")]
 
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": False}}

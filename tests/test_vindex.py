@@ -18,7 +18,6 @@ from zarrc.errors import ArgumentError
 from zarrc.stores import MemoryStore
 
 # (a zip store keeps each rewritten chunk twice and says so)
-pytestmark = pytest.mark.filterwarnings("ignore:key .* written again:UserWarning")
 
 
 def coordinate_selections(shape, rng, repeats: bool = True) -> list[tuple]:

@@ -155,6 +155,21 @@ class Node:
         self.attrs.update(new_attributes)
         return self
 
+    def close(self) -> None:
+        """Finish with the node.  A store zarrc opened for it from a path or URL
+        (``zarrc.open_group("d.zip", mode="a")``) is closed, which writes a zip
+        archive's changes; it is the store of every node reached from this one, and
+        they cannot be used afterwards.  A store object passed in by the caller is
+        left open: the caller closes (or flushes) it."""
+        if getattr(self._store, "opened_by_zarrc", False):
+            self._store.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and self._store == other._store and self._path == other._path
 

@@ -22,8 +22,7 @@ from zarrc.errors import CodecError, MetadataError
 from zarrc.stores import MemoryStore, ZipStore
 
 numcodecs = pytest.importorskip("numcodecs")
-pytestmark = [pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr"),
-              pytest.mark.filterwarnings("ignore:key .* written again")]
+pytestmark = [pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr")]
 
 LZMA_FILTERS = [{"id": lzma.FILTER_DELTA, "dist": 8}, {"id": lzma.FILTER_LZMA2, "preset": 1}]
 

@@ -73,6 +73,9 @@ def make_store(obj: Any, mode: str = "a") -> Store:
       zarrc store over the same data, with its ``read_only``
       (:func:`zarrc.stores.zarr_python.from_zarr_python`).
 
+    A store opened here has ``opened_by_zarrc`` set: ``Array.close`` / ``Group.close``
+    (and a node's ``with`` block) close it.
+
     Raises ArgumentTypeError (a TypeError) for any other type, ArgumentError (a ValueError) for an unknown mode, StoreError
     when the mode cannot be honoured (e.g. "r" on a missing directory).
     """
@@ -80,6 +83,13 @@ def make_store(obj: Any, mode: str = "a") -> Store:
         raise ArgumentError(f"mode must be one of {tuple(_ZIP_MODES)}, got {mode!r}")
     if isinstance(obj, Store):
         return obj
+    store = _new_store(obj, mode)
+    store.opened_by_zarrc = True  # (closed by ``close()`` of the nodes opened on it)
+    return store
+
+
+def _new_store(obj: Any, mode: str) -> Store:
+    """The store ``make_store`` opens for anything that is not a Store."""
     if isinstance(obj, (str, os.PathLike)):
         path = _local_path(os.fsdecode(os.fspath(obj)))
         if path.lower().endswith(".zip"):

@@ -335,8 +335,11 @@ class Store:
     """
 
     read_only: bool = False
-    #: False for stores that cannot remove a key once written (zip).
+    #: False for stores that cannot remove a key once written.
     supports_deletes: bool = True
+    #: True for a store zarrc opened itself from what was given to the API (a path, a
+    #: URL, a dict: ``make_store``): closing a node opened on it closes it.
+    opened_by_zarrc: bool = False
 
     # -- reading -------------------------------------------------------------
 
