@@ -141,6 +141,19 @@ def test_codec_names_and_to_dict(name, kwargs) -> None:
     assert norm(zc.to_dict()) == norm(zp.to_dict())
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"clevel": 3}, {"shuffle": "noshuffle"}])
+@pytest.mark.parametrize("dtype", ["f4", "u1", "i8"])
+def test_blosc_codec_defaults_are_zarr_pythons(kwargs, dtype) -> None:
+    # BloscCodec() is zstd in zarr-python (zarrc's Blosc() is lz4); the stored codecs agree
+    docs = []
+    for lib in (zarr, zarrc):
+        a = lib.create_array({}, shape=(64,), dtype=dtype, compressors=lib.codecs.BloscCodec(**kwargs))
+        docs.append(norm(a.metadata.to_dict()["codecs"]))
+    assert docs[0] == docs[1]
+    with pytest.raises(TypeError):
+        zarrc.codecs.BloscCodec("lz4")          # keyword-only, as zarr-python's
+
+
 def test_codec_enums_and_nested_codecs() -> None:
     zc = zarrc.codecs
     assert {"BloscShuffle", "BloscCname", "Endian", "ShardingCodecIndexLocation"} <= set(dir(zarr.codecs))

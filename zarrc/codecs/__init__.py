@@ -4,14 +4,14 @@ Each codec has ``encode(buf) -> bytes``, ``decode(buf, out=None)`` (into ``out``
 when given, whose size must equal the decoded size), ``to_dict()`` (the v3 spec
 form) and ``get_config()`` (the numcodecs / v2 form).
 
-zarr-python's names are the same classes: ``BloscCodec`` is ``Blosc``,
-``ZstdCodec`` ``Zstd``, ``GzipCodec`` ``Gzip``, ``BytesCodec`` ``Bytes``,
+zarr-python's names are the same classes (``BloscCodec`` is ``Blosc`` with
+zarr-python's defaults and keyword-only arguments), ``ZstdCodec`` ``Zstd``, ``GzipCodec`` ``Gzip``, ``BytesCodec`` ``Bytes``,
 ``TransposeCodec`` ``Transpose``, ``Crc32cCodec`` ``Crc32c``, ``ShardingCodec``
 the sharding codec, ``VLenUTF8Codec`` / ``VLenBytesCodec``; they take
 zarr-python's keywords and its enums (``BloscShuffle``, ``BloscCname``,
 ``Endian``, ``ShardingCodecIndexLocation``).  ``zarrc.codecs.numcodecs`` mirrors
-``zarr.codecs.numcodecs``.  Defaults are zarrc's: ``Blosc()`` is lz4 with byte
-shuffle, where zarr-python's ``BloscCodec()`` is zstd.
+``zarr.codecs.numcodecs``.  ``Blosc()`` is lz4, ``BloscCodec()`` zstd, as
+zarr-python's.
 
 Importing this package imports every codec module, and so registers each codec
 class in ``zarrc.codecs.registry``.
@@ -19,7 +19,7 @@ class in ``zarrc.codecs.registry``.
 
 from zarrc.codecs import numcodecs
 from zarrc.codecs._base import Codec
-from zarrc.codecs.blosc import Blosc
+from zarrc.codecs.blosc import Blosc, BloscCodec
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.enums import BloscCname, BloscShuffle, Endian, ShardingCodecIndexLocation
@@ -32,7 +32,6 @@ from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 
 # zarr-python's names (zarr.codecs)
-BloscCodec = Blosc
 BytesCodec = Bytes
 Crc32cCodec = Crc32c
 GzipCodec = Gzip

@@ -173,3 +173,14 @@ class Blosc(Codec):
         return {"id": self.codec_id, "cname": self.cname, "clevel": self.clevel,
                 "shuffle": AUTOSHUFFLE if self._shuffle is None else self._shuffle,
                 "blocksize": self.blocksize}
+
+
+class BloscCodec(Blosc):
+    """zarr-python's ``BloscCodec``: :class:`Blosc` with zarr-python's keyword-only
+    arguments and defaults (``cname="zstd"``; zarrc's ``Blosc()`` is lz4).  Unset
+    ``typesize`` / ``shuffle`` are taken from the array's data type, as in zarr-python."""
+
+    def __init__(self, *, typesize: int | None = None, cname: str = "zstd", clevel: int = 5,
+                 shuffle: str | int | None = None, blocksize: int = 0) -> None:
+        super().__init__(cname=cname, clevel=clevel, shuffle=shuffle, typesize=typesize,
+                         blocksize=blocksize)
