@@ -25,6 +25,7 @@ import sys
 import tarfile
 import tempfile
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,10 +159,17 @@ def zarr_is_zarrc():
     zarr-python's modules already imported are set aside and put back on exit."""
     import zarrc
 
-    # numcodecs.zarr3 subclasses zarr-python's codec classes: imported before the
-    # switch (where zarr-python is installed), it keeps them
+    # numcodecs.zarr3 (0.16+) checks zarr-python's version when imported, then hands
+    # out zarr.codecs.numcodecs' classes on first use and keeps them in its globals:
+    # imported before the switch, with those it kept set aside, so that inside it
+    # hands out zarrc's and afterwards zarr-python's again
+    shim = None
     with contextlib.suppress(ImportError):
-        importlib.import_module("numcodecs.zarr3")
+        shim = importlib.import_module("numcodecs.zarr3")
+    shim_globals = dict(vars(shim)) if shim is not None else {}
+    if shim is not None and callable(shim_globals.get("__getattr__")):
+        for name in getattr(shim, "__all__", ()):
+            vars(shim).pop(name, None)
     saved = {name: mod for name, mod in sys.modules.items()
              if name == "zarr" or name.startswith("zarr.")}
     for name in saved:
@@ -179,6 +187,9 @@ def zarr_is_zarrc():
         for name in [n for n in sys.modules if n == "zarr" or n.startswith("zarr.")]:
             del sys.modules[name]
         sys.modules.update(saved)
+        if shim is not None:
+            vars(shim).clear()
+            vars(shim).update(shim_globals)
 
 
 @dataclass
@@ -276,7 +287,8 @@ def run_page(page_blocks: list[Block], workdir: Path, leave_out=lambda block: se
     old_hook = sys.displayhook
     os.chdir(workdir)
     try:
-        with zarr_is_zarrc():
+        with zarr_is_zarrc(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # (what the examples warn about is not checked)
             for block in page_blocks:
                 left_out = leave_out(block)
                 for example in block.examples:
