@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
 import pytest
 import zarr_docs
 
@@ -153,3 +154,44 @@ def test_lists_name_examples_on_their_pages():
         assert any(b.page == page and key in e.source + e.want for b in blocks for e in b.examples), \
             f"DESELECTED {(page, key)} matches no example"
     assert set(PENDING) <= {b.id for b in blocks}, set(PENDING) - {b.id for b in blocks}
+
+
+def test_checks_catch_what_differs(tmp_path):
+    """The harness itself, on examples written here: data the page shows is compared
+    by value (a wrong value, dtype or type fails), a repr is not, an error or an
+    unexpected output fails, and ``import zarr`` inside gives zarrc and its modules
+    (zarr-python's, where installed, are back afterwards)."""
+    page = "made-up.rst"
+    text = """
+    >>> import zarr, zarr.codecs
+    >>> z = zarr.create_array(store={}, shape=(4,), dtype='int32')
+    >>> z[:] = [1, 2, 3, 4]
+    >>> z[1:3]
+    array([2, 3], dtype=int32)
+    >>> z[1:3]
+    array([2, 4], dtype=int32)
+    >>> z[1:3]
+    array([2, 3])
+    >>> z.shape
+    [4]
+    >>> z
+    <Array something else entirely>
+    >>> zarr.__name__, zarr.codecs.__name__
+    ('zarrc', 'zarrc.codecs')
+    >>> z.no_such_thing
+    >>> z.shape
+    """
+    (tmp_path / page).write_text(text)
+    blocks = zarr_docs.blocks(tmp_path, page)
+    before = sys.modules.get("zarr")
+    outcomes = zarr_docs.run_page(blocks, tmp_path)
+    assert sys.modules.get("zarr") is before
+    problems = [(e.lineno + 1, outcomes[id(e)].problem) for b in blocks for e in b.examples]
+    ok = [line for line, problem in problems if problem is None]
+    bad = {line: problem for line, problem in problems if problem is not None}
+    assert ok == [2, 3, 4, 5, 13, 15], problems
+    assert sorted(bad) == [7, 9, 11, 17, 18], problems
+    assert "[2, 4]" in bad[7] and "array([2, 3], dtype=int32)" in bad[9]
+    assert "(4,)" in bad[11] and "AttributeError" in bad[17] and "prints nothing" in bad[18]
+    assert outcomes[id(blocks[0].examples[-4])].repr_differs
+    assert np.array_equal(zarr_docs._data("array([1, 2], dtype=uint8)"), np.array([1, 2], "u1"))
