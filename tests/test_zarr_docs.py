@@ -53,6 +53,19 @@ DESELECTED: dict[tuple[str, str], str] = {
         "zarr-python's whole configuration tree (which differs between its versions too)",
 }
 
+
+def _numcodecs_zarr3() -> str | None:
+    """Why numcodecs.zarr3 cannot be used here, or None."""
+    try:
+        import numcodecs.zarr3  # noqa: F401 (it checks zarr-python's version when imported)
+    except ImportError as e:
+        return f"numcodecs.zarr3 is not usable here ({e}; it needs numcodecs 0.14+ and zarr-python)"
+    return None
+
+
+# key -> why: whole blocks whose text holds the key are left out in this environment
+NOT_HERE: dict[str, str] = {"numcodecs.zarr3": _numcodecs_zarr3()} if _numcodecs_zarr3() else {}
+
 # block id (page:line; stable: the pages are fixed by their sdist's hash) -> the feature
 # being added that the block waits for (most blocks only because their page's store
 # comes from zarr.storage)
@@ -76,7 +89,7 @@ NO_310 = ("zarr-python's 3.0 documentation is for Python 3.11+ (zarr 3 needs it)
 
 
 def left_out(block: zarr_docs.Block) -> tuple[set[int], list[str]]:
-    """(ids of the block's examples DESELECTED leaves out, the reasons)."""
+    """(ids of the block's examples DESELECTED or NOT_HERE leave out, the reasons)."""
     ids: set[int] = set()
     why: list[str] = []
     for (page, key), reason in DESELECTED.items():
@@ -85,6 +98,10 @@ def left_out(block: zarr_docs.Block) -> tuple[set[int], list[str]]:
         hit = [i for i, e in enumerate(block.examples) if key in e.source + e.want]
         if hit:
             ids.update(id(e) for e in block.examples[hit[0]:])
+            why.append(reason)
+    for key, reason in NOT_HERE.items():
+        if key in block.text():
+            ids.update(id(e) for e in block.examples)
             why.append(reason)
     return ids, why
 
