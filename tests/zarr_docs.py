@@ -240,6 +240,8 @@ def _check(example: doctest.Example, printed: str, values: list) -> tuple[str | 
         return None, False
     if not example.want:
         return f"printed {printed.strip()[:200]!r} where zarr-python prints nothing", False
+    if not printed.strip():
+        return f"printed nothing (gave None) where the page shows {example.want.strip()[:200]!r}", False
     try:
         want = _data(example.want)
     except Exception:                        # noqa: BLE001 (not a literal: a repr)
