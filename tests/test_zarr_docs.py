@@ -66,7 +66,7 @@ def _numcodecs_zarr3() -> str | None:
 
 
 # key -> why: whole blocks whose text holds the key are left out in this environment
-NOT_HERE: dict[str, str] = {"numcodecs.zarr3": _numcodecs_zarr3()} if _numcodecs_zarr3() else {}
+NOT_HERE: dict[str, str] = {"numcodecs.zarr3": why} if (why := _numcodecs_zarr3()) else {}
 
 # block id (page:line; stable: the pages are fixed by their sdist's hash) -> the feature
 # being added that the block waits for (most blocks only because their page's store
