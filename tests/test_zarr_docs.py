@@ -68,12 +68,8 @@ def _numcodecs_zarr3() -> str | None:
 # key -> why: whole blocks whose text holds the key are left out in this environment
 NOT_HERE: dict[str, str] = {"numcodecs.zarr3": why} if (why := _numcodecs_zarr3()) else {}
 
-# block id (page:line; stable: the pages are fixed by their sdist's hash) -> the feature
-# being added that the block waits for (most blocks only because their page's store
-# comes from zarr.storage)
-STORAGE = "zarrc.storage (the page's store is a zarr.storage store)"
-CODEC_NAMES = "zarr-python's codec names in zarrc.codecs (BloscCodec, BloscShuffle, GzipCodec)"
-NUMCODECS = "zarrc.codecs.numcodecs (numcodecs.zarr3's codecs are zarr.codecs.numcodecs')"
+# block id (page:line; stable: the pages are fixed by their sdist's hash) -> the zarrc
+# feature a block waits for (strict xfails: a block that passes fails the test until removed)
 PENDING: dict[str, str] = {}
 
 NO_310 = ("zarr-python's 3.0 documentation is for Python 3.11+ (zarr 3 needs it), and its "
