@@ -229,7 +229,7 @@ class Array(Node):
         outside it are deleted: a later grow shows the fill value there, in zarrc and
         in any library reading the store (zarr-python 3 keeps the old values of cut
         chunks instead; see zarrc.resize).  Then the metadata document is replaced in
-        one store write; consolidated metadata of a parent group is not updated.
+        one store write, and the consolidated metadata of the groups above updated.
         Other Array objects open on the same array keep the shape they read.  Raises
         StoreError if the array is read-only or, before anything changes, if the
         store cannot delete a stored chunk that must go (zip); ArgumentError (a

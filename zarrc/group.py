@@ -10,7 +10,6 @@ knows both node classes.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -19,7 +18,7 @@ import numpy as np
 
 from zarrc import create, node_metadata
 from zarrc.array import Array, array_config
-from zarrc.consolidate import ZMETADATA, read_group
+from zarrc.consolidate import forget, read_group
 from zarrc.create import DEFAULT
 from zarrc.errors import (
     ArgumentError,
@@ -159,27 +158,21 @@ class Group(Node):
         self.create_array(name, data=data, overwrite=True)
 
     def __delitem__(self, name: str) -> None:
-        """Delete the member ``name`` and everything below it (and its entries in the
-        consolidated metadata this group was opened with, rewritten); nothing
-        happens if there is none, as in zarr-python.  Raises StoreError if the store
-        cannot delete (zip)."""
+        """Delete the member ``name`` and everything below it, and their entries in
+        the consolidated metadata of this group and the groups above (and in what
+        this group was opened with); nothing happens if there is none, as in
+        zarr-python.  Raises StoreError if the store cannot delete (zip)."""
         self._check_writable()
         path = self._child_path(name)
         self._store.delete_prefix(key_prefix(path))
+        forget(self._store, path)
         nodes = self._consolidated
         if nodes is not None:
             rel = self._relative(path)
             for key in [k for k in nodes if k == rel or k.startswith(rel + "/")]:
                 del nodes[key]
-            self._write_consolidated(nodes)
-
-    def _write_consolidated(self, nodes: dict[str, Any]) -> None:
-        """Store ``nodes`` as this group's consolidated metadata."""
-        md = self._metadata
-        if md.zarr_format == 2:
-            self._store.set(key_prefix(self._path) + ZMETADATA, consolidated_docs.to_bytes_v2({"": md, **nodes}))
-        else:
-            self._set_metadata(dataclasses.replace(md, consolidated_metadata=consolidated_docs.to_json_v3(nodes)))
+            if self._metadata.zarr_format == 3:
+                self._metadata = node_metadata.read(self._store, self._path) or self._metadata
 
     def _names(self) -> list[str]:
         """The names of the direct members, sorted: every child with a metadata

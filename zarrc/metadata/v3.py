@@ -21,7 +21,9 @@ import numpy as np
 from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata.codecs import CodecSpec, default_serializer, parse_codecs
 from zarrc.metadata.common import (
+    JSON_LEAVES,
     FrozenDict,
+    attributes_mapping,
     check_int_list,
     check_members,
     check_object,
@@ -62,7 +64,8 @@ MAX_NESTING = 200
 
 
 def nesting_depth(value: Any) -> int:
-    """How deeply JSON arrays/objects nest in ``value`` (iterative: no recursion)."""
+    """How deeply JSON arrays/objects nest in ``value`` (iterative: no recursion;
+    a list of plain numbers or strings is passed over in one step)."""
     deepest = 0
     stack = [(value, 1)]
     while stack:
@@ -71,11 +74,14 @@ def nesting_depth(value: Any) -> int:
         if isinstance(item, Mapping):
             children = item.values()
         elif isinstance(item, (list, tuple)):
+            if JSON_LEAVES.issuperset(map(type, item)):
+                deepest = max(deepest, depth)
+                continue
             children = item
         else:
             continue
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list, tuple)))
     return deepest
 
 
@@ -146,7 +152,7 @@ def _extra_fields(doc: Mapping, known: tuple[str, ...]) -> FrozenDict:
 
 
 def _attributes(value: Any) -> FrozenDict:
-    return freeze(check_object("attributes", value))
+    return attributes_mapping(check_object("attributes", value))
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,7 +337,9 @@ class ArrayMetadataV3:
         return self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # the attributes' names only: their values are plain JSON (lists are not hashable)
+        key = self._key()
+        return hash(key[:6] + (frozenset(self.attributes),) + key[7:])
 
     def to_dict(self) -> dict[str, Any]:
         """The document as zarr-python's ``metadata.to_dict()`` gives it: JSON arrays
@@ -466,7 +474,7 @@ class GroupMetadataV3:
         return self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
-        return hash((self.attributes, self.consolidated_metadata, self.extra_fields))
+        return hash((frozenset(self.attributes), self.consolidated_metadata, self.extra_fields))
 
     def to_dict(self) -> dict[str, Any]:
         """The document as zarr-python's ``metadata.to_dict()`` gives it: with
