@@ -286,3 +286,39 @@ def test_one_write_per_update_call(fmt):
     a.attrs.update({f"j{i}": i for i in range(100)})
     assert store.writes == 2
     assert len(zarrc.open_group(store, mode="r", use_consolidated=True)["a"].attrs) == 2102
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_group_in_hand_sees_the_changes(tmp_path, fmt):
+    """A group opened with consolidated metadata answers from what it read; changes
+    made through it (or nodes reached through it) show in its answers too, as in
+    zarr-python for attributes."""
+    zarr = _zarr()
+    seen = []
+    for lib, name in ((zarrc, "zarrc"), (zarr, "zarr")):
+        root = tmp_path / f"{name}.zarr"
+        g = lib.open_group(str(root), mode="w", zarr_format=fmt)
+        g.create_group("sub").create_array("t", shape=(4,), chunks=(2,), dtype="f4")
+        lib.consolidate_metadata(str(root))
+        g = lib.open_group(str(root), mode="r+")
+        g["sub"]["t"].attrs["units"] = "K"
+        g["sub"].attrs["s"] = 1
+        g.attrs["r"] = 2
+        seen.append((dict(g["sub"]["t"].attrs), dict(g["sub"].attrs), dict(g.attrs)))
+    assert seen[0] == seen[1] == ({"units": "K"}, {"s": 1}, {"r": 2})
+    root = tmp_path / "zarrc.zarr"
+    g = zarrc.open_group(str(root), mode="r+")
+    assert g.consolidated
+    g["sub"]["t"].resize((6,))
+    g["sub"].create_array("n", shape=(1,), dtype="i1")
+    g["sub"].create_array("deep/er/x", shape=(1,), dtype="i1")
+    g.create_group("new")
+    assert g["sub"]["t"].shape == (6,)
+    assert sorted(g["sub"].keys()) == ["deep", "n", "t"] and sorted(g.keys()) == ["new", "sub"]
+    assert g["sub/deep/er/x"].shape == (1,) and list(g["sub"]["deep"].keys()) == ["er"]
+    del g["sub"]["n"]
+    assert sorted(g["sub"].keys()) == ["deep", "t"]
+    del g["sub"]
+    assert list(g.keys()) == ["new"] and "sub" not in g
+    assert g.consolidated
+    _check(root, fmt, tmp_path)

@@ -115,6 +115,14 @@ def write_node(store: Any, path: str, metadata: Any, docs_: dict[str, bytes] | N
     return stored
 
 
+def entry_of(metadata: Any) -> Any:
+    """``metadata`` as an entry of consolidated metadata (a v3 group without its own
+    consolidated member)."""
+    if getattr(metadata, "consolidated_metadata", None) is not None:
+        return dataclasses.replace(metadata, consolidated_metadata=None)
+    return metadata
+
+
 def forget(store: Any, path: str) -> None:
     """Remove the node at ``path`` (deleted) and those below it from the
     consolidated metadata of the groups above it."""

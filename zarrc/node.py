@@ -98,6 +98,9 @@ class Node:
     ``metadata``, ``attrs``, ``read_only``, ``zarr_format``."""
 
     kind: ClassVar[str] = "node"
+    # (dict, key): the in-memory consolidated metadata of the groups this node was
+    # reached through, and its key there; kept in step by _set_metadata
+    _mirrors: tuple[tuple[dict, str], ...] = ()
 
     def __init__(self, store: Any, path: str, metadata: Any, read_only: bool) -> None:
         self._store = store
@@ -113,6 +116,8 @@ class Node:
         """Write ``metadata`` (consolidated metadata above kept in step) and hold it."""
         self._check_writable()
         self._metadata = consolidate.write_node(self._store, self._path, metadata)
+        for nodes, key in self._mirrors:
+            nodes[key] = consolidate.entry_of(self._metadata)
 
     @property
     def metadata(self) -> Any:
