@@ -322,3 +322,38 @@ def test_the_group_in_hand_sees_the_changes(tmp_path, fmt):
     assert list(g.keys()) == ["new"] and "sub" not in g
     assert g.consolidated
     _check(root, fmt, tmp_path)
+
+
+def test_nested_form_folded_in(tmp_path):
+    """Consolidated metadata holding a node only in a group entry's own member (the
+    nested form) is edited as zarrc reads it: folded into the flat form."""
+    zarr = _zarr()
+    root = tmp_path / "x.zarr"
+    _make(root, 3)
+    doc = json.loads((root / "zarr.json").read_text())
+    entries = doc["consolidated_metadata"]["metadata"]
+    entries["sub"]["consolidated_metadata"]["metadata"] = {"t": entries.pop("sub/t")}
+    (root / "zarr.json").write_text(json.dumps(doc))
+    assert zarrc.open_group(str(root), mode="r")["sub"]["t"].shape == (4,)
+    zarrc.open_array(str(root), path="sub/t", mode="r+").attrs["units"] = "K"
+    _check(root, 3, tmp_path)
+    assert dict(zarr.open_consolidated(str(root), mode="r")["sub"]["t"].attrs) == {"units": "K"}
+    del zarrc.open_group(str(root), mode="r+", use_consolidated=False)["sub"]["t"]
+    assert list(zarrc.open_group(str(root), mode="r")["sub"].keys()) == []
+    _check(root, 3, tmp_path)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_unreadable_consolidated_metadata_is_left_alone(tmp_path, fmt):
+    root = tmp_path / "x.zarr"
+    _make(root, fmt)
+    if fmt == 2:
+        (root / ".zmetadata").write_text("{not json")
+    else:
+        doc = json.loads((root / "zarr.json").read_text())
+        doc["consolidated_metadata"]["kind"] = "remote"
+        (root / "zarr.json").write_text(json.dumps(doc))
+    before = sorted((p.name, p.read_bytes()) for p in root.iterdir() if p.is_file())
+    zarrc.open_array(str(root), path="sub/t", mode="r+").attrs["units"] = "K"
+    assert sorted((p.name, p.read_bytes()) for p in root.iterdir() if p.is_file()) == before
+    assert dict(zarrc.open_array(str(root), path="sub/t").attrs) == {"units": "K"}
