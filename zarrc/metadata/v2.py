@@ -122,7 +122,8 @@ class ArrayMetadataV2:
     order : "C" or "F", the layout of elements within a chunk.
     filters : tuple of numcodecs configurations, or None.
     dimension_separator : "." (the default) or "/".
-    attributes : read-only user attributes (from ``.zattrs``).
+    attributes : user attributes (from ``.zattrs``): a read-only mapping whose values are
+        the parsed JSON (lists, dicts; not copied or frozen), as zarr-python holds them.
 
     Constructing one (directly or via ``from_json``) validates everything; the JSON
     forms of ``dtype``, ``fill_value``, ``compressor`` and ``filters`` are accepted

@@ -168,7 +168,8 @@ class ArrayMetadataV3:
         null-terminated bytes a np.str_ / np.bytes_, of their own length); a ``str``
         for "string" and ``bytes`` for variable-length bytes (whose dtype is ``object``).
     codecs : tuple of normalised CodecSpec.
-    attributes : read-only user attributes.
+    attributes : user attributes: a read-only mapping whose values are the parsed JSON
+        (lists, dicts; not copied or frozen), as zarr-python holds them.
     dimension_names : None, or one str / None per dimension.
     storage_transformers : kept ``"must_understand": false`` transformers (others
         are unsupported and raise).
@@ -426,7 +427,8 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
 class GroupMetadataV3:
     """The metadata of a v3 group.
 
-    attributes : read-only user attributes.
+    attributes : user attributes: a read-only mapping whose values are the parsed JSON
+        (lists, dicts; not copied or frozen), as zarr-python holds them.
     consolidated_metadata : the raw (frozen) ``consolidated_metadata`` member, or None;
         interpreted by ``zarrc.metadata.consolidated``.
     extra_fields : other top-level ``"must_understand": false`` fields, kept verbatim.
