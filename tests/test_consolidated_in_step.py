@@ -357,3 +357,12 @@ def test_unreadable_consolidated_metadata_is_left_alone(tmp_path, fmt):
     zarrc.open_array(str(root), path="sub/t", mode="r+").attrs["units"] = "K"
     assert sorted((p.name, p.read_bytes()) for p in root.iterdir() if p.is_file()) == before
     assert dict(zarrc.open_array(str(root), path="sub/t").attrs) == {"units": "K"}
+
+
+def test_an_array_opened_again_with_other_settings(tmp_path):
+    root = tmp_path / "x.zarr"
+    _make(root, 3)
+    g = zarrc.open_group(str(root), mode="r+")
+    g["sub"]["t"].with_config({"write_empty_chunks": True}).attrs["units"] = "K"
+    assert dict(g["sub"]["t"].attrs) == {"units": "K"}
+    assert dict(zarrc.open_group(str(root), mode="r")["sub"]["t"].attrs) == {"units": "K"}

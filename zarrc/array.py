@@ -200,8 +200,10 @@ class Array(Node):
         (True or False), ``order`` (only "C") and ``read_missing_chunks`` (only True:
         missing chunks read as the fill value); missing keys keep this array's.
         ArgumentError for another key or value."""
-        return Array(self._store, self._path, self._metadata, read_only=self._read_only,
-                     write_empty_chunks=array_config(config, self._write_empty_chunks))
+        again = Array(self._store, self._path, self._metadata, read_only=self._read_only,
+                      write_empty_chunks=array_config(config, self._write_empty_chunks))
+        again._mirrors = self._mirrors
+        return again
 
     @property
     def write_empty_chunks(self) -> bool:
