@@ -84,10 +84,16 @@ def test_use_consolidated_false_and_true(fmt):
     with pytest.raises(MetadataError, match="no consolidated metadata"):
         zarrc.open_group(store, mode="r", use_consolidated=True)
     zarrc.consolidate_metadata(store)
-    root.create_array("late", shape=(1,), dtype="u1")           # not in the consolidated metadata
-    assert "late" not in zarrc.open_group(store, mode="r")
+    root.create_array("late", shape=(1,), dtype="u1")           # kept in step: in the consolidated metadata
+    assert "late" in zarrc.open_group(store, mode="r", use_consolidated=True)
+    # a node written by another writer is not in the consolidated metadata
+    if fmt == 2:
+        store.set("other/.zgroup", b'{"zarr_format": 2}')
+    else:
+        store.set("other/zarr.json", b'{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    assert "other" not in zarrc.open_group(store, mode="r")
     fresh = zarrc.open_group(store, mode="r", use_consolidated=False)
-    assert not fresh.consolidated and "late" in fresh
+    assert not fresh.consolidated and "late" in fresh and "other" in fresh
     assert zarrc.open_consolidated(store).consolidated
     assert isinstance(zarrc.open(store, mode="r"), zarrc.Group)
 

@@ -21,7 +21,7 @@ from zarrc import node_metadata
 from zarrc.array import Array
 from zarrc.array import array_config as array_settings
 from zarrc.codecs.chain import CodecChain
-from zarrc.consolidate import consolidate
+from zarrc.consolidate import consolidate, write_node
 from zarrc.create import DEFAULT, MODES, array_metadata, check_mode, group_metadata, guess_chunks, node_path
 from zarrc.errors import (
     ArgumentError,
@@ -520,7 +520,7 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any],
                 if not node_metadata.exists(s, "/" + a)}
     created: list[tuple[str, Array | Group]] = []
     for key, md in sorted({**implicit, **parsed}.items()):
-        stored = node_metadata.write(s, "/" + key, md, docs.get(key))
+        stored = write_node(s, "/" + key, md, docs.get(key), new=True)
         node = Array(s, "/" + key, stored) if stored.node_type == "array" else Group(s, "/" + key, stored)
         created.append((key, node))
     return iter(created)

@@ -200,8 +200,10 @@ class Array(Node):
         (True or False), ``order`` (only "C") and ``read_missing_chunks`` (only True:
         missing chunks read as the fill value); missing keys keep this array's.
         ArgumentError for another key or value."""
-        return Array(self._store, self._path, self._metadata, read_only=self._read_only,
-                     write_empty_chunks=array_config(config, self._write_empty_chunks))
+        again = Array(self._store, self._path, self._metadata, read_only=self._read_only,
+                      write_empty_chunks=array_config(config, self._write_empty_chunks))
+        again._mirrors = self._mirrors
+        return again
 
     @property
     def write_empty_chunks(self) -> bool:
@@ -229,7 +231,7 @@ class Array(Node):
         outside it are deleted: a later grow shows the fill value there, in zarrc and
         in any library reading the store (zarr-python 3 keeps the old values of cut
         chunks instead; see zarrc.resize).  Then the metadata document is replaced in
-        one store write; consolidated metadata of a parent group is not updated.
+        one store write, and the consolidated metadata of the groups above updated.
         Other Array objects open on the same array keep the shape they read.  Raises
         StoreError if the array is read-only or, before anything changes, if the
         store cannot delete a stored chunk that must go (zip); ArgumentError (a

@@ -7,16 +7,24 @@ v2 keeps it in the group's ``.zmetadata`` key, v3 inline in the group's
 zarr.json (``consolidated_metadata``); the documents are zarrc.metadata.consolidated's.
 A group opened with consolidated metadata answers member lookups and listings
 from it, without touching the store.
+
+Kept in step (:func:`write_node`, :func:`forget`): every node document zarrc
+writes or deletes also changes that node's entry in the consolidated metadata of
+the groups above it that have some (v2: their ``.zmetadata``, which also holds a
+group's own attributes; v3: their zarr.json), reading only those groups'
+documents.  Nothing is added where there was no consolidated metadata.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from zarrc import node_metadata
 from zarrc.errors import GroupNotFoundError, MetadataError
 from zarrc.metadata import consolidated as docs
+from zarrc.metadata.common import json_default
 from zarrc.metadata.names import join_path, key_prefix
 from zarrc.metadata.v3 import GroupMetadataV3, metadata_from_json
 
@@ -85,3 +93,90 @@ def consolidate(store: Any, path: str, zarr_format: int | None = None) -> tuple[
         md = node_metadata.write(store, path, dataclasses.replace(
             md, consolidated_metadata=docs.to_json_v3(nodes)))
     return md, nodes
+
+
+# ------------------------------------------------------------------ kept in step
+
+
+def write_node(store: Any, path: str, metadata: Any, docs_: dict[str, bytes] | None = None, *,
+               new: bool = False) -> Any:
+    """Write the metadata of the node at ``path`` (normalised; its documents
+    ``docs_`` if already encoded) and keep the consolidated metadata of the groups
+    above it in step (:func:`update_ancestors`); returns the metadata as stored.
+    ``new``: the node replaces whatever was at ``path`` (entries below it go).  A
+    v3 group that is not new keeps the consolidated metadata its stored zarr.json
+    holds (kept in step by others' writes), not the copy in ``metadata``.  Raises
+    ArgumentTypeError, writing nothing, if a value is not JSON."""
+    if not new and metadata.zarr_format == 3 and metadata.node_type == "group":
+        metadata = dataclasses.replace(metadata, consolidated_metadata=_stored_member(store, path, metadata))
+        docs_ = None
+    stored = node_metadata.write(store, path, metadata, docs_)
+    update_ancestors(store, path, stored, below=new)
+    return stored
+
+
+def entry_of(metadata: Any) -> Any:
+    """``metadata`` as an entry of consolidated metadata (a v3 group without its own
+    consolidated member)."""
+    if getattr(metadata, "consolidated_metadata", None) is not None:
+        return dataclasses.replace(metadata, consolidated_metadata=None)
+    return metadata
+
+
+def forget(store: Any, path: str) -> None:
+    """Remove the node at ``path`` (deleted) and those below it from the
+    consolidated metadata of the groups above it."""
+    update_ancestors(store, path, None, below=True)
+
+
+def _stored_member(store: Any, path: str, metadata: Any) -> Any:
+    """The ``consolidated_metadata`` member of the group's stored zarr.json (None if
+    it has none), or ``metadata``'s if that document cannot be read."""
+    raw = store.get(key_prefix(path) + "zarr.json")
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return metadata.consolidated_metadata
+    return doc.get("consolidated_metadata") if isinstance(doc, dict) else metadata.consolidated_metadata
+
+
+def update_ancestors(store: Any, path: str, metadata: Any, *, below: bool = False) -> None:
+    """Set the entry of the node at ``path`` (normalised) to ``metadata`` (None: the
+    node was deleted) in the consolidated metadata of each group above it that has
+    some in the node's format (v2: also the group's own ``.zmetadata`` when the
+    node is a v2 group), and if ``below`` drop the entries below it.  One batched
+    read of those groups' documents; each one that holds consolidated metadata is
+    rewritten.  A document that cannot be read is left as it is (opening that
+    group falls back to listing the store, with a warning)."""
+    parts = [p for p in path.split("/") if p]
+    groups = ["/" + "/".join(parts[:i]) for i in range(len(parts))]
+    fmt = None if metadata is None else metadata.zarr_format
+    v2_groups = [] if fmt == 3 else groups + (["/" + "/".join(parts)] if metadata is not None
+                                              and metadata.node_type == "group" else [])
+    v3_groups = [] if fmt == 2 else groups
+    keys = [key_prefix(g) + ZMETADATA for g in v2_groups] + [key_prefix(g) + "zarr.json" for g in v3_groups]
+    if not keys:
+        return
+    found = store.get_many(keys)
+    rel_of = {group: "/".join(parts[i:]) for i, group in enumerate(groups)}
+    rel_of["/" + "/".join(parts)] = ""           # (a v2 group's own .zmetadata)
+    for group, key, raw in zip(v2_groups + v3_groups, keys, found):
+        if raw is None:
+            continue
+        try:
+            doc = json.loads(raw)
+            if key.endswith(ZMETADATA):
+                out = json.dumps(docs.edit_v2(doc, rel_of[group], metadata, below),
+                                 allow_nan=True, default=json_default).encode()
+            else:
+                if not isinstance(doc, dict) or doc.get("node_type") != "group" \
+                        or doc.get("consolidated_metadata") is None:
+                    continue
+                doc["consolidated_metadata"] = docs.edit_v3(doc["consolidated_metadata"], rel_of[group],
+                                                            metadata, below)
+                out = json.dumps(doc, indent=2, allow_nan=True, default=json_default).encode()
+        except (ValueError, MetadataError):
+            continue
+        store.set(key, out)

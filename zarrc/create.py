@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import node_metadata
+from zarrc import consolidate, node_metadata
 from zarrc.create_v2 import array_metadata_v2
 from zarrc.errors import (
     ArgumentError,
@@ -257,12 +257,13 @@ def prepare_location(store: Any, path: str, overwrite: bool, zarr_format: int = 
         else:
             store.delete_prefix(key_prefix(path))
     for ancestor in reversed(missing):
-        node_metadata.write(store, ancestor, group_metadata(zarr_format))
+        consolidate.write_node(store, ancestor, group_metadata(zarr_format), new=True)
 
 
 def store_node(store: Any, path: str, metadata: Any, overwrite: bool) -> Any:
     """Write a new node's ``metadata`` at ``path`` (normalised) after
-    :func:`prepare_location`; returns the metadata as a reader will see it."""
+    :func:`prepare_location`, the consolidated metadata of the groups above kept in
+    step (``consolidate.write_node``); returns the metadata as a reader will see it."""
     docs = node_metadata.encode(path, metadata)      # (a value that is not JSON: nothing written)
     prepare_location(store, path, overwrite, metadata.zarr_format)
-    return node_metadata.write(store, path, metadata, docs)
+    return consolidate.write_node(store, path, metadata, docs, new=True)

@@ -10,7 +10,6 @@ knows both node classes.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -19,7 +18,7 @@ import numpy as np
 
 from zarrc import create, node_metadata
 from zarrc.array import Array, array_config
-from zarrc.consolidate import ZMETADATA, read_group
+from zarrc.consolidate import entry_of, forget, read_group
 from zarrc.create import DEFAULT
 from zarrc.errors import (
     ArgumentError,
@@ -117,10 +116,30 @@ class Group(Node):
         md = consolidated.get(rel)
         if md is None:
             return None
+        node: Array | Group
         if md.node_type == "array":
-            return Array(self._store, path, md, read_only=self._read_only)
-        return Group(self._store, path, md, read_only=self._read_only,
-                     consolidated=consolidated_docs.subtree(consolidated, rel))
+            node = Array(self._store, path, md, read_only=self._read_only)
+        else:
+            node = Group(self._store, path, md, read_only=self._read_only,
+                         consolidated=consolidated_docs.subtree(consolidated, rel))
+        node._mirrors = self._places(rel)
+        return node
+
+    def _places(self, rel: str) -> tuple[tuple[dict, str], ...]:
+        """(dict, key) of the member at ``rel`` in the in-memory consolidated metadata
+        of this group and of the groups it was reached through."""
+        own = ((self._consolidated, rel),) if self._consolidated is not None else ()
+        return own + tuple((nodes, f"{key}/{rel}") for nodes, key in self._mirrors)
+
+    def _note_member(self, rel: str, metadata: Any) -> None:
+        """Keep the in-memory consolidated metadata in step with the store: the
+        member at ``rel`` and those below it gone, then ``metadata`` there (None:
+        deleted)."""
+        for nodes, key in self._places(rel):
+            for below in [k for k in nodes if k == key or k.startswith(key + "/")]:
+                del nodes[below]
+            if metadata is not None:
+                nodes[key] = entry_of(metadata)
 
     # -------------------------------------------------------------- members
 
@@ -159,27 +178,31 @@ class Group(Node):
         self.create_array(name, data=data, overwrite=True)
 
     def __delitem__(self, name: str) -> None:
-        """Delete the member ``name`` and everything below it (and its entries in the
-        consolidated metadata this group was opened with, rewritten); nothing
-        happens if there is none, as in zarr-python.  Raises StoreError if the store
-        cannot delete (zip)."""
+        """Delete the member ``name`` and everything below it, and their entries in
+        the consolidated metadata of this group and the groups above (and in what
+        this group was opened with); nothing happens if there is none, as in
+        zarr-python.  Raises StoreError if the store cannot delete (zip)."""
         self._check_writable()
         path = self._child_path(name)
         self._store.delete_prefix(key_prefix(path))
-        nodes = self._consolidated
-        if nodes is not None:
-            rel = self._relative(path)
-            for key in [k for k in nodes if k == rel or k.startswith(rel + "/")]:
-                del nodes[key]
-            self._write_consolidated(nodes)
+        forget(self._store, path)
+        self._note_member(self._relative(path), None)
+        if self._consolidated is not None and self._metadata.zarr_format == 3:
+            self._metadata = node_metadata.read(self._store, self._path) or self._metadata
 
-    def _write_consolidated(self, nodes: dict[str, Any]) -> None:
-        """Store ``nodes`` as this group's consolidated metadata."""
-        md = self._metadata
-        if md.zarr_format == 2:
-            self._store.set(key_prefix(self._path) + ZMETADATA, consolidated_docs.to_bytes_v2({"": md, **nodes}))
-        else:
-            self._set_metadata(dataclasses.replace(md, consolidated_metadata=consolidated_docs.to_json_v3(nodes)))
+    def _added(self, node: Array | Group) -> None:
+        """A new member ``node`` (at "a/b": with the groups above it it made, read
+        back) noted in the in-memory consolidated metadata."""
+        rel = self._relative(node._path)
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            above = "/".join(parts[:depth])
+            places = [(nodes, key) for nodes, key in self._places(above) if key not in nodes]
+            md = node_metadata.read(self._store, join_path(self._path, above)) if places else None
+            for nodes, key in places if md is not None else ():
+                nodes[key] = entry_of(md)
+        self._note_member(rel, node.metadata)
+        node._mirrors = self._places(rel)
 
     def _names(self) -> list[str]:
         """The names of the direct members, sorted: every child with a metadata
@@ -279,9 +302,10 @@ class Group(Node):
         """A new group ``name``, in this group's Zarr format (raises ContainsNodeError
         if a node is there, unless ``overwrite``)."""
         self._check_writable()
-        self._consolidated = None          # no longer the whole picture
-        return new_group(self._store, self._child_path(name), overwrite=overwrite,
-                         attributes=attributes, zarr_format=self.zarr_format)
+        group = new_group(self._store, self._child_path(name), overwrite=overwrite,
+                          attributes=attributes, zarr_format=self.zarr_format)
+        self._added(group)
+        return group
 
     def require_group(self, name: str, *, overwrite: bool = False) -> Group:
         """The group ``name``, created if missing (NodeTypeError, a TypeError, if an
@@ -323,9 +347,9 @@ class Group(Node):
         write_empty_chunks = array_config(config, kwargs.pop("write_empty_chunks", None))
         overwrite = kwargs.pop("overwrite", False)
         metadata = create.array_metadata(shape=shape, dtype=dtype, zarr_format=self.zarr_format, **kwargs)
-        self._consolidated = None          # no longer the whole picture
         arr = new_array(self._store, self._child_path(name), metadata, overwrite=overwrite,
                         write_empty_chunks=write_empty_chunks)
+        self._added(arr)
         if data is not None and write_data:
             arr[...] = data
         return arr

@@ -6,9 +6,8 @@ import dataclasses
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, ClassVar
 
-from zarrc import node_metadata
+from zarrc import consolidate
 from zarrc.errors import ArgumentError, ArgumentTypeError, ReadOnlyError
-from zarrc.metadata.common import thaw
 from zarrc.metadata.names import normalize_path
 
 
@@ -37,13 +36,15 @@ class StorePath:
 
 
 class Attributes(MutableMapping):
-    """A node's user attributes; every change is written to the store at once."""
+    """A node's user attributes; every change is written to the store at once (one
+    write per call).  As in zarr-python, a lookup gives the value the node's
+    metadata holds (no copy: its cost is the lookup's), and ``asdict`` a shallow copy."""
 
     def __init__(self, node: Node) -> None:
         self._node = node
 
-    def _data(self) -> dict[str, Any]:
-        return thaw(self._node.metadata.attributes)
+    def _data(self) -> Mapping[str, Any]:
+        return self._node.metadata.attributes
 
     def __getitem__(self, key: str) -> Any:
         return self._data()[key]
@@ -52,7 +53,7 @@ class Attributes(MutableMapping):
         self.update({key: value})
 
     def __delitem__(self, key: str) -> None:
-        data = self._data()
+        data = dict(self._data())
         del data[key]
         self.put(data)
 
@@ -60,12 +61,15 @@ class Attributes(MutableMapping):
         return iter(self._data())
 
     def __len__(self) -> int:
-        return len(self._node.metadata.attributes)
+        return len(self._data())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data()
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
         """As ``dict.update``, in one write; ArgumentTypeError / ArgumentError for
         arguments ``dict.update`` refuses."""
-        data = self._data()
+        data = dict(self._data())
         try:
             data.update(*args, **kwargs)
         except TypeError as exc:
@@ -82,10 +86,11 @@ class Attributes(MutableMapping):
         self._node._set_metadata(dataclasses.replace(self._node.metadata, attributes=data))
 
     def asdict(self) -> dict[str, Any]:
-        return self._data()
+        """The attributes as a dict (a shallow copy, as zarr-python's)."""
+        return dict(self._data())
 
     def __repr__(self) -> str:
-        return repr(self._data())
+        return repr(dict(self._data()))
 
 
 class Node:
@@ -93,6 +98,9 @@ class Node:
     ``metadata``, ``attrs``, ``read_only``, ``zarr_format``."""
 
     kind: ClassVar[str] = "node"
+    # (dict, key): the in-memory consolidated metadata of the groups this node was
+    # reached through, and its key there; kept in step by _set_metadata
+    _mirrors: tuple[tuple[dict, str], ...] = ()
 
     def __init__(self, store: Any, path: str, metadata: Any, read_only: bool) -> None:
         self._store = store
@@ -105,8 +113,11 @@ class Node:
             raise ReadOnlyError(f"{self.kind} {self._path} is read-only")
 
     def _set_metadata(self, metadata: Any) -> None:
+        """Write ``metadata`` (consolidated metadata above kept in step) and hold it."""
         self._check_writable()
-        self._metadata = node_metadata.write(self._store, self._path, metadata)
+        self._metadata = consolidate.write_node(self._store, self._path, metadata)
+        for nodes, key in self._mirrors:
+            nodes[key] = consolidate.entry_of(self._metadata)
 
     @property
     def metadata(self) -> Any:

@@ -15,8 +15,9 @@ On a shrink (any dimension shorter), in this order:
   chunks are all stored instead, those never stored too;
 - the chunks (shards) wholly outside the new shape are deleted;
 - the metadata document (``zarr.json``, or ``.zarray`` + ``.zattrs``) is replaced
-  by one store ``set`` of each; consolidated metadata of a parent group is not
-  updated (zarr-python does not either).
+  by one store ``set`` of each, and the array's entry in the consolidated metadata
+  of the groups above it is updated (``consolidate.write_node``; zarr-python leaves
+  it stale).
 
 A grow only rewrites the metadata.
 

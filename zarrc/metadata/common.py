@@ -28,6 +28,9 @@ class FrozenDict(Mapping):
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
     def __len__(self) -> int:
         return len(self._data)
 
@@ -49,16 +52,31 @@ def freeze(value: Any) -> Any:
     return value
 
 
+# The types of JSON leaves: a list holding only these is copied whole (no walk).
+JSON_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
 def thaw(value: Any) -> Any:
-    """The plain JSON form of a (possibly frozen) value: mappings -> dict, tuples -> list,
-    objects with ``to_json()`` (CodecSpec, DataType, ...) -> their JSON form."""
+    """The plain JSON form of a (possibly frozen) value, a copy: mappings -> dict,
+    tuples -> list, objects with ``to_json()`` (CodecSpec, DataType, ...) -> their
+    JSON form.  A list of plain numbers or strings is copied in one step."""
     if hasattr(value, "to_json"):
         return value.to_json()
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if JSON_LEAVES.issuperset(map(type, value)):
+            return list(value)
         return [thaw(v) for v in value]
     return value
+
+
+def attributes_mapping(value: Mapping) -> FrozenDict:
+    """User attributes as metadata holds them: a read-only mapping over a shallow
+    copy of ``value`` (O(number of keys)); the values are kept as they are (plain
+    JSON lists and dicts once read from a document), as zarr-python keeps them, so
+    reading an attribute never copies the document."""
+    return value if isinstance(value, FrozenDict) else FrozenDict(value)
 
 
 def json_default(value: Any) -> Any:

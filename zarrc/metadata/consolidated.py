@@ -389,3 +389,110 @@ def subtree(nodes: Mapping[str, NodeMetadata], path: str) -> dict[str, NodeMetad
         return {k: v for k, v in nodes.items() if k}
     prefix = rel + "/"
     return {k[len(prefix):]: v for k, v in nodes.items() if k.startswith(prefix)}
+
+
+# ------------------------------------------------------ editing stored documents
+#
+# Kept in step: when one node's metadata is written or deleted, the consolidated
+# documents of the groups above it change that node's entry only.  These work on
+# the raw JSON (a dict from json.loads), so an edit costs one parse and one dump
+# of the document, not a parse of every entry in it.
+
+
+def entry_v3(node: NodeMetadataV3) -> dict[str, Any]:
+    """The entry of ``node`` in a ``consolidated_metadata`` member (its zarr.json;
+    a group with an empty member of its own, as zarr-python writes it)."""
+    doc = node.to_json()
+    if isinstance(node, GroupMetadataV3):
+        doc.pop("consolidated_metadata", None)
+        doc["consolidated_metadata"] = _empty_member_v3()
+    return doc
+
+
+def _flat_entries_v3(member: Mapping, label: str) -> dict[str, Any]:
+    """{normalised relative path: raw entry} of a ``consolidated_metadata`` member,
+    the nodes of nested group members folded in where the flat form lacks them (as
+    :func:`parse_v3` reads them) and those members emptied."""
+    if not isinstance(member, Mapping) or member.get("kind") != "inline":
+        raise MetadataError(f"{label} is not an inline consolidated_metadata member")
+    entries = member.get("metadata")
+    if not isinstance(entries, Mapping):
+        raise MetadataError(f'{label} "metadata" {describe(entries)} must be an object')
+    flat: dict[str, Any] = {}
+    nested: dict[str, Any] = {}
+    for key, value in entries.items():
+        rel = relative_path(key)
+        if not rel or not isinstance(value, Mapping):
+            raise MetadataError(f"{label} key {describe(key)} is not a node entry")
+        value = dict(value)
+        inner = value.get("consolidated_metadata") if value.get("node_type") == "group" else None
+        if inner is not None:
+            value["consolidated_metadata"] = _empty_member_v3()
+            if isinstance(inner, Mapping) and inner.get("metadata"):
+                for sub, doc in _flat_entries_v3(inner, f"{label} key {describe(key)}").items():
+                    nested.setdefault(f"{rel}/{sub}", doc)
+        flat[rel] = value
+    for rel, doc in nested.items():
+        flat.setdefault(rel, doc)
+    return flat
+
+
+def _is_at_or_below(node_rel: str, rel: str) -> bool:
+    return node_rel == rel or node_rel.startswith(rel + "/")
+
+
+def edit_v3(member: Mapping, rel: str, node: NodeMetadataV3 | None, below: bool) -> dict[str, Any]:
+    """The ``consolidated_metadata`` member ``member`` (raw JSON) with the entry of
+    the node at ``rel`` (a path relative to the group, not "") set to ``node`` (None:
+    removed, with the entries below it), and if ``below`` the entries below ``rel``
+    removed (a new node replaced whatever was there).  Flat form, zarr-python's
+    order.  Raises MetadataError if ``member`` is malformed."""
+    entries = _flat_entries_v3(member, "consolidated_metadata")
+    if node is None or below:
+        entries = {k: v for k, v in entries.items() if not _is_at_or_below(k, rel)}
+    if node is not None:
+        entries[rel] = entry_v3(node)
+    return {"kind": "inline", "must_understand": False,
+            "metadata": {k: entries[k] for k in sorted(entries, key=_sort_key)}}
+
+
+def entries_v2(rel: str, node: NodeMetadataV2) -> dict[str, Any]:
+    """The ``.zmetadata`` entries of ``node`` at ``rel`` ("" for the group holding
+    the document), as :func:`to_json_v2` writes them."""
+    pre = f"{rel}/" if rel else ""
+    if isinstance(node, GroupMetadataV2):
+        zgroup = node.to_json()
+        if rel:
+            zgroup["consolidated_metadata"] = _empty_member_v2()
+        return {f"{pre}.zattrs": node.attributes_to_json(), f"{pre}.zgroup": zgroup}
+    return {f"{pre}.zattrs": node.attributes_to_json(), f"{pre}.zarray": node.to_json()}
+
+
+def _v2_order(key: str) -> tuple[tuple[int, str, str], int]:
+    node_rel, _, name = relative_path(key).rpartition("/")
+    rank = (name != ".zgroup") if not node_rel else (name != ".zattrs")
+    return _sort_key(node_rel), int(rank)
+
+
+def edit_v2(doc: Mapping, rel: str, node: NodeMetadataV2 | None, below: bool) -> dict[str, Any]:
+    """The ``.zmetadata`` document ``doc`` (raw JSON) with the entries of the node at
+    ``rel`` ("" for the group holding it) replaced by ``node``'s (None: removed, with
+    those below it), and if ``below`` the entries below ``rel`` removed.  Raises
+    MetadataError if ``doc`` is malformed."""
+    if not isinstance(doc, Mapping) or doc.get("zarr_consolidated_format") != CONSOLIDATED_FORMAT:
+        raise MetadataError(".zmetadata is not a consolidated metadata document of format 1")
+    entries = doc.get("metadata")
+    if not isinstance(entries, Mapping):
+        raise MetadataError(f'.zmetadata "metadata" {describe(entries)} must be an object')
+    drop_below = node is None or below
+    kept = {}
+    for key, value in entries.items():
+        node_rel = relative_path(key).rpartition("/")[0]
+        if node_rel == rel or (drop_below and rel and node_rel.startswith(rel + "/")) \
+                or (drop_below and not rel and node_rel):
+            continue
+        kept[key] = value
+    if node is not None:
+        kept.update(entries_v2(rel, node))
+    return {"metadata": {k: kept[k] for k in sorted(kept, key=_v2_order)},
+            "zarr_consolidated_format": CONSOLIDATED_FORMAT}

@@ -21,6 +21,7 @@ import numpy as np
 from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata.common import (
     FrozenDict,
+    attributes_mapping,
     check_int_list,
     check_object,
     describe,
@@ -95,7 +96,7 @@ def _filters(value: Any) -> tuple[FrozenDict, ...]:
 
 
 def _attributes(value: Any) -> FrozenDict:
-    return freeze(check_object("attributes", value))
+    return attributes_mapping(check_object("attributes", value))
 
 
 def attributes_from_json(zattrs_doc: Mapping | bytes | str | None, path: str = "") -> FrozenDict:
@@ -103,7 +104,7 @@ def attributes_from_json(zattrs_doc: Mapping | bytes | str | None, path: str = "
     Raises MetadataError if it is not a JSON object."""
     if zattrs_doc is None:
         return FrozenDict()
-    return freeze(_load(".zattrs", zattrs_doc, path))
+    return attributes_mapping(_load(".zattrs", zattrs_doc, path))
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +122,8 @@ class ArrayMetadataV2:
     order : "C" or "F", the layout of elements within a chunk.
     filters : tuple of numcodecs configurations, or None.
     dimension_separator : "." (the default) or "/".
-    attributes : read-only user attributes (from ``.zattrs``).
+    attributes : user attributes (from ``.zattrs``): a read-only mapping whose values are
+        the parsed JSON (lists, dicts; not copied or frozen), as zarr-python holds them.
 
     Constructing one (directly or via ``from_json``) validates everything; the JSON
     forms of ``dtype``, ``fill_value``, ``compressor`` and ``filters`` are accepted
@@ -322,7 +324,7 @@ class GroupMetadataV2:
         return self.attributes == other.attributes
 
     def __hash__(self) -> int:
-        return hash(self.attributes)
+        return hash(frozenset(self.attributes))    # (the values are plain JSON, not hashable)
 
     def to_dict(self) -> dict[str, Any]:
         """The metadata as zarr-python's ``metadata.to_dict()`` gives it."""

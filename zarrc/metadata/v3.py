@@ -21,7 +21,9 @@ import numpy as np
 from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata.codecs import CodecSpec, default_serializer, parse_codecs
 from zarrc.metadata.common import (
+    JSON_LEAVES,
     FrozenDict,
+    attributes_mapping,
     check_int_list,
     check_members,
     check_object,
@@ -62,7 +64,8 @@ MAX_NESTING = 200
 
 
 def nesting_depth(value: Any) -> int:
-    """How deeply JSON arrays/objects nest in ``value`` (iterative: no recursion)."""
+    """How deeply JSON arrays/objects nest in ``value`` (iterative: no recursion;
+    a list of plain numbers or strings is passed over in one step)."""
     deepest = 0
     stack = [(value, 1)]
     while stack:
@@ -71,11 +74,14 @@ def nesting_depth(value: Any) -> int:
         if isinstance(item, Mapping):
             children = item.values()
         elif isinstance(item, (list, tuple)):
+            if JSON_LEAVES.issuperset(map(type, item)):
+                deepest = max(deepest, depth)
+                continue
             children = item
         else:
             continue
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list, tuple)))
     return deepest
 
 
@@ -146,7 +152,7 @@ def _extra_fields(doc: Mapping, known: tuple[str, ...]) -> FrozenDict:
 
 
 def _attributes(value: Any) -> FrozenDict:
-    return freeze(check_object("attributes", value))
+    return attributes_mapping(check_object("attributes", value))
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,7 +168,8 @@ class ArrayMetadataV3:
         null-terminated bytes a np.str_ / np.bytes_, of their own length); a ``str``
         for "string" and ``bytes`` for variable-length bytes (whose dtype is ``object``).
     codecs : tuple of normalised CodecSpec.
-    attributes : read-only user attributes.
+    attributes : user attributes: a read-only mapping whose values are the parsed JSON
+        (lists, dicts; not copied or frozen), as zarr-python holds them.
     dimension_names : None, or one str / None per dimension.
     storage_transformers : kept ``"must_understand": false`` transformers (others
         are unsupported and raise).
@@ -331,7 +338,9 @@ class ArrayMetadataV3:
         return self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # the attributes' names only: their values are plain JSON (lists are not hashable)
+        key = self._key()
+        return hash(key[:6] + (frozenset(self.attributes),) + key[7:])
 
     def to_dict(self) -> dict[str, Any]:
         """The document as zarr-python's ``metadata.to_dict()`` gives it: JSON arrays
@@ -435,7 +444,8 @@ def complete_codecs(codecs: Sequence[Any], data_type: DataType) -> list[Any]:
 class GroupMetadataV3:
     """The metadata of a v3 group.
 
-    attributes : read-only user attributes.
+    attributes : user attributes: a read-only mapping whose values are the parsed JSON
+        (lists, dicts; not copied or frozen), as zarr-python holds them.
     consolidated_metadata : the raw (frozen) ``consolidated_metadata`` member, or None;
         interpreted by ``zarrc.metadata.consolidated``.
     extra_fields : other top-level ``"must_understand": false`` fields, kept verbatim.
@@ -483,7 +493,7 @@ class GroupMetadataV3:
         return self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
-        return hash((self.attributes, self.consolidated_metadata, self.extra_fields))
+        return hash((frozenset(self.attributes), self.consolidated_metadata, self.extra_fields))
 
     def to_dict(self) -> dict[str, Any]:
         """The document as zarr-python's ``metadata.to_dict()`` gives it: with
