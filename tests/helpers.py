@@ -117,7 +117,7 @@ def files(root) -> dict[str, bytes]:
         for n in names:
             p = os.path.join(d, n)
             with open(p, "rb") as f:
-                out[os.path.relpath(p, root)] = f.read()
+                out[os.path.relpath(p, root).replace(os.sep, "/")] = f.read()
     return out
 
 

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers import NO_ZARR_PYTHON
+from helpers import NO_ZARR_PYTHON, files
 
 import zarrc
 import zarrc.codecs
@@ -58,15 +58,6 @@ def _zarr_dtype(dtype):
     return dtype
 
 
-def _files(root) -> dict[str, bytes]:
-    out = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, root).replace(os.sep, "/")] = f.read()
-    return out
-
 
 def _make_both(tmp_path, dtype, zarrc_kw, zarr_kw, fmt=3):
     """The same array written by both libraries; (zarr-python's files, zarrc's files,
@@ -80,7 +71,7 @@ def _make_both(tmp_path, dtype, zarrc_kw, zarr_kw, fmt=3):
         z[...] = data
         a = zarrc.create_array(ours, shape=SHAPE, chunks=CHUNKS, dtype=dtype, zarr_format=fmt, **zarrc_kw)
         a[...] = data
-    return _files(theirs), _files(ours), data, theirs, ours
+    return files(theirs), files(ours), data, theirs, ours
 
 
 def _check_both_ways(theirs_path, ours_path, data, exact_data=True):
@@ -149,17 +140,17 @@ def _codecs(doc):
 def test_blosc_codec_object_takes_the_item_size(tmp_path):
     # compressors=zarr.codecs.BloscCodec(cname="lz4", shuffle="shuffle") on float32: typesize 4,
     # so the byte shuffle works, and the stored bytes are zarr-python's
-    doc, files = _compare(tmp_path, "f4", dict(compressors=zc.BloscCodec(cname="lz4", shuffle="shuffle")))
+    doc, ours = _compare(tmp_path, "f4", dict(compressors=zc.BloscCodec(cname="lz4", shuffle="shuffle")))
     assert _codecs(doc)[1] == {"name": "blosc", "configuration": {
         "typesize": 4, "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}}
-    theirs = _files(tmp_path / "zarr")
-    stored = sum(len(v) for k, v in files.items() if k != "zarr.json")
+    theirs = files(tmp_path / "zarr")
+    stored = sum(len(v) for k, v in ours.items() if k != "zarr.json")
     assert stored == sum(len(v) for k, v in theirs.items() if k != "zarr.json")
     # and smaller than with typesize 1, where the byte shuffle does nothing
     one = zarrc.create_array(str(tmp_path / "one"), shape=SHAPE, chunks=CHUNKS, dtype="f4",
                              compressors=zc.BloscCodec(cname="lz4", shuffle="shuffle", typesize=1))
     one[...] = _data("f4")
-    assert stored < sum(len(v) for k, v in _files(tmp_path / "one").items() if k != "zarr.json")
+    assert stored < sum(len(v) for k, v in files(tmp_path / "one").items() if k != "zarr.json")
 
 
 # ---------------------------------------------------------------- zarr-python's codec objects

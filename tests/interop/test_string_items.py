@@ -6,29 +6,19 @@ array, whichever way it was written (``a[...] =``, ``oindex``, ``vindex``, shard
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
 
 import numpy as np
 import pytest
 
-from helpers import NO_ZARR_PYTHON
+from helpers import NO_ZARR_PYTHON, files
 
 import zarrc
 from zarrc.errors import CodecError
 
 MIXED = ["x", None, 3, b"\xc3\xa9t\xc3\xa9", np.str_("q"), 1.5, True, np.float32(2.5), "", b"b"]
 
-
-def _files(root) -> dict[str, bytes]:
-    out = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                out[os.path.relpath(path, root).replace(os.sep, "/")] = f.read()
-    return out
 
 
 def _object_array(values, shape=None) -> np.ndarray:
@@ -55,7 +45,7 @@ def test_items_stored_as_zarr_python_stores_them(tmp_path, fmt, shards):
         expected = list(arrays["zarr"][:])
     assert expected == ["x", "None", "3", "été", "q", "1.5", "True", "2.5", "", "b"]
     assert list(arrays["zarrc"][:]) == expected
-    ours, theirs = _files(tmp_path / "zarrc"), _files(tmp_path / "zarr")
+    ours, theirs = files(tmp_path / "zarrc"), files(tmp_path / "zarr")
     meta = ("zarr.json", ".zarray", ".zattrs")
     assert {k: v for k, v in ours.items() if k not in meta} == \
         {k: v for k, v in theirs.items() if k not in meta}
@@ -93,11 +83,11 @@ def test_a_bad_item_is_named_by_its_array_index(tmp_path, fmt, shards, how, bad)
     a = zarrc.create_array(str(tmp_path / "root"), name="names", shape=(6, 8), chunks=(2, 3), shards=shards,
                            dtype=str, zarr_format=fmt, fill_value="")
     a[...] = _object_array([f"v{i}" for i in range(48)], (6, 8))
-    before = _files(tmp_path / "root")
+    before = files(tmp_path / "root")
     item, message = BAD[bad]
     with pytest.raises(CodecError, match=r"^item \(3, 7\) of /names: " + message):
         WRITES[how](a, item)
-    assert _files(tmp_path / "root") == before          # nothing written
+    assert files(tmp_path / "root") == before          # nothing written
     assert a[3, 7] == "v31"
 
 
