@@ -24,9 +24,8 @@ from typing import Any
 from zarrc import node_metadata
 from zarrc.errors import GroupNotFoundError, MetadataError
 from zarrc.metadata import consolidated as docs
-from zarrc.metadata.common import json_default
 from zarrc.metadata.names import join_path, key_prefix
-from zarrc.metadata.v3 import GroupMetadataV3, metadata_from_json
+from zarrc.metadata.v3 import GroupMetadataV3, dump_json, metadata_from_json
 
 ZMETADATA = ".zmetadata"
 
@@ -168,15 +167,14 @@ def update_ancestors(store: Any, path: str, metadata: Any, *, below: bool = Fals
         try:
             doc = json.loads(raw)
             if key.endswith(ZMETADATA):
-                out = json.dumps(docs.edit_v2(doc, rel_of[group], metadata, below),
-                                 allow_nan=True, default=json_default).encode()
+                out = docs.dump_v2(docs.edit_v2(doc, rel_of[group], metadata, below))
             else:
                 if not isinstance(doc, dict) or doc.get("node_type") != "group" \
                         or doc.get("consolidated_metadata") is None:
                     continue
                 doc["consolidated_metadata"] = docs.edit_v3(doc["consolidated_metadata"], rel_of[group],
                                                             metadata, below)
-                out = json.dumps(doc, indent=2, allow_nan=True, default=json_default).encode()
+                out = dump_json(doc)
         except (ValueError, MetadataError):
             continue
         store.set(key, out)

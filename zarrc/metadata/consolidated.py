@@ -240,26 +240,18 @@ def to_json_v2(nodes: Mapping[str, NodeMetadataV2]) -> dict[str, Any]:
     checked = _normalised(nodes, (ArrayMetadataV2, GroupMetadataV2), allow_root=True)
     metadata: dict[str, Any] = {}
     for rel in sorted(checked, key=_sort_key):
-        node = checked[rel]
-        pre = f"{rel}/" if rel else ""
-        if isinstance(node, GroupMetadataV2):
-            zgroup = node.to_json()
-            if rel:
-                zgroup["consolidated_metadata"] = _empty_member_v2()
-                metadata[f"{pre}.zattrs"] = node.attributes_to_json()
-                metadata[f"{pre}.zgroup"] = zgroup
-            else:
-                metadata[".zgroup"] = zgroup
-                metadata[".zattrs"] = node.attributes_to_json()
-        else:
-            metadata[f"{pre}.zattrs"] = node.attributes_to_json()
-            metadata[f"{pre}.zarray"] = node.to_json()
+        metadata.update(entries_v2(rel, checked[rel]))
     return {"metadata": metadata, "zarr_consolidated_format": CONSOLIDATED_FORMAT}
 
 
 def to_bytes_v2(nodes: Mapping[str, NodeMetadataV2]) -> bytes:
     """:func:`to_json_v2` as UTF-8 JSON bytes, compact as zarr-python writes it."""
-    return json.dumps(to_json_v2(nodes), allow_nan=True, default=json_default).encode()
+    return dump_v2(to_json_v2(nodes))
+
+
+def dump_v2(doc: Mapping[str, Any]) -> bytes:
+    """A ``.zmetadata`` document as UTF-8 JSON bytes, compact as zarr-python writes it."""
+    return json.dumps(doc, allow_nan=True, default=json_default).encode()
 
 
 # ---------------------------------------------------------------------------- v3
@@ -346,13 +338,7 @@ def to_json_v3(nodes: Mapping[str, NodeMetadataV3]) -> dict[str, Any]:
     group itself is not part of its consolidated metadata) and TypeError for a
     value that is not v3 metadata."""
     checked = _normalised(nodes, (ArrayMetadataV3, GroupMetadataV3), allow_root=False)
-    metadata: dict[str, Any] = {}
-    for rel in sorted(checked, key=_sort_key):
-        node = checked[rel]
-        doc = node.to_json()
-        if isinstance(node, GroupMetadataV3):
-            doc["consolidated_metadata"] = _empty_member_v3()
-        metadata[rel] = doc
+    metadata = {rel: entry_v3(checked[rel]) for rel in sorted(checked, key=_sort_key)}
     return {"kind": "inline", "must_understand": False, "metadata": metadata}
 
 
@@ -462,8 +448,9 @@ def entries_v2(rel: str, node: NodeMetadataV2) -> dict[str, Any]:
     pre = f"{rel}/" if rel else ""
     if isinstance(node, GroupMetadataV2):
         zgroup = node.to_json()
-        if rel:
-            zgroup["consolidated_metadata"] = _empty_member_v2()
+        if not rel:
+            return {".zgroup": zgroup, ".zattrs": node.attributes_to_json()}
+        zgroup["consolidated_metadata"] = _empty_member_v2()
         return {f"{pre}.zattrs": node.attributes_to_json(), f"{pre}.zgroup": zgroup}
     return {f"{pre}.zattrs": node.attributes_to_json(), f"{pre}.zarray": node.to_json()}
 

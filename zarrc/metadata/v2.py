@@ -40,7 +40,7 @@ from zarrc.metadata.dtypes_v2 import (
     parse_dtype_v2,
     parse_fill_value_v2,
 )
-from zarrc.metadata.v3 import MAX_NESTING, _dump, load_json, nesting_depth
+from zarrc.metadata.v3 import MAX_NESTING, dump_json, load_json, nesting_depth
 
 ARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters")
 ARRAY_KEYS = ARRAY_REQUIRED + ("dimension_separator",)
@@ -242,7 +242,7 @@ class ArrayMetadataV2:
 
     def to_bytes(self) -> bytes:
         """The ``.zarray`` document as UTF-8 JSON bytes (indent 2, as zarr-python)."""
-        return _dump(self.to_json())
+        return dump_json(self.to_json())
 
     def attributes_to_json(self) -> dict[str, Any]:
         """The ``.zattrs`` document as a dict."""
@@ -250,10 +250,10 @@ class ArrayMetadataV2:
 
     def attributes_to_bytes(self) -> bytes:
         """The ``.zattrs`` document as UTF-8 JSON bytes."""
-        return _dump(self.attributes_to_json())
+        return dump_json(self.attributes_to_json())
 
     def _key(self) -> str:
-        return _dump([self.to_json(), self.attributes_to_json()]).decode()
+        return dump_json([self.to_json(), self.attributes_to_json()]).decode()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArrayMetadataV2):
@@ -308,7 +308,7 @@ class GroupMetadataV2:
 
     def to_bytes(self) -> bytes:
         """The ``.zgroup`` document as UTF-8 JSON bytes."""
-        return _dump(self.to_json())
+        return dump_json(self.to_json())
 
     def attributes_to_json(self) -> dict[str, Any]:
         """The ``.zattrs`` document as a dict."""
@@ -316,7 +316,7 @@ class GroupMetadataV2:
 
     def attributes_to_bytes(self) -> bytes:
         """The ``.zattrs`` document as UTF-8 JSON bytes."""
-        return _dump(self.attributes_to_json())
+        return dump_json(self.attributes_to_json())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GroupMetadataV2):

@@ -323,24 +323,23 @@ class ArrayMetadataV3:
 
     def to_bytes(self) -> bytes:
         """The zarr.json document as UTF-8 JSON bytes (indent 2, as zarr-python)."""
-        return _dump(self.to_json())
+        return dump_json(self.to_json())
 
     def _key(self) -> tuple:
         fill = self.fill_value
         fill_key = fill.tobytes() if isinstance(fill, np.generic) else fill  # str / bytes
         return (self.shape, self.data_type, self.chunk_shape, self.chunk_key_encoding,
-                fill_key, self.codecs, self.attributes, self.dimension_names,
-                self.storage_transformers, self.extra_fields)
+                fill_key, self.codecs, self.dimension_names, self.storage_transformers,
+                self.extra_fields)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArrayMetadataV3):
             return NotImplemented
-        return self._key() == other._key()
+        return self._key() == other._key() and self.attributes == other.attributes
 
     def __hash__(self) -> int:
         # the attributes' names only: their values are plain JSON (lists are not hashable)
-        key = self._key()
-        return hash(key[:6] + (frozenset(self.attributes),) + key[7:])
+        return hash((self._key(), frozenset(self.attributes)))
 
     def to_dict(self) -> dict[str, Any]:
         """The document as zarr-python's ``metadata.to_dict()`` gives it: JSON arrays
@@ -485,7 +484,7 @@ class GroupMetadataV3:
 
     def to_bytes(self) -> bytes:
         """The zarr.json document as UTF-8 JSON bytes."""
-        return _dump(self.to_json())
+        return dump_json(self.to_json())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GroupMetadataV3):
@@ -511,7 +510,8 @@ class GroupMetadataV3:
         return out
 
 
-def _dump(doc: Any) -> bytes:
+def dump_json(doc: Any) -> bytes:
+    """A zarr.json document (or a v2 one) as UTF-8 JSON bytes, indented as zarr-python writes it."""
     return json.dumps(doc, indent=2, allow_nan=True, default=json_default).encode()
 
 
