@@ -77,6 +77,10 @@ class ZipStore(Store):
         file exists (an empty archive is created at once).
     compression : int
         ``zipfile.ZIP_STORED`` (default) or another zipfile method for new members.
+    read_only : zarr-python's keyword (``ZipStore(path, mode="w", read_only=False)``):
+        None is ``mode == "r"``; ArgumentError if it contradicts ``mode`` (a zip
+        file is read only exactly in mode "r").
+    allowZip64 : zarr-python's keyword; True only (zip64 is always allowed).
 
     The file on disk is always a whole archive: the old one until ``flush()``,
     then the new one.  Writes and deletes go to a staged temporary archive (unnamed
@@ -101,8 +105,14 @@ class ZipStore(Store):
     supports_deletes = True
 
     def __init__(
-        self, path: str | os.PathLike, mode: str = "r", compression: int = zipfile.ZIP_STORED
+        self, path: str | os.PathLike, mode: str = "r", compression: int = zipfile.ZIP_STORED, *,
+        read_only: bool | None = None, allowZip64: bool = True,
     ) -> None:
+        if read_only is not None and bool(read_only) != (mode == "r"):
+            raise ArgumentError(f"ZipStore: mode {mode!r} contradicts read_only={read_only!r} "
+                                "(zarrc opens a zip file read only exactly in mode 'r')")
+        if allowZip64 is not True:
+            raise ArgumentError("ZipStore: allowZip64 must be True (zarrc always allows zip64)")
         if mode not in MODES:
             raise ArgumentError(f"ZipStore mode must be one of {MODES}, got {mode!r}")
         self.path = os.path.abspath(os.fsdecode(os.fspath(path)))
