@@ -10,7 +10,7 @@ from zarrc.codecs._base import Codec, raise_codec_error
 from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
-from zarrc.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES
+from zarrc.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES, blosc_default_shuffle
 from zarrc.threads import codec_threads, run_each
 
 SHUFFLES = {name: code for code, name in enumerate(BLOSC_SHUFFLES)}   # {"noshuffle": 0, ...}
@@ -111,7 +111,7 @@ class Blosc(Codec):
         by the typesize, as numcodecs' AUTOSHUFFLE)."""
         if self._shuffle is not None:
             return self._shuffle
-        return SHUFFLES["bitshuffle"] if typesize == 1 else SHUFFLES["shuffle"]
+        return SHUFFLES[blosc_default_shuffle(typesize)]
 
     def native_step(self, itemsize: int) -> tuple:
         """("blosc", cname, clevel, shuffle code, typesize, blocksize); the typesize is

@@ -10,14 +10,6 @@ from __future__ import annotations
 from zarrc.codecs.numcodecs_v3 import numcodecs_class
 from zarrc.metadata.codecs import NUMCODECS_PREFIX
 
-_IDS = {
-    "Adler32": "adler32", "AsType": "astype", "BZ2": "bz2", "BitRound": "bitround", "Blosc": "blosc",
-    "CRC32": "crc32", "CRC32C": "crc32c", "Delta": "delta", "FixedScaleOffset": "fixedscaleoffset",
-    "Fletcher32": "fletcher32", "GZip": "gzip", "JenkinsLookup3": "jenkins_lookup3", "LZ4": "lz4",
-    "LZMA": "lzma", "PCodec": "pcodec", "PackBits": "packbits", "Quantize": "quantize",
-    "Shuffle": "shuffle", "ZFPY": "zfpy", "Zlib": "zlib", "Zstd": "zstd",
-}
-
 Adler32 = numcodecs_class(NUMCODECS_PREFIX + "adler32")
 AsType = numcodecs_class(NUMCODECS_PREFIX + "astype")
 BZ2 = numcodecs_class(NUMCODECS_PREFIX + "bz2")
@@ -40,4 +32,6 @@ ZFPY = numcodecs_class(NUMCODECS_PREFIX + "zfpy")
 Zlib = numcodecs_class(NUMCODECS_PREFIX + "zlib")
 Zstd = numcodecs_class(NUMCODECS_PREFIX + "zstd")
 
-__all__ = list(_IDS)
+__all__ = ["BZ2", "CRC32", "CRC32C", "LZ4", "LZMA", "ZFPY", "Adler32", "AsType", "BitRound", "Blosc",
+           "Delta", "FixedScaleOffset", "Fletcher32", "GZip", "JenkinsLookup3", "PCodec", "PackBits",
+           "Quantize", "Shuffle", "Zlib", "Zstd"]

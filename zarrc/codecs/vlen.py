@@ -35,6 +35,11 @@ def _is_na(value: Any, na: Any) -> bool:
     return value is na or (isinstance(value, float) and isinstance(na, float) and math.isnan(value))
 
 
+def _index(i: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The index in an array of ``shape`` of its ``i``-th item in C order."""
+    return tuple(int(k) for k in np.unravel_index(i, shape)) if shape else ()
+
+
 def _short_repr(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -79,8 +84,7 @@ class _VLen(Codec):
                 try:
                     converted.append(v if type(v) is self.item_type else self.as_item(v))
                 except CodecError as exc:
-                    index = tuple(int(k) for k in np.unravel_index(i, arr.shape)) if arr.ndim else ()
-                    raise CodecError(f"{self.name}: item {index} {exc}") from None
+                    raise CodecError(f"{self.name}: item {_index(i, arr.shape)} {exc}") from None
             items = converted
             flat = np.empty(len(items), dtype=object)
             flat[:] = items
@@ -101,6 +105,16 @@ class _VLen(Codec):
             self._check_encodable(item)
         except CodecError as exc:
             return str(exc)
+        return None
+
+    def first_bad_item(self, items: list, shape: tuple[int, ...]) -> tuple[tuple[int, ...], str] | None:
+        """(index in an array of ``shape``, what is wrong) of the first of ``items`` (its
+        items in C order) that cannot be stored, or None.  One Python step per item:
+        for error messages, after an encode failed."""
+        for i, value in enumerate(items):
+            problem = self.item_problem(value)
+            if problem is not None:
+                return _index(i, shape), problem
         return None
 
     def _check_encodable(self, item: Any) -> None:
@@ -137,12 +151,9 @@ class _VLen(Codec):
         try:
             return bytes(self._numcodecs.encode(flat))
         except (TypeError, ValueError) as exc:  # e.g. lone surrogates in a str
-            shape = np.shape(values)
-            for i, item in enumerate(items):
-                problem = self.item_problem(item)
-                if problem is not None:
-                    index = tuple(int(k) for k in np.unravel_index(i, shape)) if shape else ()
-                    raise CodecError(f"{self.name}: item {index} {problem}") from None
+            bad = self.first_bad_item(items, np.shape(values))
+            if bad is not None:
+                raise CodecError(f"{self.name}: item {bad[0]} {bad[1]}") from None
             raise CodecError(f"{self.name}: cannot encode: {exc}") from None
 
     # ------------------------------------------------------------------ decode
@@ -268,9 +279,5 @@ def find_bad_item(items: np.ndarray, item_type: type) -> tuple[tuple[int, ...], 
     (its index in ``items``, what is wrong with it), or None.  For error messages
     (one Python step per item): the engine names a bad item by its array index."""
     codec: _VLen = VLenUTF8() if item_type is str else VLenBytes()
-    for i, value in enumerate(items.reshape(-1).tolist()):
-        problem = codec.item_problem(value)
-        if problem is not None:
-            index = tuple(int(k) for k in np.unravel_index(i, items.shape)) if items.ndim else ()
-            return index, f"{codec.name}: {problem}"
-    return None
+    bad = codec.first_bad_item(items.reshape(-1).tolist(), items.shape)
+    return None if bad is None else (bad[0], f"{codec.name}: {bad[1]}")

@@ -187,6 +187,12 @@ def blosc_item_size(data_type: DataType) -> int:
     return 1 if data_type.variable_length else data_type.itemsize
 
 
+def blosc_default_shuffle(typesize: int) -> str:
+    """blosc's shuffle when none is given (zarr-python's for a ``BloscCodec`` without
+    one, numcodecs' AUTOSHUFFLE): "bitshuffle" for one-byte items, else "shuffle"."""
+    return "bitshuffle" if typesize == 1 else "shuffle"
+
+
 def _blosc(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
     """blosc's members; those left out get zarr-python's values (``BloscCodec``'s
     defaults, and what it derives from the data type): cname "zstd", clevel 5,
@@ -200,7 +206,7 @@ def _blosc(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict
     clevel = _level("clevel", {"clevel": 5, **config}, 0, 9)
     shuffle = config.get("shuffle")           # (None too: zarr-python's "derive it")
     if shuffle is None:
-        shuffle = "bitshuffle" if item_size == 1 else "shuffle"
+        shuffle = blosc_default_shuffle(item_size)
     if shuffle not in BLOSC_SHUFFLES:
         fail("shuffle", shuffle, f"must be one of {', '.join(BLOSC_SHUFFLES)}")
     typesize: Any = config.get("typesize")
