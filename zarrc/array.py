@@ -265,9 +265,8 @@ class Array(Node):
 
     def __getitem__(self, selection: Any) -> Any:
         data = self._engine.read(selection)
-        if not self._metadata.shape and isinstance(data, np.ndarray):
-            return data[()]         # a 0-d array reads as a numpy scalar, as zarr-python
-        return data
+        # a 0-d array reads as a numpy scalar, as zarr-python
+        return _scalar_of(data) if not self._metadata.shape else data
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._check_writable()
@@ -283,8 +282,8 @@ class Array(Node):
         results only).  Raises SelectionError (an IndexError) for other selections
         when ``out`` or ``fields`` is given, ArgumentError for a mismatched ``out``."""
         if out is None and fields is None:
-            data = self[selection]      # (every dimension indexed by an int: a numpy scalar, as zarr-python)
-            return data[()] if isinstance(data, np.ndarray) and data.ndim == 0 else data
+            # (every dimension indexed by an int: a numpy scalar, as zarr-python)
+            return _scalar_of(self[selection])
         items = selection if isinstance(selection, tuple) else (selection,)
         for item in items:
             if not (item is Ellipsis or isinstance(item, (slice, int, np.integer))) or isinstance(item, bool):
@@ -292,9 +291,7 @@ class Array(Node):
                                      "an integer, a slice or Ellipsis")
         dims, _ = indexing.plan_orthogonal(selection, self.shape, self._chunked.chunks)
         data = self._read_planned(dims, out, fields)
-        if out is None and isinstance(data, np.ndarray) and data.ndim == 0:
-            return data[()]
-        return data
+        return data if out is not None else _scalar_of(data)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self[selection] = value
@@ -473,6 +470,11 @@ def array_config(config: Any, write_empty_chunks: bool | None) -> bool | None:
             raise ArgumentError(f"array config {key!r}={value!r} is not supported (zarrc takes "
                                 "write_empty_chunks=True/False, order='C', read_missing_chunks=True)")
     return write_empty_chunks
+
+
+def _scalar_of(data: Any) -> Any:
+    """``data``, or the numpy scalar a 0-d ndarray holds."""
+    return data[()] if isinstance(data, np.ndarray) and data.ndim == 0 else data
 
 
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:

@@ -319,7 +319,7 @@ def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
                                  "expected a block number or a slice of them")
         if not 0 <= start < size:
             raise BoundsCheckError(f"block {s!r} is out of bounds for dimension {dim} with "
-                                 f"{nblocks} blocks")
+                                   f"{nblocks} blocks")
         # (the element slice, clipped as a slice is: zarr-python's reading of it)
         dims.append(project_slice(*slice(start, stop).indices(size), size, chunk))
     return dims, tuple(d.nsel for d in dims)
@@ -416,9 +416,10 @@ def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> P
         return plan_mask_selection(items[0], shape, chunks)
     if len(items) == len(shape) and shape and all(_is_integer(s) or _is_int_array(s) for s in items):
         return plan_coordinate(items, shape, chunks)
-    raise VindexInvalidSelectionError("unsupported selection type for vectorized indexing; only coordinate "
-                         "selection (tuple of integer arrays) and mask selection (single Boolean "
-                         f"array) are supported; got {selection!r}")
+    raise VindexInvalidSelectionError("unsupported selection type for vectorized indexing; only "
+                                      "coordinate selection (tuple of integer arrays) and mask "
+                                      "selection (single Boolean array) are supported; got "
+                                      f"{selection!r}")
 
 
 def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Points:
@@ -435,7 +436,7 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
     for dim, (a, size) in enumerate(zip(arrays, shape)):
         if a.dtype.kind == "u" and a.size and int(a.max()) >= 1 << 63:
             raise BoundsCheckError(f"index {int(a.max())} is out of bounds for dimension {dim} "
-                                 f"with size {size}")
+                                   f"with size {size}")
     try:
         broadcast = np.broadcast_arrays(*arrays)
     except ValueError:
@@ -447,7 +448,7 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
     if len(planned) == 2:
         dim, k = planned
         raise BoundsCheckError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
-                             f"with size {shape[dim]}")
+                               f"with size {shape[dim]}")
     return Points(*planned, nsel=len(flat[0]), shape=sel_shape, ndim=len(shape))
 
 

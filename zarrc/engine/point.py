@@ -83,7 +83,7 @@ class PointStrategy(Strategy):
                 i += n
             if not 0 <= i < n:
                 raise BoundsCheckError(f"index {selection[dim]} is out of bounds for dimension {dim} "
-                                     f"with size {n}")
+                                       f"with size {n}")
             q = i // c
             coords.append(q)
             offset += (i - q * c) * stride
