@@ -1,4 +1,4 @@
-"""Sharded writes a group of shards at a time (engine.sharded.GROUP_BYTES): the
+"""Sharded writes a group of shards at a time (engine.sharding.writes.GROUP_BYTES): the
 result does not depend on the grouping, a failure in a later group leaves every
 file as it was (no shard named early, no temporary file left), and a write's
 memory does not grow with the number of shards it touches."""
@@ -13,7 +13,7 @@ import pytest
 from helpers import files
 
 import zarrc
-from zarrc.engine import sharded
+from zarrc.engine.sharding import writes as sharded
 from zarrc.errors import ChecksumError
 from zarrc.stores import MemoryStore
 

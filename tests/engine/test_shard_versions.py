@@ -294,7 +294,7 @@ def test_native_reader_reads_an_index_once_per_version(tmp_path, monkeypatch) ->
     """The native reader's cached index is used while the shard file is the same
     (one fstat per shard per call), and read again from the open file once another
     writer replaced it."""
-    from zarrc.engine import shards
+    from zarrc.engine.sharding import index as shards
 
     calls = []
     real = shards.native_index

@@ -11,11 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrc._kernels import crc32c as k
-from zarrc._kernels import shard as shard_layout
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
-from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
+from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.errors import CodecError, ZarrcError
 from zarrc.metadata.dtypes import byte_swap_unit
@@ -69,10 +67,13 @@ class ChainChunkCodec:
     ``encode(chunk) -> bytes`` through every codec of ``chain`` (a CodecChain):
     bytes->bytes codecs in reverse, the array->bytes codec, then the array -> array
     codecs undone (transposes, numcodecs filters, which may change the data type and
-    shape).  ``fill``: the fill value's bytes (a sharding codec fills its missing inner
-    chunks with it).  Raises CodecError for data a codec rejects or of the wrong size."""
+    shape).  ``fill``: the fill value's bytes.  A ``sharding_indexed`` array->bytes
+    codec is run by what ``array_to_bytes(codec, stored shape, stored dtype)`` makes
+    (the engine's ShardCodec: ``decode(raw) -> ndarray``, ``encode(array) -> bytes``).
+    Raises CodecError for data a codec rejects or of the wrong size."""
 
-    def __init__(self, chain: Any, chunks: tuple[int, ...], dtype: np.dtype, fill: bytes = b"") -> None:
+    def __init__(self, chain: Any, chunks: tuple[int, ...], dtype: np.dtype, fill: bytes = b"",
+                 array_to_bytes: Any = None) -> None:
         self.chain = chain
         self.chunks = tuple(chunks)
         self.dtype = np.dtype(dtype)
@@ -89,8 +90,9 @@ class ChainChunkCodec:
         a2b = chain.array_to_bytes
         self.shard = None
         if isinstance(a2b, ShardingIndexed):
-            fill_value = np.frombuffer(fill, dtype=self.dtype) if self.dtype.kind != "O" and fill else None
-            self.shard = _ShardCodec(a2b, shape, dt, fill_value)
+            if array_to_bytes is None:
+                raise CodecError("sharding_indexed in a chain run in Python needs the engine's shard codec")
+            self.shard = array_to_bytes(a2b, shape, dt)
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
@@ -154,63 +156,6 @@ class ChainChunkCodec:
         for codec in self.chain.bytes_to_bytes:
             data = codec.encode(data)
         return bytes(data)
-
-
-class _ShardCodec:
-    """A sharding codec's shard <-> array, in Python (for inner chains the kernels
-    cannot run): inner chunks decoded and encoded one at a time by their own
-    ChainChunkCodec, missing ones filled with ``fill`` (a one-item array, or None for
-    zeros); inner chunks equal to it are left out on encode, as zarr-python does."""
-
-    def __init__(self, codec: ShardingIndexed, shape: tuple[int, ...], dtype: np.dtype,
-                 fill: np.ndarray | None) -> None:
-        self.codec = codec
-        self.shape, self.dtype = shape, dtype
-        self.cps = codec.chunks_per_shard(shape)
-        self.nchunks = math.prod(self.cps)
-        self.fill = fill if fill is not None else np.zeros(1, dtype)
-        self.inner = ChainChunkCodec(codec.inner, codec.chunk_shape, dtype, self.fill.tobytes())
-        self.fill_chunk = np.full(codec.chunk_shape, self.fill[0], dtype).tobytes()
-
-    def _slices(self, i: int) -> tuple[slice, ...]:
-        coords = np.unravel_index(i, self.cps)
-        return tuple(slice(int(c) * n, (int(c) + 1) * n) for c, n in zip(coords, self.codec.chunk_shape))
-
-    def decode(self, raw: Any) -> np.ndarray:
-        view = memoryview(raw).cast("B")
-        n = self.codec.index_nbytes(self.nchunks)
-        if view.nbytes < n:
-            raise CodecError(f"shard holds {view.nbytes} bytes, less than its {n}-byte index")
-        start = self.codec.index_location == "start"
-        index = view[:n] if start else view[view.nbytes - n:]
-        table = self.codec.decode_index(index, self.nchunks, "shard")
-        data_start, data_end = (n, view.nbytes) if start else (0, view.nbytes - n)
-        check_index(table, data_start, data_end, "shard")
-        out = np.full(self.shape, self.fill[0], self.dtype)
-        for i in np.flatnonzero(table[:, 0] != EMPTY).tolist():
-            off, size = int(table[i, 0]), int(table[i, 1])
-            out[self._slices(i)] = self.inner.decode(view[off:off + size])
-        return out
-
-    def encode(self, arr: np.ndarray) -> bytes:
-        table = np.full((self.nchunks, 2), EMPTY, dtype=np.uint64)
-        n = self.codec.index_nbytes(self.nchunks)
-        pos = n if self.codec.index_location == "start" else 0
-        parts: list[bytes] = []
-        for i in range(self.nchunks):
-            chunk = np.ascontiguousarray(arr[self._slices(i)])
-            if self.dtype.kind != "O" and chunk.tobytes() == self.fill_chunk:
-                continue
-            data = self.inner.encode(chunk)
-            table[i] = (pos, len(data))
-            parts.append(data)
-            pos += len(data)
-        index = table.astype(">u8" if self.codec.index_big_endian else "<u8").tobytes()
-        if self.codec.index_crc:
-            index += k.crc32c(index).to_bytes(shard_layout.CRC_BYTES, "little")
-        if self.codec.index_location == "start":
-            return b"".join([index, *parts])
-        return b"".join([*parts, index])
 
 
 __all__ = ["ChainChunkCodec", "innermost", "runs_natively"]

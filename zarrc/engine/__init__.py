@@ -3,7 +3,8 @@
 From the bottom up: ``state`` (the prepared array), ``batch`` (the shared batch
 primitives: plan assembly, chunk sources, running a batch, its errors),
 ``strategy`` (the interface) and one module per strategy (``native``,
-``shards`` + ``sharded``, ``basic``, ``python``, ``point``), ``prepare``
+``basic``, ``python``, ``point``; sharded arrays: the ``sharding`` package, which
+holds all of sharding: indexes, reads, writes, the whole-shard codec), ``prepare``
 (metadata -> state + the strategy, chosen once) and ``api`` (the public calls).
 """
 

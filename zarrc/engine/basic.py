@@ -13,7 +13,8 @@ import numpy as np
 
 from zarrc._kernels.read import BasicReader, ReadBatch
 from zarrc.engine import batch as b
-from zarrc.engine import shards
+from zarrc.engine.sharding import index as shard_index
+from zarrc.engine.sharding import reads as shard_reads
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import StoreError
@@ -26,11 +27,11 @@ def basic_reader(arr: ChunkedArray) -> BasicReader:
     extras: tuple = ()                       # a sharded reader's extra arguments
     if arr.levels:
         def shard_labels(coords: np.ndarray) -> list[str]:
-            return shards.chunk_labels(arr, coords)
+            return shard_reads.chunk_labels(arr, coords)
         labels = shard_labels
         extras = (arr.levels[0].shard_shape, arr.shard_cache.native,
-                  lambda shard, fd, size: shards.native_index(arr, shard, fd, size),
-                  shards.MAX_OPEN_SHARDS)
+                  lambda shard, fd, size: shard_index.native_index(arr, shard, fd, size),
+                  shard_index.MAX_OPEN_SHARDS)
 
     def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
         b.raise_task_error(batch, arr, lambda: labels(coords))

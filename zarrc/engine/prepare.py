@@ -5,7 +5,7 @@ chosen here, once, when the array is opened:
 - codecs only Python runs (variable-length items, numcodecs-only v2 codecs):
   ``PythonStrategy``; also sharded arrays with codecs before or after
   ``sharding_indexed``, or variable-length items in it, whose chunks for the
-  Python strategy are whole shards (engine.whole_shards);
+  Python strategy are whole shards (engine.sharding.codec);
 - else the kernels' chain: ``NativeStrategy``, or ``ShardedStrategy`` for a
   sharded array; in front of it ``BasicStrategy`` when the store declares a
   file layout (``Store.file_prefix``) and the chunks (or one level of shards)
@@ -29,11 +29,11 @@ from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
 from zarrc.engine.point import PointStrategy
 from zarrc.engine.python import PythonStrategy
-from zarrc.engine.sharded import ShardedStrategy
-from zarrc.engine.shards import ShardIndexCache, sharding_levels
+from zarrc.engine.sharding.codec import chunk_codec, listed_chain, needs_whole_shards
+from zarrc.engine.sharding.index import ShardIndexCache, sharding_levels
+from zarrc.engine.sharding.strategy import ShardedStrategy
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
-from zarrc.engine.whole_shards import chunk_codec, listed_chain, needs_whole_shards
 from zarrc.metadata.dtypes_v2 import object_codec_id
 from zarrc.metadata.fill_value import fill_bytes
 from zarrc.metadata.names import key_prefix
@@ -131,7 +131,8 @@ def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
         return ChunkedArray(shape=md.shape, chunks=chunks, dtype=dtype, fill=fill, chain=None,
                             chunk_keys=chunk_keys, store=store, name=path,
                             write_empty_chunks=write_empty_chunks,
-                            codec=ChainChunkCodec(chain, chunks, dtype, fill)), innermost(chain)
+                            codec=chunk_codec(chain, chunks, dtype, fill, md.fill_value,
+                                              write_empty_chunks)), innermost(chain)
     if needs_whole_shards(chain, dtype):     # the Python strategy over whole shards
         shards = tuple(max(c, 1) for c in md.chunk_shape)
         codec = chunk_codec(chain, shards, dtype, fill, md.fill_value, write_empty_chunks)

@@ -40,8 +40,8 @@ class ChunkedArray:
     store: Any
     name: str = "/"
     write_empty_chunks: bool = False
-    levels: tuple = ()          # sharding levels (engine.shards.ShardLevel); chunks = innermost
-    shard_cache: Any = None     # decoded shard indexes (engine.shards.ShardIndexCache)
+    levels: tuple = ()          # sharding levels (engine.sharding.index.ShardLevel); chunks = innermost
+    shard_cache: Any = None     # decoded shard indexes (engine.sharding.index.ShardIndexCache)
     codec: Any = None           # whole-chunk decode/encode in Python (engine.python)
     fill_object: Any = None     # the fill value of object (variable-length) items
     prefix: str = ""

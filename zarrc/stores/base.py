@@ -194,7 +194,7 @@ class Snapshot:
 
     def holder(self) -> tuple[Any, int] | None:
         """(an open file descriptor or a ``bytes`` object, where the value starts in
-        it), for the native batch to read ranges of straight (engine.shards), or None:
+        it), for the native batch to read ranges of straight (engine.sharding), or None:
         ranges are handed over by ``sources``."""
         return None
 

@@ -1,194 +1,25 @@
-"""Shard indexes for the sharded strategy (``sharding_indexed``, nested too):
-where each inner chunk of a sharded array is stored.
-
-Each shard is read from one snapshot per call (``Store.snapshot``: a local file
-held open, whose index and inner chunks the native workers ``pread``; a zip
-member's span; an immutable bytes value; ranges merged into one request per
-shard for stores that cannot name versions), so a read never mixes two versions
-of a shard.  Indexes are cached per array with the token of the version they
-were read from and used only for that version (see docs/consistency.md).
-``locate`` finds the byte range of each innermost chunk through the indexes of
-every level; ``native_index`` serves the native BasicReader.
+"""Sharded reads: each touched innermost chunk located through the shard indexes
+(engine.sharding.index: one snapshot of each shard per call, indexes cached per
+version), its bytes then fetched on their own and decoded and scattered by the
+same native batch as unsharded chunks, so a shard's inner chunks decode in
+parallel.  ``locate`` finds the byte range of each innermost chunk through the
+indexes of every level.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import threading
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from zarrc._kernels.crc32c import crc32c
-from zarrc._kernels.shard import CRC_BYTES
-from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
+from zarrc import indexing
+from zarrc._kernels.read import ReadBatch
+from zarrc.codecs.sharding import EMPTY
+from zarrc.engine import batch as b
+from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import CodecError, MetadataError
-from zarrc.stores.base import FileSnapshot, Snapshot
 
-if TYPE_CHECKING:
-    from typing_extensions import Self
-
-
-@dataclass
-class ShardLevel:
-    """One sharding codec: its shards of ``shard_shape`` hold inner chunks of ``inner_shape``."""
-
-    codec: ShardingIndexed
-    shard_shape: tuple[int, ...]
-    inner_shape: tuple[int, ...]
-
-    @functools.cached_property
-    def cps(self) -> tuple[int, ...]:
-        return tuple(s // i for s, i in zip(self.shard_shape, self.inner_shape))
-
-    @functools.cached_property
-    def nchunks(self) -> int:
-        return math.prod(self.cps)
-
-    @property
-    def index_nbytes(self) -> int:
-        return self.codec.index_nbytes(self.nchunks)
-
-
-@dataclass
-class ShardIndexCache:
-    """Decoded shard indexes of one open array.  Each shard's are kept with the token
-    of the version they were read from (``Snapshot.token``: a file's device, inode,
-    size and mtime) and used only while a read finds that same version."""
-
-    entries: dict = field(default_factory=dict)  # shard key -> (token, anchor, {(depth, start): table})
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    native: dict = field(default_factory=dict)   # the BasicReader's (see native_index)
-
-    def tables(self, key: str, snapshot: Snapshot) -> dict:
-        """The indexes cached for the version ``snapshot`` of shard ``key`` (a new,
-        empty dict, replacing what was cached, if the shard changed)."""
-        with self.lock:
-            entry = self.entries.get(key)
-            if entry is None or entry[0] != snapshot.token:
-                entry = self.entries[key] = (snapshot.token, snapshot.anchor, {})
-            return entry[2]
-
-    def forget(self, shard_key: str) -> None:
-        with self.lock:
-            self.entries.pop(shard_key, None)
-
-
-class ShardReads:
-    """The shards one call reads: each from one snapshot (``Store.snapshot``),
-    taken when the call first touches the shard and closed with the reads, so a
-    shard's index and every inner chunk read with it come from one version of it.
-    ``pinned``: snapshots to use for some keys (a write reading the shard it
-    rebuilds)."""
-
-    def __init__(self, arr: ChunkedArray, pinned: dict | None = None) -> None:
-        self.store = arr.store
-        self.snapshots: dict = dict(pinned or {})
-        self.opened: list = []
-        self.unversioned: dict = {}   # indexes read from snapshots with no token, by key
-
-    def snapshot(self, key: str) -> Snapshot | None:
-        snap = self.snapshots.get(key, _MISSING)
-        if snap is _MISSING:
-            snap = self.snapshots[key] = self.store.snapshot(key)
-            if snap is not None:
-                self.opened.append(snap)
-        return snap
-
-    def close(self) -> None:
-        for snap in self.opened:
-            snap.close()
-        self.opened.clear()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-_MISSING = object()
 SMALL = 64      # locate() this many chunks or fewer in plain Python
-# the most shards one batch reads at once (each a file held open, on a local store;
-# a process may have as few as 1024 descriptors, shared by its reading threads)
-MAX_OPEN_SHARDS = 64
-
-
-def sharding_levels(chain: Any, chunk_shape: tuple[int, ...]) -> tuple[list[ShardLevel], Any, tuple[int, ...]]:
-    """Unwrap nested sharding codecs: (levels, innermost codec chain, innermost chunk
-    shape).  No levels for an unsharded chain."""
-    levels = []
-    while isinstance(chain.array_to_bytes, ShardingIndexed):
-        codec = chain.array_to_bytes
-        if chain.array_to_array or chain.bytes_to_bytes:
-            raise MetadataError("codecs around sharding_indexed (before or after it) are not supported; "
-                                "put them inside the sharding codec")
-        codec.chunks_per_shard(chunk_shape)        # checks that the inner shape divides the shard
-        levels.append(ShardLevel(codec, chunk_shape, codec.chunk_shape))
-        chain, chunk_shape = codec.inner, codec.chunk_shape
-    return levels, chain, chunk_shape
-
-
-
-def _read_index(level: ShardLevel, snap: Snapshot, start: int, size: int | None,
-                where: str) -> np.ndarray | None:
-    """The checked index of the (sub-)shard stored in bytes [start, start + size) of
-    ``snap`` (size None: all of a value of unknown size), its offsets made absolute
-    (offsets in ``snap``); None if the value turns out to be absent."""
-    n = level.index_nbytes
-    if size is not None and size < n:
-        raise CodecError(f"{where}: shard holds {size} bytes, less than its {n}-byte index")
-    if level.codec.index_location == "start":
-        raw = snap.read(start, n)
-        data_start, data_end = n, size
-    elif size is None:
-        raw = snap.read(-n, None)
-        data_start, data_end = 0, None
-    else:
-        raw = snap.read(start + size - n, n)
-        data_start, data_end = 0, size - n
-    if raw is None:
-        return None
-    table = level.codec.decode_index(raw, level.nchunks, where)
-    check_index(table, data_start, data_end, where)
-    table = table.copy()
-    used = table[:, 0] != EMPTY
-    table[used, 0] += np.uint64(start)
-    return table
-
-
-def cached_index(arr: ChunkedArray, reads: ShardReads, depth: int, key: str, start: int,
-           length: int | None):
-    """The absolute-offset index of the level-``depth`` shard stored at ``key``
-    [start, start+length) (length None: the whole value) in the version ``reads``
-    holds of it, or None if there is none."""
-    snap = reads.snapshot(key)
-    if snap is None:
-        return None
-    if snap.token is None:      # a store that cannot name versions: cached for this call only
-        tables = reads.unversioned.setdefault(key, {})
-    else:
-        tables = arr.shard_cache.tables(key, snap)
-    table = tables.get((depth, start), _MISSING)
-    if table is _MISSING:
-        where = f"shard {key} of {arr.name}"
-        table = tables[(depth, start)] = _read_index(arr.levels[depth], snap, start,
-                                                     snap.size if length is None else length, where)
-    return table
-
-
-def native_index(arr: ChunkedArray, shard: tuple[int, ...], fd: int, size: int) -> bytes:
-    """For the native reader (pipeline.BasicReader) of a one-level sharded array:
-    the index of the shard at grid position ``shard``, read from its file open as
-    ``fd`` (``size`` bytes), as native-order uint64 (absolute offset, length) per
-    inner chunk."""
-    key = arr.chunk_keys(np.array([shard], np.int64))[0]
-    where = f"shard {key} of {arr.name}"
-    table = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
-    return np.ascontiguousarray(table, np.uint64).tobytes()
 
 
 def chunk_labels(arr: ChunkedArray, coords: np.ndarray) -> list[str]:
@@ -376,19 +207,38 @@ class LazyLabels:
         return _label(self._keys[self._which[t]], self._coords[t])
 
 
+def read_planned(arr: ChunkedArray, table: np.ndarray, local: np.ndarray,
+                 outidx: np.ndarray, tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                 strides: tuple[int, ...], pinned: dict | None = None) -> None:
+    """engine's native read of a planned selection, for a sharded array: each shard
+    from one snapshot (``pinned``: snapshots to use for some shard keys), at most
+    MAX_OPEN_SHARDS shards at a time (a local store's snapshot holds a file open)."""
+    shard = shard_numbers(arr, coords)
+    first = np.unique(shard)
+    if len(first) <= MAX_OPEN_SHARDS:
+        _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned)
+        return
+    for lo in range(0, len(first), MAX_OPEN_SHARDS):
+        group = first[lo:lo + MAX_OPEN_SHARDS]
+        members = np.flatnonzero((shard >= group[0]) & (shard <= group[-1]))
+        _read_group(arr, table, local, outidx, np.ascontiguousarray(tasks[members]),
+                    coords[members], out, strides, pinned)
 
-def parse_shard(level: ShardLevel, blob: bytes, where: str) -> np.ndarray:
-    """The checked index of a whole shard held in memory."""
-    n = level.index_nbytes
-    if len(blob) < n:
-        raise CodecError(f"{where}: shard holds {len(blob)} bytes, less than its {n}-byte index")
-    at_start = level.codec.index_location == "start"
-    table = level.codec.decode_index(blob[:n] if at_start else blob[len(blob) - n:], level.nchunks, where)
-    check_index(table, n if at_start else 0, len(blob) if at_start else len(blob) - n, where)
-    return table
+
+def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
+    with ShardReads(arr, pinned) as reads:
+        keys, which, offset, length = locate(arr, reads, coords)
+        sources = located_sources(reads, keys, which, offset, length)
+        batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
+        b.run_batch(batch, len(tasks))
+    b.raise_task_error(batch, arr, LazyLabels(keys, which, coords))
 
 
-
-def empty_shard(level: ShardLevel) -> bytes:
-    pairs = np.full(2 * level.nchunks, EMPTY, ">u8" if level.codec.index_big_endian else "<u8").tobytes()
-    return pairs + (crc32c(pairs).to_bytes(CRC_BYTES, "little") if level.codec.index_crc else b"")
+def read_region(arr: ChunkedArray, region: tuple[slice, ...], pinned: dict) -> np.ndarray:
+    """``arr[region]`` read with the snapshots ``pinned`` for their shard keys."""
+    dims, shape = indexing.plan(region, arr.shape, arr.chunks)
+    out = np.empty(shape, arr.dtype)
+    table, local, outidx, tasks = b.assemble(dims)
+    read_planned(arr, table, local, outidx, tasks, b.task_coords(table, tasks), out,
+                 b.array_strides(dims, out.strides), pinned)
+    return out

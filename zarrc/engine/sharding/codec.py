@@ -1,5 +1,6 @@
-"""Whole shards decoded and encoded at once, for sharded arrays whose codecs the
-sharded strategy cannot run one inner chunk at a time:
+"""zarrc's one Python shard codec: whole shards decoded and encoded at once, for
+sharded arrays whose codecs the sharded strategy cannot run one inner chunk at a
+time:
 
 - bytes->bytes codecs after ``sharding_indexed`` (zarr-python writes
   ``[sharding_indexed, zstd]`` for a sharding serializer with compressors): the
@@ -8,6 +9,9 @@ sharded strategy cannot run one inner chunk at a time:
   the shard is transposed first, and the inner chunk grid is over the transposed
   shard;
 - variable-length items (``vlen-utf8`` / ``vlen-bytes``) in the inner chunks;
+- codecs the kernels have no step for (numcodecs codecs) inside or around it:
+  a numcodecs filter before it is run by a ChainChunkCodec that hands the
+  sharding step to a ShardCodec (``array_to_bytes``);
 
 and any nesting of these.  Such an array is run by the Python strategy
 (engine.python) over its grid of shards, with a :class:`ShardCodec` as its
@@ -32,11 +36,12 @@ from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.shard import assemble_shard
 from zarrc._kernels.write import WriteBatch
 from zarrc.codecs.chain import CodecChain
-from zarrc.codecs.chunk_codec import ChainChunkCodec
+from zarrc.codecs.chunk_codec import ChainChunkCodec, runs_natively
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed
+from zarrc.codecs.transpose import Transpose
 from zarrc.engine import batch as b
 from zarrc.engine.python import is_fill
-from zarrc.engine.shards import ShardLevel, empty_shard, parse_shard
+from zarrc.engine.sharding.index import ShardLevel, empty_shard, parse_shard
 from zarrc.errors import ZarrcError
 
 
@@ -68,9 +73,20 @@ def chunk_codec(chain: CodecChain, shape: tuple[int, ...], dtype: np.dtype, fill
     """The Python chunk codec (``decode(raw) -> ndarray``, ``encode(chunk) -> bytes
     | None``) of chunks of ``shape`` encoded by ``chain``: a ShardCodec for a sharded
     chain, else (variable-length items) a ChainChunkCodec."""
-    if isinstance(chain.array_to_bytes, ShardingIndexed):
+    if not isinstance(chain.array_to_bytes, ShardingIndexed):
+        return ChainChunkCodec(chain, shape, dtype, fill)
+    if all(isinstance(c, Transpose) for c in chain.array_to_array):
         return ShardCodec(chain, shape, dtype, fill, fill_object, write_empty)
-    return ChainChunkCodec(chain, shape, dtype)
+
+    def sharding_step(codec: ShardingIndexed, stored_shape: tuple[int, ...],
+                      stored_dtype: np.dtype) -> ShardCodec:
+        # (after numcodecs filters, which may change the data type: the fill value
+        # converted to it)
+        stored_fill = np.frombuffer(fill, dtype).astype(stored_dtype).tobytes() if dtype.kind != "O" else fill
+        return ShardCodec(CodecChain([codec]), stored_shape, stored_dtype, stored_fill, fill_object,
+                          write_empty)
+
+    return ChainChunkCodec(chain, shape, dtype, fill, array_to_bytes=sharding_step)
 
 
 class ShardCodec:
@@ -100,7 +116,8 @@ class ShardCodec:
         inner = codec.inner
         self.chain: Chain | None = None            # the inner chunks' native chain, if any
         self.inner_codec: Any = None               # else their Python chunk codec
-        if self.dtype.kind != "O" and not isinstance(inner.array_to_bytes, ShardingIndexed):
+        if (self.dtype.kind != "O" and not isinstance(inner.array_to_bytes, ShardingIndexed)
+                and runs_natively(inner, self.dtype)):
             self.chain = inner.prepare(codec.chunk_shape, self.dtype)
             # the plan of a whole shard over its inner chunks, the same for every shard
             dims, _ = indexing.plan(Ellipsis, self.stored_shape, codec.chunk_shape)

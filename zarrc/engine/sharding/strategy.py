@@ -1,0 +1,27 @@
+"""The sharded strategy: the native strategy for arrays with ``sharding_indexed``
+(nested too), whose reads and writes go through engine.sharding.reads and
+engine.sharding.writes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc.engine.native import NativeStrategy
+from zarrc.engine.sharding.reads import read_planned
+from zarrc.engine.sharding.writes import write_from
+from zarrc.threads import counted_call
+
+
+class ShardedStrategy(NativeStrategy):
+    """The native strategy for a sharded array (``arr.levels``): planned chunks are
+    located through the shard indexes; writes rebuild each touched shard once."""
+
+    def read_planned(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
+                     tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                     strides: tuple[int, ...]) -> None:
+        read_planned(self.arr, table, local, outidx, tasks, coords, out, strides)
+
+    @counted_call
+    def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
+        write_from(self.arr, dims, value)

@@ -1,0 +1,179 @@
+"""Writes of sharded arrays (one level of ``sharding_indexed``; nested sharding:
+engine.sharding.nested).
+
+The touched inner chunks are encoded in parallel (native), every untouched inner
+chunk of a partly written shard is kept byte for byte, and each shard is
+assembled natively and stored once; a write covering whole shards never reads
+them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from zarrc import indexing
+from zarrc._kernels import chunk_files
+from zarrc._kernels.batch import TaskError
+from zarrc._kernels.chunk_files import temp_tag
+from zarrc._kernels.write import WriteBatch
+from zarrc.codecs.sharding import EMPTY
+from zarrc.engine import batch as b
+from zarrc.engine.sharding.index import ShardLevel, parse_shard
+from zarrc.engine.sharding.nested import store_shard, write_whole_shards
+from zarrc.engine.sharding.reads import LazyLabels
+from zarrc.engine.state import ChunkedArray
+from zarrc.errors import StoreError, from_kernel
+from zarrc.threads import item_threads, run_each
+
+
+def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> None:
+    """engine write_from for a sharded array (see the module docstring)."""
+    top = arr.levels[0]
+    shard_shape = np.asarray(top.shard_shape, np.int64)
+    table, local, outidx, tasks, coords = b.planned(dims)
+    pos = coords * np.asarray(arr.chunks, np.int64)
+    shards, which = np.unique(pos // shard_shape, axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    keys = arr.chunk_keys(shards)
+    if len(arr.levels) > 1:
+        write_whole_shards(arr, dims, value, shards, keys)
+        return
+    full = b.tasks_full(table, tasks)
+    flat = (np.ravel_multi_index(((pos % shard_shape) // np.asarray(top.inner_shape)).T, top.cps)
+            if len(top.cps) else np.zeros(len(tasks), np.int64))
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(len(keys) + 1))
+    assert arr.chain is not None          # (a sharded array's inner chain is native)
+    work = _ShardWrite(arr, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
+                       keys, shards, which, coords, full, flat, order, bounds)
+    per_group = max(1, GROUP_BYTES // max(1, top.nchunks * arr.chain.chunk_nbytes))
+    try:
+        for k0 in range(0, len(keys), per_group):
+            work.group(k0, min(len(keys), k0 + per_group))
+    except BaseException:
+        work.discard()
+        raise
+    work.commit()
+
+
+# A sharded write reads, rebuilds and writes the shards it touches a group at a
+# time, each group's inner chunks holding about this many bytes decoded: its
+# memory is bounded by this, not by the number of shards (files are staged and
+# named once every group succeeded).
+GROUP_BYTES = 4 << 20
+
+
+class _ShardWrite:
+    """One sharded write (one level of sharding), a group of shards at a time: the
+    old shards read, their inner chunks encoded in one batch, each shard assembled
+    and, for a store of files, written to its temporary file (``staged``), else
+    kept (``built``); ``commit`` names the files (deletes emptied shards) or stores
+    the shards, ``discard`` deletes the temporary files."""
+
+    def __init__(self, arr, table, local, outidx, tasks, value, strides, keys, shards, which, coords,
+                 full, flat, order, bounds) -> None:
+        self.arr, self.table, self.local, self.outidx, self.tasks = arr, table, local, outidx, tasks
+        self.value, self.strides, self.keys, self.shards = value, strides, keys, shards
+        self.which, self.coords, self.full, self.flat = which, coords, full, flat
+        self.order, self.bounds = order, bounds
+        codec = arr.levels[0].codec
+        self.layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+        self.tag = temp_tag()
+        self.staged: list[tuple[str, bytes]] = []      # (key, file) with a temporary file
+        self.emptied: list[str] = []                   # shards left with no data
+        self.built: list[tuple[str, bytes | None]] = []
+
+    def group(self, k0: int, k1: int) -> None:
+        """Rewrite shards k0..k1-1 (their tasks: ``order[bounds[k0]:bounds[k1]]``)."""
+        arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
+        members = self.order[bounds[k0]:bounds[k1]]
+        n = len(members)
+        old: dict[int, tuple[bytes, np.ndarray]] = {}
+        # each partly written inner chunk's old bytes: a range of its old shard (one
+        # native "ranges" source: no Python object per inner chunk)
+        owner = np.full(n, -1, np.int64)
+        start = np.zeros(n, np.int64)
+        length = np.zeros(n, np.int64)
+        holders: list[bytes] = []
+        for k in range(k0, k1):
+            lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
+            mine = members[lo:hi]
+            if self.full[mine].sum() == _inner_chunks_in_bounds(arr, top, self.shards[k]):
+                continue                                   # the whole shard is rewritten: no read
+            blob = arr.store.get(self.keys[k])
+            if blob is None:
+                continue
+            blob = bytes(blob)
+            index_table = parse_shard(top, blob, f"shard {self.keys[k]} of {arr.name}")
+            old[k] = (blob, index_table)
+            entries = index_table[self.flat[mine]]
+            kept = np.flatnonzero(~self.full[mine] & (entries[:, 0] != EMPTY))
+            owner[lo + kept] = len(holders)
+            start[lo + kept] = entries[kept, 0].astype(np.int64)
+            length[lo + kept] = entries[kept, 1].astype(np.int64)
+            holders.append(blob)
+        batch = WriteBatch(arr.chain, self.table, self.local, self.outidx,
+                           np.ascontiguousarray(self.tasks[members]), self.value, self.strides, arr.fill,
+                           ("ranges", owner, start, length, holders), b".tmp", arr.write_empty_chunks)
+        b.run_batch(batch, n)
+        b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
+
+        def plan_shard(k: int) -> tuple[np.ndarray, Any]:
+            """Each inner chunk's task in the batch (-1: none) and the old parts kept."""
+            task_of_chunk = np.full(top.nchunks, -1, np.int64)
+            lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
+            task_of_chunk[self.flat[members[lo:hi]]] = np.arange(lo, hi)
+            if k not in old:
+                return task_of_chunk, None
+            blob, index_table = old[k]
+            offsets = np.where(index_table[:, 0] == EMPTY, -1, index_table[:, 0].astype(np.int64))
+            return task_of_chunk, (blob, offsets, index_table[:, 1].astype(np.int64))
+
+        if arr.files is None:
+            for k in range(k0, k1):
+                self.built.append((self.keys[k], batch.shard(*plan_shard(k), *self.layout)))
+            return
+
+        def stage(k: int) -> None:
+            key = self.keys[k]
+            path = arr.key_file(key)
+            try:
+                written = batch.write_shard(path, self.tag, *plan_shard(k), *self.layout, stage=True)
+            except TaskError as exc:     # (a failed I/O call: a StoreError)
+                raise from_kernel(exc, f"shard {key} of {arr.name}: ") from None
+            if written:
+                self.staged.append((key, path))
+            else:
+                self.emptied.append(key)
+
+        run_each(range(k0, k1), stage, item_threads(k1 - k0))
+
+    def commit(self) -> None:
+        arr = self.arr
+        for key, path in self.staged:
+            try:
+                chunk_files.finish(path, self.tag, True)
+            except OSError as exc:
+                raise StoreError(f"cannot write shard {key} of {arr.name}: {exc.strerror}") from None
+            arr.shard_cache.forget(key)
+        for key in self.emptied:
+            store_shard(arr, key, None, existed=arr.store.exists(key))
+        for key, data in self.built:
+            store_shard(arr, key, data, existed=True)
+
+    def discard(self) -> None:
+        for _, path in self.staged:
+            try:
+                chunk_files.finish(path, self.tag, False)
+            except OSError:
+                pass
+        self.staged = []
+
+
+def _inner_chunks_in_bounds(arr: ChunkedArray, level: ShardLevel, shard: np.ndarray) -> int:
+    origin = shard * np.asarray(level.shard_shape)
+    return math.prod(min(c, -(-(s - o) // i))
+                     for c, s, o, i in zip(level.cps, arr.shape, origin, level.inner_shape))
