@@ -26,3 +26,7 @@ cdef int64_t delete_file(const char* path, ZcError* err) noexcept nogil
 cdef int64_t stage_parts(const char* path, const char* tag, const uint8_t** parts,
                          const size_t* lens, Py_ssize_t nparts, ZcError* err) noexcept nogil
 cdef int64_t finish_staged(const char* path, const char* tag, bint keep, ZcError* err) noexcept nogil
+# The same with parts copied from the file src_fd (src_offs[i] >= 0) instead of memory.
+cdef int64_t stage_spliced(const char* path, const char* tag, const uint8_t** parts,
+                           const size_t* lens, const int64_t* src_offs, Py_ssize_t nparts,
+                           int src_fd, ZcError* err) noexcept nogil

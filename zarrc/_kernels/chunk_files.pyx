@@ -41,6 +41,9 @@ cdef extern from "src/chunk_files.h" nogil:
     int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t** parts,
                            const size_t* lens, Py_ssize_t nparts, ZcError* err)
     int64_t zc_finish_staged(const char* path, const char* tag, int keep, ZcError* err)
+    int64_t zc_stage_spliced(const char* path, const char* tag, const uint8_t** parts,
+                             const size_t* lens, const int64_t* src_offs, Py_ssize_t nparts,
+                             int src_fd, ZcError* err)
     int zc_unnamed_files(int enabled)
 
 
@@ -88,6 +91,12 @@ cdef int64_t stage_parts(const char* path, const char* tag, const uint8_t** part
 
 cdef int64_t finish_staged(const char* path, const char* tag, bint keep, ZcError* err) noexcept nogil:
     return zc_finish_staged(path, tag, 1 if keep else 0, err)
+
+
+cdef int64_t stage_spliced(const char* path, const char* tag, const uint8_t** parts,
+                           const size_t* lens, const int64_t* src_offs, Py_ssize_t nparts,
+                           int src_fd, ZcError* err) noexcept nogil:
+    return zc_stage_spliced(path, tag, parts, lens, src_offs, nparts, src_fd, err)
 
 
 # ---------------------------------------------------------------- temporary names

@@ -13,7 +13,7 @@ from libc.string cimport memcpy
 
 from zarrc._kernels.batch cimport MISSING, _Batch, raise_task_error
 from zarrc._kernels.chain cimport Chain, Scratch, ensure
-from zarrc._kernels.chunk_files cimport delete_file, finish_staged, stage_parts, write_parts
+from zarrc._kernels.chunk_files cimport delete_file, finish_staged, stage_parts, stage_spliced, write_parts
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, fill_pattern, gather_nd,
                                   next_position)
 from zarrc._kernels.errors cimport ZC_NOMEM, ZcError, fail
@@ -294,16 +294,33 @@ cdef class WriteBatch(_Batch):
         return self.outcomes[t]
 
     cdef int shard_parts(self, const int64_t[::1] task_of_chunk, object old_parts,
-                         const uint8_t** ptrs, Py_ssize_t* lens) except -1:
+                         const uint8_t** ptrs, Py_ssize_t* lens, int64_t* src_offs=NULL) except -1:
         """Inner chunk i of a shard: task ``task_of_chunk[i]``'s result (NULL if that
         chunk was all fill value) or, where it is -1, its old part: ``old_parts[i]``
         of a list, or of ``old_parts`` = (old shard bytes, offsets, lengths) (offset
-        -1: none), or none at all (None)."""
+        -1: none), or none at all (None).  With ``src_offs`` (else -1 each),
+        ``old_parts`` may be (file descriptor, offsets, lengths, file size): an old
+        part is then left in the file, ``src_offs[i]`` its offset there (``ptrs[i]``
+        a marker, not to be read)."""
         cdef Py_ssize_t n = task_of_chunk.shape[0], i, t, blob_len = 0
         cdef const int64_t[::1] offs = None
         cdef const int64_t[::1] sizes = None
         cdef const uint8_t* blob = NULL
-        if type(old_parts) is tuple:
+        cdef bint in_file = False
+        if src_offs != NULL:
+            for i in range(n):
+                src_offs[i] = -1
+        if type(old_parts) is tuple and type(old_parts[0]) is int:
+            if src_offs == NULL:
+                raise ValueError("old parts in a file: only for a staged shard")
+            in_file = True
+            blob = <const uint8_t*>&self.commit_now     # (a marker: the parts stay in the file)
+            blob_len = old_parts[3]
+            offs = old_parts[1]
+            sizes = old_parts[2]
+            if offs.shape[0] != n or sizes.shape[0] != n:
+                raise ValueError(f"old parts of {offs.shape[0]} inner chunks for {n}")
+        elif type(old_parts) is tuple:
             blob = <const uint8_t*>PyBytes_AS_STRING(<bytes>old_parts[0])
             blob_len = PyBytes_GET_SIZE(<bytes>old_parts[0])
             offs = old_parts[1]
@@ -321,6 +338,10 @@ cdef class WriteBatch(_Batch):
                 elif sizes[i] < 0 or offs[i] + sizes[i] > blob_len:
                     raise ValueError(f"inner chunk {i}: range ({offs[i]}, {sizes[i]}) outside "
                                      f"{blob_len} bytes")
+                elif in_file:
+                    ptrs[i] = blob
+                    lens[i] = sizes[i]
+                    src_offs[i] = offs[i]
                 else:
                     ptrs[i] = blob + offs[i]
                     lens[i] = sizes[i]
@@ -363,23 +384,30 @@ cdef class WriteBatch(_Batch):
         """Like shard(), but write the shard straight to the file ``path`` (atomically:
         temporary file, then rename) without building it in memory.  Returns False,
         writing nothing, if every inner chunk is empty.  ``stage``: only its temporary
-        file is written (chunk_files.finish then names or deletes it)."""
+        file is written (chunk_files.finish then names or deletes it); staged, the old
+        parts may be (file descriptor, offsets, lengths, file size) of the old shard
+        file: those inner chunks are copied file to file (copy_file_range, else in
+        blocks of a few MiB), never read into memory whole."""
         cdef Py_ssize_t n = task_of_chunk.shape[0], i, r
         cdef Py_ssize_t index_nbytes = shard_index_nbytes(n, index_crc)
         cdef const uint8_t** ptrs = <const uint8_t**>malloc((n + 1) * sizeof(void*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
         cdef size_t* sizes = <size_t*>malloc((n + 1) * sizeof(size_t))
         cdef uint8_t* index = <uint8_t*>malloc(index_nbytes)
+        cdef int64_t* src_offs = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        cdef bint spliced = stage and type(old_parts) is tuple and type(old_parts[0]) is int
+        cdef int src_fd = old_parts[0] if spliced else -1
         cdef const char* cpath = path
         cdef const char* ctag = temp_tag
         cdef ZcError err
         cdef bint any_data = False
         try:
-            if ptrs == NULL or lens == NULL or sizes == NULL or index == NULL:
+            if ptrs == NULL or lens == NULL or sizes == NULL or index == NULL or src_offs == NULL:
                 raise MemoryError()
             # the index goes first or last: chunks in ptrs[1..n] or ptrs[0..n-1]
             self.shard_parts(task_of_chunk, old_parts, ptrs + (1 if index_at_start else 0),
-                             lens + (1 if index_at_start else 0))
+                             lens + (1 if index_at_start else 0),
+                             (src_offs + (1 if index_at_start else 0)) if spliced else NULL)
             for i in range(n):
                 any_data = any_data or ptrs[i + (1 if index_at_start else 0)] != NULL
             if not any_data:
@@ -395,7 +423,10 @@ cdef class WriteBatch(_Batch):
                     lens[n] = index_nbytes
                 for i in range(n + 1):
                     sizes[i] = <size_t>lens[i]
-                if stage:
+                if spliced:
+                    src_offs[0 if index_at_start else n] = -1
+                    r = stage_spliced(cpath, ctag, ptrs, sizes, src_offs, n + 1, src_fd, &err)
+                elif stage:
                     r = stage_parts(cpath, ctag, ptrs, sizes, n + 1, &err)
                 else:
                     r = write_parts(cpath, ctag, ptrs, sizes, n + 1, &err)
@@ -407,6 +438,7 @@ cdef class WriteBatch(_Batch):
             free(lens)
             free(sizes)
             free(index)
+            free(src_offs)
 
     def encoded(self, Py_ssize_t t):
         """The encoded chunk of a STORED task that had no path (bytes), else None."""

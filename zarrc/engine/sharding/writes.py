@@ -4,7 +4,11 @@ engine.sharding.nested).
 The touched inner chunks are encoded in parallel (native), every untouched inner
 chunk of a partly written shard is kept byte for byte, and each shard is
 assembled natively and stored once; a write covering whole shards never reads
-them.
+them.  A partly written shard is read from one snapshot: its index and the inner
+chunks written in part, nothing else.  For a store of files, the untouched inner
+chunks are copied from the old file into the new one's temporary file by the
+kernel (copy_file_range, else blocks of a few MiB, without the GIL), so memory
+holds the touched inner chunks, never the whole shard.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.write import WriteBatch
 from zarrc.codecs.sharding import EMPTY
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import ShardLevel, parse_shard
+from zarrc.engine.sharding.index import ShardLevel, ShardReads, cached_index, parse_shard
 from zarrc.engine.sharding.nested import store_shard, write_whole_shards
 from zarrc.engine.sharding.reads import LazyLabels
 from zarrc.engine.state import ChunkedArray
@@ -87,34 +91,57 @@ class _ShardWrite:
         self.built: list[tuple[str, bytes | None]] = []
 
     def group(self, k0: int, k1: int) -> None:
-        """Rewrite shards k0..k1-1 (their tasks: ``order[bounds[k0]:bounds[k1]]``)."""
+        """Rewrite shards k0..k1-1 (their tasks: ``order[bounds[k0]:bounds[k1]]``),
+        each old shard read from one snapshot (``ShardReads``) held open until the new
+        one is staged."""
+        with ShardReads(self.arr) as reads:
+            self._group(reads, k0, k1)
+
+    def _old_shard(self, reads: ShardReads, k: int) -> tuple[Any, int, np.ndarray] | None:
+        """The old shard ``k``: (its holder: a bytes object or, for a store of files, an
+        open file descriptor; where the shard starts in it; its index), or None."""
+        arr, key = self.arr, self.keys[k]
+        snap = reads.snapshot(key)
+        held = None if snap is None else snap.holder()
+        if held is None or (arr.files is None and type(held[0]) is not bytes):
+            # (a store with no holder to read ranges of, or a file the shard must be
+            # built in memory from: the whole value, once)
+            blob = arr.store.get(key) if held is None else snap.read(0, snap.size)  # type: ignore[union-attr]
+            if blob is None:
+                return None
+            blob = bytes(blob)
+            return blob, 0, parse_shard(arr.levels[0], blob, f"shard {key} of {arr.name}")
+        index_table = cached_index(arr, reads, 0, key, 0, None)
+        return None if index_table is None else (held[0], held[1], index_table)
+
+    def _group(self, reads: ShardReads, k0: int, k1: int) -> None:
         arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
         members = self.order[bounds[k0]:bounds[k1]]
         n = len(members)
-        old: dict[int, tuple[bytes, np.ndarray]] = {}
+        old: dict[int, tuple[Any, int, np.ndarray]] = {}
         # each partly written inner chunk's old bytes: a range of its old shard (one
-        # native "ranges" source: no Python object per inner chunk)
+        # native "ranges" source: no Python object per inner chunk); wholly written
+        # ones are not read, untouched ones are copied as they are
         owner = np.full(n, -1, np.int64)
         start = np.zeros(n, np.int64)
         length = np.zeros(n, np.int64)
-        holders: list[bytes] = []
+        holders: list[Any] = []
         for k in range(k0, k1):
             lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
             mine = members[lo:hi]
             if self.full[mine].sum() == _inner_chunks_in_bounds(arr, top, self.shards[k]):
                 continue                                   # the whole shard is rewritten: no read
-            blob = arr.store.get(self.keys[k])
-            if blob is None:
+            found = self._old_shard(reads, k)
+            if found is None:
                 continue
-            blob = bytes(blob)
-            index_table = parse_shard(top, blob, f"shard {self.keys[k]} of {arr.name}")
-            old[k] = (blob, index_table)
+            old[k] = found
+            holder, base, index_table = found
             entries = index_table[self.flat[mine]]
             kept = np.flatnonzero(~self.full[mine] & (entries[:, 0] != EMPTY))
             owner[lo + kept] = len(holders)
-            start[lo + kept] = entries[kept, 0].astype(np.int64)
+            start[lo + kept] = entries[kept, 0].astype(np.int64) + base
             length[lo + kept] = entries[kept, 1].astype(np.int64)
-            holders.append(blob)
+            holders.append(holder)
         batch = WriteBatch(arr.chain, self.table, self.local, self.outidx,
                            np.ascontiguousarray(self.tasks[members]), self.value, self.strides, arr.fill,
                            ("ranges", owner, start, length, holders), b".tmp", arr.write_empty_chunks)
@@ -122,15 +149,22 @@ class _ShardWrite:
         b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
 
         def plan_shard(k: int) -> tuple[np.ndarray, Any]:
-            """Each inner chunk's task in the batch (-1: none) and the old parts kept."""
+            """Each inner chunk's task in the batch (-1: none) and the old parts kept:
+            (old shard bytes, offsets, lengths), or for a shard file (descriptor,
+            offsets in the file, lengths, the file's size), copied file to file."""
             task_of_chunk = np.full(top.nchunks, -1, np.int64)
             lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
             task_of_chunk[self.flat[members[lo:hi]]] = np.arange(lo, hi)
             if k not in old:
                 return task_of_chunk, None
-            blob, index_table = old[k]
-            offsets = np.where(index_table[:, 0] == EMPTY, -1, index_table[:, 0].astype(np.int64))
-            return task_of_chunk, (blob, offsets, index_table[:, 1].astype(np.int64))
+            holder, base, index_table = old[k]
+            empty = index_table[:, 0] == EMPTY
+            offsets = np.where(empty, -1, index_table[:, 0].astype(np.int64) + base)
+            if type(holder) is bytes:
+                return task_of_chunk, (holder, offsets, index_table[:, 1].astype(np.int64))
+            snap = reads.snapshot(self.keys[k])
+            assert snap is not None and snap.size is not None      # (its index was read)
+            return task_of_chunk, (holder, offsets, index_table[:, 1].astype(np.int64), base + snap.size)
 
         if arr.files is None:
             for k in range(k0, k1):
