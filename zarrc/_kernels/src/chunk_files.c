@@ -655,6 +655,15 @@ int64_t zc_stage_spliced(const char* path, const char* tag, const uint8_t* const
         free(tmp);
         return zc_fail(err, ZC_IO, 0, saved, "open");
     }
+#if defined(__linux__)
+    /* The new file's blocks allocated up front (where the file system can: no zeros
+       written): ext4 then has no delayed allocation to force when the file is renamed
+       over the old one (auto_da_alloc), which otherwise starts its writeback there. */
+    for (j = 0, n = 0; j < nparts; j++)
+        n += lens[j];
+    if (n > 0)
+        (void)fallocate(fd, 0, 0, (off_t)n);
+#endif
     while (i < nparts && saved == 0) {
         if (src_offs[i] < 0) {            /* a run of parts in memory: one writev */
             for (j = i; j < nparts && src_offs[j] < 0; j++)

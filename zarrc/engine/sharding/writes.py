@@ -25,7 +25,7 @@ from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.write import WriteBatch
 from zarrc.codecs.sharding import EMPTY
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import ShardLevel, ShardReads, cached_index, parse_shard
+from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardLevel, ShardReads, cached_index, parse_shard
 from zarrc.engine.sharding.nested import store_shard, write_whole_shards
 from zarrc.engine.sharding.reads import LazyLabels
 from zarrc.engine.state import ChunkedArray
@@ -89,13 +89,25 @@ class _ShardWrite:
         self.staged: list[tuple[str, bytes]] = []      # (key, file) with a temporary file
         self.emptied: list[str] = []                   # shards left with no data
         self.built: list[tuple[str, bytes | None]] = []
+        self.held: list[ShardReads] = []               # old shards' snapshots kept open
+        self.held_files = 0
 
     def group(self, k0: int, k1: int) -> None:
         """Rewrite shards k0..k1-1 (their tasks: ``order[bounds[k0]:bounds[k1]]``),
         each old shard read from one snapshot (``ShardReads``) held open until the new
         one is staged."""
-        with ShardReads(self.arr) as reads:
+        reads = ShardReads(self.arr)
+        try:
             self._group(reads, k0, k1)
+        finally:
+            # the old shard files are held open until their replacements are named
+            # (at most MAX_OPEN_SHARDS): the old versions are then freed by the last
+            # close, not by the rename (which on ext4 frees a file nothing holds)
+            if self.arr.files is not None and self.held_files + len(reads.opened) <= MAX_OPEN_SHARDS:
+                self.held.append(reads)
+                self.held_files += len(reads.opened)
+            else:
+                reads.close()
 
     def _old_shard(self, reads: ShardReads, k: int) -> tuple[Any, int, np.ndarray] | None:
         """The old shard ``k``: (its holder: a bytes object or, for a store of files, an
@@ -187,12 +199,15 @@ class _ShardWrite:
 
     def commit(self) -> None:
         arr = self.arr
-        for key, path in self.staged:
-            try:
-                chunk_files.finish(path, self.tag, True)
-            except OSError as exc:
-                raise StoreError(f"cannot write shard {key} of {arr.name}: {exc.strerror}") from None
-            arr.shard_cache.forget(key)
+        try:
+            for key, path in self.staged:
+                try:
+                    chunk_files.finish(path, self.tag, True)
+                except OSError as exc:
+                    raise StoreError(f"cannot write shard {key} of {arr.name}: {exc.strerror}") from None
+                arr.shard_cache.forget(key)
+        finally:
+            self.release()
         for key in self.emptied:
             store_shard(arr, key, None, existed=arr.store.exists(key))
         for key, data in self.built:
@@ -205,6 +220,13 @@ class _ShardWrite:
             except OSError:
                 pass
         self.staged = []
+        self.release()
+
+    def release(self) -> None:
+        """Close the old shards' snapshots still held."""
+        for reads in self.held:
+            reads.close()
+        self.held, self.held_files = [], 0
 
 
 def _inner_chunks_in_bounds(arr: ChunkedArray, level: ShardLevel, shard: np.ndarray) -> int:
