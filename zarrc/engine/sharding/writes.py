@@ -14,6 +14,7 @@ holds the touched inner chunks, never the whole shard.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -102,8 +103,10 @@ class _ShardWrite:
         finally:
             # the old shard files are held open until their replacements are named
             # (at most MAX_OPEN_SHARDS): the old versions are then freed by the last
-            # close, not by the rename (which on ext4 frees a file nothing holds)
-            if self.arr.files is not None and self.held_files + len(reads.opened) <= MAX_OPEN_SHARDS:
+            # close, not by the rename (which on ext4 frees a file nothing holds);
+            # not on Windows, where a file held open may refuse to be replaced
+            if (self.arr.files is not None and sys.platform != "win32"
+                    and self.held_files + len(reads.opened) <= MAX_OPEN_SHARDS):
                 self.held.append(reads)
                 self.held_files += len(reads.opened)
             else:
