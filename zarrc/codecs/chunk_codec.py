@@ -147,7 +147,7 @@ class ChainChunkCodec:
                 arr = as_dtype(codec.encode(arr), after)
         a2b = self.chain.array_to_bytes
         if self.shard is not None:
-            data: Any = self.shard.encode(np.asarray(arr))
+            data: Any = self.shard.encode(np.asarray(arr).reshape(self.stored_shape))
         elif isinstance(a2b, Bytes):
             dt = _stored(self.stored_dtype, a2b)
             data = np.ascontiguousarray(np.asarray(arr).reshape(self.stored_shape), dtype=dt).tobytes()
