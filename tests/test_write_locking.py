@@ -1,0 +1,294 @@
+"""Parallel partial writers lose nothing (zarrc.locks, zarrc.engine.locked; setting
+``write_locking``): threads and processes writing different parts of one shard,
+of one unsharded chunk, and of one nested shard, in every locking mode, each
+checking after every round (a barrier) that every writer's last values are
+there: zero lost.  Also: no lock file is left, whole-chunk writes take no lock,
+locks that cannot be taken give a clear error and change nothing, stale lock
+files are broken, a held lock makes a writer wait."""
+
+from __future__ import annotations
+
+import fcntl
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import zarrc
+from zarrc import locks
+from zarrc.errors import ArgumentError, StoreError
+from zarrc.stores import MemoryStore
+
+WRITERS, ROUNDS, ROWS, COLS = 8, 20, 4, 64
+SHAPE = (WRITERS * ROWS, COLS)
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+ZSTD1 = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+MODES = ["os", "lockfile"]
+
+
+def sharding(chunk_shape, codecs) -> dict:
+    return {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(chunk_shape), "codecs": codecs,
+        "index_codecs": [BYTES, {"name": "crc32c"}], "index_location": "end"}}
+
+
+# layout -> create_array keywords: every writer's rows lie in one stored key
+LAYOUTS = {
+    "shard": dict(chunks=(ROWS, COLS), shards=SHAPE, compressors=[ZSTD1]),
+    "chunk": dict(chunks=SHAPE, compressors=[ZSTD1]),
+    "nested": dict(chunks=SHAPE, serializer=sharding((2 * ROWS, COLS), [sharding((ROWS, COLS), [BYTES, ZSTD1])])),
+    "unaligned": dict(chunks=(ROWS + 1, COLS), shards=(4 * (ROWS + 1), COLS), compressors=[ZSTD1]),
+}
+
+
+def create(path, layout: str, store=None):
+    return zarrc.create_array(store if store is not None else str(path), shape=SHAPE, dtype="i4",
+                              fill_value=-1, **LAYOUTS[layout])
+
+
+def value(writer: int, rnd: int) -> int:
+    return writer * 1000 + rnd + 1
+
+
+def write_rounds(arr, writer: int, barrier, rounds: int = ROUNDS) -> int:
+    """Write this writer's rows ``rounds`` times; after each round (all writers
+    done) count its rows' elements not holding its value: the lost ones."""
+    lost = 0
+    rows = slice(writer * ROWS, (writer + 1) * ROWS)
+    for rnd in range(rounds):
+        arr[rows] = value(writer, rnd)
+        barrier.wait()
+        lost += int((arr[rows] != value(writer, rnd)).sum())
+        barrier.wait()
+    return lost
+
+
+def lock_files(root) -> list[str]:
+    return [os.path.join(d, f) for d, _, files in os.walk(root) for f in files
+            if ".__lock" in f]
+
+
+def check_final(path, layout: str) -> None:
+    a = zarrc.open_array(str(path))
+    expected = np.repeat([value(w, ROUNDS - 1) for w in range(WRITERS)], ROWS)[:, None]
+    assert (a[...] == expected).all()
+    assert lock_files(path) == []
+    assert a.nchunks_initialized == a.nchunks
+    zarr = pytest.importorskip("zarr")
+    z = zarr.open_array(str(path), mode="r")
+    assert z.nchunks_initialized == a.nchunks_initialized      # (no lock file counted)
+    np.testing.assert_array_equal(z[...], a[...])
+
+
+# ------------------------------------------------------------------ threads
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_threads_lose_nothing(layout, mode, tmp_path) -> None:
+    path = tmp_path / "a.zarr"
+    create(path, layout)
+    barrier = threading.Barrier(WRITERS)
+    lost = [None] * WRITERS
+
+    def run(w: int) -> None:
+        lost[w] = write_rounds(zarrc.open_array(str(path)), w, barrier)
+
+    with zarrc.config.set(write_locking=mode):
+        threads = [threading.Thread(target=run, args=(w,)) for w in range(WRITERS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert lost == [0] * WRITERS
+    check_final(path, layout)
+
+
+@pytest.mark.parametrize("layout", ["shard", "chunk"])
+def test_threads_memory_store_lose_nothing(layout) -> None:
+    store = MemoryStore()
+    a = create(None, layout, store)
+    barrier = threading.Barrier(WRITERS)
+    lost = [None] * WRITERS
+
+    def run(w: int) -> None:
+        lost[w] = write_rounds(a, w, barrier)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(WRITERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert lost == [0] * WRITERS
+
+
+# ------------------------------------------------------------------ processes
+
+PROCESSES = 4
+
+
+def _process_writer(path: str, layouts: list[str], mode: str, writer: int, barrier, results) -> None:
+    zarrc.config.set(write_locking=mode)
+    total = 0
+    for layout in layouts:
+        total += _rounds_two(zarrc.open_array(os.path.join(path, layout)), writer, barrier)
+    results.put((writer, total))
+
+
+def _rounds_two(arr, writer: int, barrier) -> int:
+    """As write_rounds, a process writing the rows of writers 2p and 2p + 1 one
+    after the other in each round (so every writer's rows are written)."""
+    lost = 0
+    mine = [2 * writer, 2 * writer + 1]
+    for rnd in range(ROUNDS):
+        for w in mine:
+            arr[w * ROWS:(w + 1) * ROWS] = value(w, rnd)
+        barrier.wait()
+        for w in mine:
+            lost += int((arr[w * ROWS:(w + 1) * ROWS] != value(w, rnd)).sum())
+        barrier.wait()
+    return lost
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_processes_lose_nothing(mode, tmp_path) -> None:
+    layouts = ["shard", "chunk", "nested"]
+    for layout in layouts:
+        create(tmp_path / layout, layout)
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(PROCESSES), ctx.Queue()
+    procs = [ctx.Process(target=_process_writer, args=(str(tmp_path), layouts, mode, p, barrier, results))
+             for p in range(PROCESSES)]
+    for p in procs:
+        p.start()
+    got = dict(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert got == {p: 0 for p in range(PROCESSES)}
+    for layout in layouts:
+        check_final(tmp_path / layout, layout)
+
+
+# ------------------------------------------------------------------ which writes lock
+
+def test_whole_writes_take_no_lock(tmp_path) -> None:
+    a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=(96, 64), dtype="i4", chunks=(4, 64),
+                           shards=(32, 64))
+    u = zarrc.create_array(str(tmp_path / "u.zarr"), shape=(96, 64), dtype="i4", chunks=(32, 64))
+    before = locks.acquisitions()
+    a[...] = 1
+    a[32:64] = 2                                  # one whole shard
+    a[64:96, :] = np.arange(64)                   # the last one
+    a.set_block_selection((slice(8, 16),), 3)     # inner chunks 8..15 = shard 1, whole
+    a.set_orthogonal_selection((np.arange(32, 64), slice(None)), 4)
+    u[...] = 5
+    u[32:64] = 6
+    a.vindex[np.ones(a.shape, bool)] = 7          # a mask of everything
+    assert locks.acquisitions() == before
+    assert lock_files(tmp_path) == []
+    a[4:92] = 8                                   # shards 0 and 2 in part, 1 whole
+    assert locks.acquisitions() == before + 2
+    u[0, 0] = 9                                   # one chunk in part
+    assert locks.acquisitions() == before + 3
+    a.vindex[[0, 40], [0, 0]] = 10                # points in shards 0 and 1
+    assert locks.acquisitions() == before + 5
+    a.resize((90, 64))                            # overwrites the cut part of shard 2
+    assert locks.acquisitions() == before + 6
+    with zarrc.config.set(write_locking="none"):
+        a[1, 1] = 11
+    assert locks.acquisitions() == before + 6
+    assert lock_files(tmp_path) == []
+    expected = np.full((96, 64), 8)
+    expected[:4], expected[92:] = 7, 7
+    expected[0, 0] = expected[40, 0] = 10
+    expected[1, 1] = 11
+    np.testing.assert_array_equal(a[...], expected[:90])
+
+
+def test_fields_write_locks_every_key(tmp_path) -> None:
+    dt = np.dtype([("x", "i4"), ("y", "f8")])
+    a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=(64,), dtype=dt, chunks=(8,), shards=(32,))
+    before = locks.acquisitions()
+    a.set_orthogonal_selection((slice(None),), 5, fields="x")    # whole shards, read then written
+    assert locks.acquisitions() == before + 2
+    assert (a[...]["x"] == 5).all() and (a[...]["y"] == 0).all()
+    assert lock_files(tmp_path) == []
+
+
+def test_setting() -> None:
+    assert zarrc.config.get("write_locking") == "os"
+    with zarrc.config.set(write_locking="lockfile"):
+        assert zarrc.config.write_locking == "lockfile"
+    assert zarrc.config.write_locking == "os"
+    with pytest.raises(ArgumentError, match="write_locking must be 'os', 'lockfile' or 'none'"):
+        zarrc.config.set(write_locking="fcntl")
+    assert zarrc.config.write_locking == "os"
+
+
+# ------------------------------------------------------------------ errors, stale and held locks
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lock_that_cannot_be_taken(mode, tmp_path) -> None:
+    a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=(8, 8), dtype="i4", chunks=(4, 4))
+    a[...] = 1
+    os.remove(tmp_path / "a.zarr" / "c" / "1" / "1")
+    os.rmdir(tmp_path / "a.zarr" / "c" / "1")
+    (tmp_path / "a.zarr" / "c" / "1").write_bytes(b"")   # chunk (1, *)'s folder is a file
+    with zarrc.config.set(write_locking=mode), \
+            pytest.raises(StoreError, match=r"cannot lock key 'c/1/0' of /.*a partial write"):
+        a[2:6, 1:3] = 2              # chunks (0, 0) (locked first) and (1, 0) in part
+    os.remove(tmp_path / "a.zarr" / "c" / "1")
+    assert (a[:4] == 1).all()        # nothing changed
+    assert lock_files(tmp_path) == []
+
+
+def test_stale_lock_file_broken(tmp_path) -> None:
+    a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=(8,), dtype="i4", chunks=(8,))
+    a[...] = 1
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    lock = tmp_path / "a.zarr" / "c" / "0.__lock"
+    lock.write_text(f"{locks._HOST} {dead}\n")
+    with zarrc.config.set(write_locking="lockfile"):
+        a[0] = 2
+    assert a[0] == 2 and lock_files(tmp_path) == []
+
+
+def _held_then_released(tmp_path, mode: str, hold, release) -> None:
+    a = zarrc.create_array(str(tmp_path / "a.zarr"), shape=(8,), dtype="i4", chunks=(8,))
+    a[...] = 1
+    lock = tmp_path / "a.zarr" / "c" / "0.__lock"
+    held = hold(lock)
+    with zarrc.config.set(write_locking=mode):
+        t = threading.Thread(target=a.__setitem__, args=(0, 2))
+        t.start()
+        time.sleep(0.3)
+        assert t.is_alive() and a[0] == 1          # waiting for the lock
+        release(lock, held)
+        t.join(timeout=10)
+    assert not t.is_alive() and a[0] == 2 and lock_files(tmp_path) == []
+
+
+def test_held_lock_file_waits(tmp_path) -> None:
+    def hold(lock):
+        lock.write_text(f"{locks._HOST} {os.getpid()}\n")      # a live holder
+
+    _held_then_released(tmp_path, "lockfile", hold, lambda lock, held: lock.unlink())
+
+
+def test_held_os_lock_waits(tmp_path) -> None:
+    def hold(lock):
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+
+    def release(lock, fd):           # (as a holder does: removed, then unlocked)
+        lock.unlink()
+        os.close(fd)
+
+    _held_then_released(tmp_path, "os", hold, release)
