@@ -34,9 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import machine_facts, print_table, smooth_field, threaded_time, write_json
-
 import zarrc
+from bench._common import machine_facts, print_table, smooth_field, threaded_time, write_json
 from zarrc import locks
 
 MODES = ["none", "os", "lockfile"]

@@ -148,7 +148,7 @@ def test_the_engine_asks_the_store_its_file_layout_once(tmp_path, layout):
 
 
 # the engine's modules, from the bottom up: each imports only modules before it
-ENGINE_LAYERS = ["state", "batch", "strategy", "native", "python", "point", "shards", "sharded",
+ENGINE_LAYERS = ["state", "batch", "locked", "strategy", "native", "python", "point", "shards", "sharded",
                  "whole_shards", "basic", "prepare", "api"]
 
 

@@ -40,10 +40,10 @@ def sharding(chunk_shape, codecs) -> dict:
 
 # layout -> create_array keywords: every writer's rows lie in one stored key
 LAYOUTS = {
-    "shard": dict(chunks=(ROWS, COLS), shards=SHAPE, compressors=[ZSTD1]),
-    "chunk": dict(chunks=SHAPE, compressors=[ZSTD1]),
-    "nested": dict(chunks=SHAPE, serializer=sharding((2 * ROWS, COLS), [sharding((ROWS, COLS), [BYTES, ZSTD1])])),
-    "unaligned": dict(chunks=(ROWS + 1, COLS), shards=(4 * (ROWS + 1), COLS), compressors=[ZSTD1]),
+    "shard": {"chunks": (ROWS, COLS), "shards": SHAPE, "compressors": [ZSTD1]},
+    "chunk": {"chunks": SHAPE, "compressors": [ZSTD1]},
+    "nested": {"chunks": SHAPE, "serializer": sharding((2 * ROWS, COLS), [sharding((ROWS, COLS), [BYTES, ZSTD1])])},
+    "unaligned": {"chunks": (ROWS + 1, COLS), "shards": (4 * (ROWS + 1), COLS), "compressors": [ZSTD1]},
 }
 
 
