@@ -8,7 +8,6 @@ files are broken, a held lock makes a writer wait."""
 
 from __future__ import annotations
 
-import fcntl
 import multiprocessing
 import os
 import shutil
@@ -16,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -24,6 +24,8 @@ import zarrc
 from zarrc import locks
 from zarrc.errors import ArgumentError, StoreError
 from zarrc.stores import MemoryStore
+
+fcntl = pytest.importorskip("fcntl")
 
 WRITERS, ROUNDS, ROWS, COLS = 8, 20, 4, 64
 SHAPE = (WRITERS * ROWS, COLS)
@@ -295,3 +297,34 @@ def test_held_os_lock_waits(tmp_path) -> None:
         os.close(fd)
 
     _held_then_released(tmp_path, "os", hold, release)
+
+
+# ------------------------------------------------------------------ fork
+
+def _child_takes(ident, conn) -> None:
+    """In a forked child: take ``ident``'s lock from a new thread (with the
+    parent's lock table, whose entry is locked, that would wait forever)."""
+    def take() -> None:
+        with locks.hold([(ident, "k", None)], "os", "/"):
+            conn.send("took")
+
+    t = threading.Thread(target=take)
+    t.start()
+    t.join()
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="no fork")
+def test_forked_child_holds_no_lock_of_its_parent() -> None:
+    ctx = multiprocessing.get_context("fork")
+    ident = ("fork-test", "k")
+    parent, child = ctx.Pipe()
+    with locks.hold([(ident, "k", None)], "os", "/"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)     # (fork with threads, 3.12+)
+            p = ctx.Process(target=_child_takes, args=(ident, child))
+            p.start()
+        took = parent.poll(20) and parent.recv() == "took"
+        p.join(20)
+        if p.is_alive():
+            p.kill()
+    assert took and p.exitcode == 0
