@@ -328,3 +328,56 @@ def test_forked_child_holds_no_lock_of_its_parent() -> None:
         if p.is_alive():
             p.kill()
     assert took and p.exitcode == 0
+
+
+# ------------------------------------------------------------------ which keys, against brute force
+
+def _random_item(rng, size: int):
+    kind = rng.integers(4)
+    if kind == 0:
+        return int(rng.integers(size))
+    if kind == 1:
+        return np.unique(rng.integers(0, size, rng.integers(1, 6)))
+    start, stop = sorted(int(x) for x in rng.integers(0, size + 1, 2))
+    return slice(start, max(stop, start + 1), int(rng.integers(1, 3)) if kind == 2 else 1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_partial_keys_match_brute_force(seed) -> None:
+    """The stored keys engine.locked finds written in part (or touched at all)
+    are those a boolean mask of the selection says: touched, and not wholly
+    covered (or selected by an integer array, which the engine always reads)."""
+    from zarrc import indexing
+    from zarrc.engine.locked import stored_coords
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        inner = tuple(int(c) for c in rng.integers(1, 4, 2))
+        ratio = tuple(int(r) for r in rng.integers(1, 4, 2))
+        outer = tuple(i * r for i, r in zip(inner, ratio))
+        shape = (int(rng.integers(1, 250)), int(rng.integers(1, 14)))     # (long: numpy tables)
+        kw = {"chunks": outer} if ratio == (1, 1) else {"chunks": inner, "shards": outer}
+        a = zarrc.create_array(MemoryStore(), shape=shape, dtype="u1", **kw)
+        sel = tuple(_random_item(rng, s) for s in shape)
+        dims = indexing.plan_orthogonal(sel, shape, a._chunked.chunks)[0]
+        mask = np.zeros(shape, bool)
+        mask[np.ix_(*[np.atleast_1d(np.arange(s)[i]) for i, s in zip(sel, shape)])] = True
+        arrays = any(isinstance(i, np.ndarray) for i in sel)
+        grid = [-(-s // o) for s, o in zip(shape, outer)]
+        touched, partial = set(), set()
+        for key in np.ndindex(*grid):
+            region = mask[tuple(slice(k * o, (k + 1) * o) for k, o in zip(key, outer))]
+            if region.any():
+                touched.add(key)
+                if arrays or not region.all():
+                    partial.add(key)
+        for only, want in ((True, partial), (False, touched)):
+            got = stored_coords(a._chunked, dims, partial_only=only)
+            got = set() if got is None else {tuple(int(c) for c in row) for row in got}
+            assert got == want, (shape, inner, outer, sel, only)
+        # points: every stored key they touch (the engine reads each)
+        coords = tuple(rng.integers(0, s, 5) for s in shape)
+        points = indexing.plan_coordinate(coords, shape, a._chunked.chunks)
+        want = {tuple(int(c) // o for c, o in zip(p, outer)) for p in zip(*coords)}
+        for only in (True, False):
+            got = stored_coords(a._chunked, points, partial_only=only)
+            assert {tuple(int(c) for c in row) for row in got} == want

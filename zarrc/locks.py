@@ -110,14 +110,14 @@ def _held() -> set:
 def hold(targets: Sequence[tuple[Any, str, bytes | None]], mode: str, where: str) -> Iterator[None]:
     """Hold exclusive locks on ``targets``, each ``(ident, key, path)`` (``path``:
     the key's file, or None for a store of no files), taken in sorted order of
-    ident, for the ``with`` block; ``mode`` one of MODES ("none": nothing).
+    ident (each once), for the ``with`` block; ``mode`` one of MODES ("none": nothing).
     ``where`` names the array in errors.  Raises StoreError naming the key if a
     lock cannot be taken (then none is held)."""
     if mode == "none" or not targets:
         yield
         return
     held = _held()
-    todo = sorted((t for t in targets if t[0] not in held), key=lambda t: t[0])
+    todo = sorted({t[0]: t for t in targets if t[0] not in held}.values(), key=lambda t: t[0])
     taken: list[tuple[Any, _Entry, bytes | None, int]] = []
     try:
         for ident, key, path in todo:

@@ -18,6 +18,8 @@ partial key (to lock it).
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +30,8 @@ from zarrc import indexing, locks
 from zarrc.config import config
 from zarrc.engine.batch import tasks_full
 from zarrc.engine.state import ChunkedArray
+
+SMALL = 256          # stored keys touched up to which plain Python finds the partial ones
 
 
 def write_from(strategy: Any, dims: indexing.Plan, value: np.ndarray) -> None:
@@ -79,41 +83,52 @@ def stored_coords(arr: ChunkedArray, dims: indexing.Plan, partial_only: bool) ->
     only in part (``partial_only``) or touches at all; None for none."""
     if isinstance(dims, indexing.Points):
         return _points_coords(arr, dims, partial_only)
-    if not dims:                       # (0-d: one chunk, always whole)
+    if not dims or any(d.nsel == 0 for d in dims):    # (0-d: one chunk, always whole)
         return None
     stored = stored_shape(arr)
-    per_dim = [_dim_cover(d, size, inner, outer)
-                for d, size, inner, outer in zip(dims, arr.shape, arr.chunks, stored)]
-    if partial_only and all(whole.all() for _, whole in per_dim):
+    if partial_only and stored == arr.chunks and all(_all(d.full) for d in dims):
+        return None                    # (unsharded, every chunk whole: the common case, fast)
+    per_dim = [_dim_cover(d, size, inner, outer // inner)
+               for d, size, inner, outer in zip(dims, arr.shape, arr.chunks, stored)]
+    if partial_only and all(_all(whole) for _, whole in per_dim):
         return None
-    if any(len(t) == 0 for t, _ in per_dim):
-        return None
-    grids = np.meshgrid(*[t for t, _ in per_dim], indexing="ij")
+    if math.prod(len(t) for t, _ in per_dim) <= SMALL:     # plain Python beats numpy's call costs
+        rows = [tuple(t for t, _ in cell) for cell in itertools.product(*[list(zip(*d)) for d in per_dim])
+                if not partial_only or not all(w for _, w in cell)]
+        return np.array(rows, np.int64).reshape(-1, len(dims)) if rows else None
+    grids = np.meshgrid(*[np.asarray(t, np.int64) for t, _ in per_dim], indexing="ij")
     coords = np.stack([g.ravel() for g in grids], axis=1)
     if partial_only:
-        wholes = np.meshgrid(*[w for _, w in per_dim], indexing="ij")
-        partial = ~np.logical_and.reduce([w.ravel() for w in wholes])
-        coords = coords[partial]
+        wholes = np.meshgrid(*[np.asarray(w, bool) for _, w in per_dim], indexing="ij")
+        coords = coords[~np.logical_and.reduce([w.ravel() for w in wholes])]
     return np.ascontiguousarray(coords) if len(coords) else None
 
 
-def _dim_cover(proj: indexing.DimProjection, size: int, inner: int,
-               outer: int) -> tuple[np.ndarray, np.ndarray]:
+def _all(flags: Any) -> bool:
+    return all(flags) if isinstance(flags, list) else bool(flags.all())
+
+
+def _dim_cover(proj: indexing.DimProjection, size: int, inner: int, ratio: int) -> tuple[Any, Any]:
     """(stored chunk indices touched along one dimension, whether each is wholly
-    written along it)."""
-    table = proj.table
+    written along it): lists for a projection in list form, else arrays."""
+    table, full = proj.table, proj.full
+    ngrid = -(-size // inner)                  # inner chunks along the dimension
     if isinstance(table, list):
-        chunks = np.fromiter((row[0] for row in table), np.int64, len(table))
-    else:
-        chunks = table[:, indexing.CHUNK]
-    full = np.asarray(proj.full, bool)
-    ratio = outer // inner
+        if ratio == 1:
+            return [row[0] for row in table], list(full)
+        counts: dict[int, int] = {}
+        for row, f in zip(table, full):
+            u = row[0] // ratio
+            counts[u] = counts.get(u, 0) + bool(f)
+        return list(counts), [n == min(ratio, ngrid - u * ratio) for u, n in counts.items()]
+    chunks = table[:, indexing.CHUNK]
     if ratio == 1:
-        return chunks, full
-    touched, inverse = np.unique(chunks // ratio, return_inverse=True)
-    nfull = np.bincount(inverse, weights=full, minlength=len(touched))
-    ninner = np.minimum(ratio, -(-size // inner) - touched * ratio)    # inner chunks within the array
-    return touched, nfull == ninner
+        return chunks, np.asarray(full, bool)
+    outer = chunks // ratio                  # (non-decreasing: projections list chunks in order)
+    starts = np.flatnonzero(np.r_[True, outer[1:] != outer[:-1]])
+    touched = outer[starts]
+    nfull = np.add.reduceat(np.asarray(full, np.int64), starts)
+    return touched, nfull == np.minimum(ratio, ngrid - touched * ratio)
 
 
 def _points_coords(arr: ChunkedArray, points: indexing.Points, partial_only: bool) -> np.ndarray | None:
