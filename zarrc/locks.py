@@ -125,9 +125,15 @@ def hold(targets: Sequence[tuple[Any, str, bytes | None]], mode: str, where: str
             held.add(ident)
         yield
     finally:
+        failed: OSError | None = None
         for ident, entry, lock_path, fd in reversed(taken):
             held.discard(ident)
-            _release(ident, entry, lock_path, fd, mode)
+            try:
+                _release(ident, entry, lock_path, fd, mode)
+            except OSError as exc:       # (release the others, then raise)
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
 
 def _acquire(ident: Any, key: str, path: bytes | None, mode: str,
