@@ -381,3 +381,18 @@ def test_partial_keys_match_brute_force(seed) -> None:
         for only in (True, False):
             got = stored_coords(a._chunked, points, partial_only=only)
             assert {tuple(int(c) for c in row) for row in got} == want
+
+
+def test_no_flock_error_suggests_lockfile() -> None:
+    """The error for a file system without flock (ENOLCK, ENOSYS, EOPNOTSUPP; none
+    is at hand to provoke it here): it names the key and the other mode."""
+    import errno
+    for code in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP):
+        err = locks._lock_error(OSError(code, os.strerror(code)), "c/0/1", b"/d/a/c/0/1.__lock", "os",
+                                "/temperature")
+        assert isinstance(err, StoreError)
+        assert "cannot lock key 'c/0/1' of /temperature" in str(err)
+        assert "write_locking='lockfile'" in str(err)
+    other = locks._lock_error(OSError(errno.EACCES, "Permission denied"), "c/0", b"/d/c/0.__lock",
+                              "os", "/t")
+    assert "lockfile" not in str(other) and "Permission denied" in str(other)
