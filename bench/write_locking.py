@@ -15,7 +15,10 @@ Cases (float32 smooth data, zstd level 3, a LocalStore in a temporary folder):
   shard of 8 inner chunks, over and over (a read-modify-write of the shard).
 - `1 writer, part of a chunk`: one thread writing 1/8 of an unsharded 2 MiB chunk.
 - `1 writer, whole shards`: one thread writing whole shards (no lock taken: the
-  setting must cost nothing there).
+  setting must cost nothing there; its ratio shows the machine's noise).
+- `lock + unlock of one key alone`: ``zarrc.locks.hold`` of one chunk file,
+  ``100 x --writes`` times: the cost each partly written chunk or shard adds
+  ("updates/s": locks per second).
 
 Each figure is the median of ``--repeat`` runs, the modes interleaved (none, os,
 lockfile, none, ...) so that drift of a shared machine hits them alike; the ratio
@@ -86,6 +89,23 @@ def single_case(root: Path, data: np.ndarray, writes: int, kind: str):
     return once, None, writes
 
 
+def lock_case(root: Path, count: int):
+    """One key locked and released ``count`` times (the cost each partial write adds)."""
+    path = bytes(root / "c0")
+    target = [(path, "c0", path)]
+
+    def once() -> float:
+        mode = zarrc.config.write_locking
+        return threaded_time([lambda: _lock_loop(target, mode, count)])
+    return once, None, count
+
+
+def _lock_loop(target, mode: str, count: int) -> None:
+    for _ in range(count):
+        with locks.hold(target, mode, "/"):
+            pass
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=7)
@@ -104,7 +124,8 @@ def main(argv=None) -> int:
         cases = {"8 threads, one shard": threads_case(root, data, args.writes),
                  "1 writer, inner chunk of a shard": single_case(root, data, args.writes, "shard"),
                  "1 writer, part of a chunk": single_case(root, data, args.writes, "chunk"),
-                 "1 writer, whole shards": single_case(root, data, max(1, args.writes // 5), "whole")}
+                 "1 writer, whole shards": single_case(root, data, max(1, args.writes // 5), "whole"),
+                 "lock + unlock of one key alone": lock_case(root, 100 * args.writes)}
         for name, (once, lost, updates) in cases.items():
             times: dict[str, list[float]] = {m: [] for m in MODES}
             lost_values: dict[str, int] = {}
