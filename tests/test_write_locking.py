@@ -110,15 +110,17 @@ def test_threads_lose_nothing(layout, mode, tmp_path) -> None:
     check_final(path, layout)
 
 
+@pytest.mark.parametrize("own_store", [False, True], ids=["one-array", "store-per-thread"])
 @pytest.mark.parametrize("layout", ["shard", "chunk"])
-def test_threads_memory_store_lose_nothing(layout) -> None:
+def test_threads_memory_store_lose_nothing(layout, own_store) -> None:
     store = MemoryStore()
     a = create(None, layout, store)
     barrier = threading.Barrier(WRITERS)
     lost = [None] * WRITERS
 
-    def run(w: int) -> None:
-        lost[w] = write_rounds(a, w, barrier)
+    def run(w: int) -> None:        # (own_store: a MemoryStore of its own over the one dict)
+        arr = zarrc.open_array(MemoryStore(store.data)) if own_store else a
+        lost[w] = write_rounds(arr, w, barrier)
 
     threads = [threading.Thread(target=run, args=(w,)) for w in range(WRITERS)]
     for t in threads:

@@ -3,7 +3,8 @@ a stored chunk or shard) from before it reads the old value until the new one is
 stored or deleted, so that concurrent writers of different parts lose nothing.
 
 What is locked is named by an *ident*: the file of the key for a store of plain
-files (``LocalStore``), else ``(id(store), key)``.  :func:`hold` takes the locks
+files (``LocalStore``), else ``(id(store), key)`` (for a MemoryStore, the id of its
+dict).  :func:`hold` takes the locks
 of a set of idents in sorted order (so that two writers never wait for each
 other in a circle) and releases them on exit.  Locks are re-entrant per thread:
 an ident the calling thread already holds is skipped (the ``fields=`` write of

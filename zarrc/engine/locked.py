@@ -30,6 +30,7 @@ from zarrc import indexing, locks
 from zarrc.config import config
 from zarrc.engine.batch import tasks_full
 from zarrc.engine.state import ChunkedArray
+from zarrc.stores.memory import MemoryStore
 
 SMALL = 256          # stored keys touched up to which plain Python finds the partial ones
 
@@ -69,8 +70,10 @@ def _targets(arr: ChunkedArray, coords: np.ndarray) -> list[tuple[Any, str, byte
     keys = arr.chunk_keys(coords)
     if arr.files is not None:
         return [(path, key, path) for key in keys for path in (arr.key_file(key),)]
-    store = id(arr.store)
-    return [((store, key), key, None) for key in keys]
+    store = arr.store
+    # (MemoryStores over one dict, e.g. made from one zarr-python store, lock alike)
+    owner = id(store.data if isinstance(store, MemoryStore) else store)
+    return [((owner, key), key, None) for key in keys]
 
 
 def stored_shape(arr: ChunkedArray) -> tuple[int, ...]:
