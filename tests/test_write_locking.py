@@ -81,7 +81,10 @@ def check_final(path, layout: str) -> None:
     expected = np.repeat([value(w, ROUNDS - 1) for w in range(WRITERS)], ROWS)[:, None]
     assert (a[...] == expected).all()
     assert lock_files(path) == []
-    zarr = pytest.importorskip("zarr")
+    try:
+        import zarr
+    except ImportError:       # (Python 3.10: no zarr-python; zarrc's checks above hold)
+        return
     z = zarr.open_array(str(path), mode="r")
     assert z.nchunks_initialized == a.nchunks_initialized      # (no lock file counted)
     np.testing.assert_array_equal(z[...], a[...])
