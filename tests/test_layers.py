@@ -35,6 +35,7 @@ LAYERS = [
      "zarrc.resize"],
     ["zarrc.engine"],
     ["zarrc.codecs", "zarrc.stores"],
+    ["zarrc.locks"],                                    # locks of partial writes (engine.locked)
     ["zarrc.metadata", "zarrc.chunk_grid", "zarrc.chunk_key", "zarrc.indexing"],
     ["zarrc.threads"],
     ["zarrc.config"],

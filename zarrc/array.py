@@ -13,6 +13,7 @@ from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
 from zarrc.config import config
 from zarrc.engine import api as engine_api
+from zarrc.engine import locked as engine_locked
 from zarrc.engine.prepare import prepare
 from zarrc.errors import ArgumentError, ArgumentTypeError, SelectionError, ZarrcError
 from zarrc.metadata.v3 import ArrayMetadataV3
@@ -421,15 +422,16 @@ class Array(Node):
             if len(fields) > 1:
                 raise SelectionError(f"fields {fields!r}: a write takes a single field")
             fields = fields[0]
-        data = engine_api.read_selection(self._engine, dims)     # the other fields kept
         if isinstance(dims, indexing.Points) and np.ndim(value) > 1:
             value = np.asarray(value).reshape(-1)       # (as engine.batch.points_value)
-        try:
-            data[fields] = value
-        except ValueError:
-            raise ArgumentError(f"could not broadcast value of shape {np.shape(value)} to selection "
-                                f"shape {data.shape}") from None
-        engine_api.write_selection(self._engine, dims, data)
+        with engine_locked.hold_all(self._chunked, dims):    # (read, then write: one lock)
+            data = engine_api.read_selection(self._engine, dims)     # the other fields kept
+            try:
+                data[fields] = value
+            except ValueError:
+                raise ArgumentError(f"could not broadcast value of shape {np.shape(value)} to "
+                                    f"selection shape {data.shape}") from None
+            engine_api.write_selection(self._engine, dims, data)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         data = np.asarray(self[...])

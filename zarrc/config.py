@@ -23,6 +23,18 @@
     the array object is made): False (default) deletes a chunk written with only
     the fill value instead of storing it.
 
+``write_locking``
+    How a write of part of a stored chunk or shard (a read-modify-write) excludes
+    concurrent writers of the same chunk or shard (zarrc.locks, in the style of
+    tensorstore's ``file_io_locking``): ``"os"`` (default) an OS lock (flock) on a
+    lock file ``<chunk file>.__lock`` beside it, ``"lockfile"`` the lock file's
+    exclusive creation (file systems without flock: Lustre mounted without
+    ``flock``, old NFS), ``"none"`` no lock (concurrent partial writers of one chunk
+    or shard can lose updates).  Threads of one process always exclude each other
+    unless ``"none"``; stores that are not plain files take only that in-process
+    lock.  Whole-chunk (whole-shard) writes and reads never lock.  See
+    docs/consistency.md.
+
 How these settings become threads per call is ``zarrc.threads``'s policy.
 
 Change settings with ``zarrc.config.set(threads=4)``, which can also be used as a
@@ -79,7 +91,7 @@ class Config:
     """zarrc's settings; the module-level ``config`` object is the one in use."""
 
     _defaults: ClassVar[dict] = {"threads": None, "split_bytes": 2 << 20, "pool_bytes": 1 << 30,
-                                 "write_empty_chunks": False}
+                                 "write_empty_chunks": False, "write_locking": "os"}
     _may_be_zero = frozenset({"pool_bytes"})
 
     def __init__(self) -> None:
@@ -125,6 +137,10 @@ class Config:
         if name == "write_empty_chunks":
             if not isinstance(value, bool):
                 raise ArgumentError(f"{label} must be True or False, got {value!r}")
+            return value
+        if name == "write_locking":
+            if value not in ("os", "lockfile", "none"):
+                raise ArgumentError(f"{label} must be 'os', 'lockfile' or 'none', got {value!r}")
             return value
         if name == "order":
             if value != "C":

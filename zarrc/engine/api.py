@@ -1,6 +1,7 @@
 """The engine's public calls, on top of the strategies: each hands the call to
 the array's prepared strategy (zarrc.engine.prepare chose it), checking the
-operands of planned calls first."""
+operands of planned calls first; writes go through zarrc.engine.locked (the
+locks of partial writes)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
+from zarrc.engine import locked
 from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import ArgumentError
@@ -47,7 +49,7 @@ def write_from(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) -> No
     check_operand(strategy.arr, dims, value, "value")
     if value.size == 0:
         return
-    strategy.write_from(dims, value)
+    locked.write_from(strategy, dims, value)
 
 
 def read_selection(strategy: Strategy, dims: indexing.Plan,
@@ -70,4 +72,4 @@ def write_selection(strategy: Strategy, dims: indexing.Plan, value: Any) -> None
     else:
         value = broadcast_value(arr, value, indexing.dims_shape(dims))
     if value.size:
-        strategy.write_from(dims, value)
+        locked.write_from(strategy, dims, value)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
+from zarrc.engine import locked
 from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.state import ChunkedArray
 
@@ -27,7 +28,9 @@ class Strategy:
     ``read(selection)``: ``arr[selection]`` as a new numpy array.
     ``write(selection, value)``: ``arr[selection] = value``.
     ``read_into(dims, out)`` / ``write_from(dims, value)``: a planned selection
-    (zarrc.indexing projections), operands already checked (see zarrc.engine.api).
+    (zarrc.indexing projections), operands already checked (see zarrc.engine.api);
+    callers go through zarrc.engine.locked.write_from, which holds the locks of the
+    chunks (shards) written in part.
     """
 
     def __init__(self, arr: ChunkedArray) -> None:
@@ -60,7 +63,7 @@ class Strategy:
                 value = value.reshape(shape)
         check_operand(arr, dims, value, "value")
         if value.size:
-            self.write_from(dims, value)
+            locked.write_from(self, dims, value)       # (the locks of partial writes)
 
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
         raise NotImplementedError
