@@ -4,6 +4,10 @@ engine.sharding.writes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
 import numpy as np
 
 from zarrc import indexing
@@ -25,3 +29,10 @@ class ShardedStrategy(NativeStrategy):
     @counted_call
     def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
         write_from(self.arr, dims, value)
+
+    @counted_call
+    def write_locked(self, dims: indexing.Plan, value: np.ndarray,
+                     hold: Callable[[], AbstractContextManager[Any]]) -> None:
+        """``write_from`` holding ``hold()`` (engine.locked: the locks of the shards
+        written in part), taken as late as the write allows (sharding.writes)."""
+        write_from(self.arr, dims, value, hold)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any
 
 import numpy as np
@@ -34,8 +36,15 @@ from zarrc.errors import StoreError, from_kernel
 from zarrc.threads import item_threads, run_each
 
 
-def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> None:
-    """engine write_from for a sharded array (see the module docstring)."""
+def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
+               hold: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
+    """engine write_from for a sharded array (see the module docstring).  ``hold``:
+    the locks of the shards written in part (engine.locked), taken here as late as
+    a consistent read-modify-write allows: when the first group of shards needs no
+    old inner chunk (every inner chunk it writes is wholly written), its inner
+    chunks are encoded first and the locks taken only to read the old indexes,
+    copy the untouched inner chunks and name the new files; else before anything
+    is read.  They are held until every shard is stored."""
     top = arr.levels[0]
     shard_shape = np.asarray(top.shard_shape, np.int64)
     table, local, outidx, tasks, coords = b.planned(dims)
@@ -44,7 +53,8 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> Non
     which = which.reshape(-1)
     keys = arr.chunk_keys(shards)
     if len(arr.levels) > 1:
-        write_whole_shards(arr, dims, value, shards, keys)
+        with hold() if hold is not None else nullcontext():
+            write_whole_shards(arr, dims, value, shards, keys)
         return
     full = b.tasks_full(table, tasks)
     flat = (np.ravel_multi_index(((pos % shard_shape) // np.asarray(top.inner_shape)).T, top.cps)
@@ -55,13 +65,16 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> Non
     work = _ShardWrite(arr, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
                        keys, shards, which, coords, full, flat, order, bounds)
     per_group = max(1, GROUP_BYTES // max(1, top.nchunks * arr.chain.chunk_nbytes))
-    try:
-        for k0 in range(0, len(keys), per_group):
-            work.group(k0, min(len(keys), k0 + per_group))
-    except BaseException:
-        work.discard()
-        raise
-    work.commit()
+    with ExitStack() as held:
+        if hold is not None:
+            work.take_locks = lambda: held.enter_context(hold())
+        try:
+            for k0 in range(0, len(keys), per_group):
+                work.group(k0, min(len(keys), k0 + per_group))
+        except BaseException:
+            work.discard()
+            raise
+        work.commit()
 
 
 # A sharded write reads, rebuilds and writes the shards it touches a group at a
@@ -92,6 +105,13 @@ class _ShardWrite:
         self.built: list[tuple[str, bytes | None]] = []
         self.held: list[ShardReads] = []               # old shards' snapshots kept open
         self.held_files = 0
+        self.take_locks: Callable[[], Any] | None = None     # (see write_from's hold)
+
+    def _locked(self) -> None:
+        """Take the locks (once) if write_from was given some."""
+        if self.take_locks is not None:
+            take, self.take_locks = self.take_locks, None
+            take()
 
     def group(self, k0: int, k1: int) -> None:
         """Rewrite shards k0..k1-1 (their tasks: ``order[bounds[k0]:bounds[k1]]``),
@@ -133,6 +153,10 @@ class _ShardWrite:
         arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
         members = self.order[bounds[k0]:bounds[k1]]
         n = len(members)
+        # no old inner chunk needed: encode before the locks are taken (they then
+        # cover reading the old indexes, the copies and the renames only)
+        batch = self._encode(members, None) if self.take_locks is not None and self.full[members].all() else None
+        self._locked()
         old: dict[int, tuple[Any, int, np.ndarray]] = {}
         # each partly written inner chunk's old bytes: a range of its old shard (one
         # native "ranges" source: no Python object per inner chunk); wholly written
@@ -157,11 +181,8 @@ class _ShardWrite:
             start[lo + kept] = entries[kept, 0].astype(np.int64) + base
             length[lo + kept] = entries[kept, 1].astype(np.int64)
             holders.append(holder)
-        batch = WriteBatch(arr.chain, self.table, self.local, self.outidx,
-                           np.ascontiguousarray(self.tasks[members]), self.value, self.strides, arr.fill,
-                           ("ranges", owner, start, length, holders), b".tmp", arr.write_empty_chunks)
-        b.run_batch(batch, n)
-        b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
+        if batch is None:
+            batch = self._encode(members, ("ranges", owner, start, length, holders))
 
         def plan_shard(k: int) -> tuple[np.ndarray, Any]:
             """Each inner chunk's task in the batch (-1: none) and the old parts kept:
@@ -199,6 +220,20 @@ class _ShardWrite:
                 self.emptied.append(key)
 
         run_each(range(k0, k1), stage, item_threads(k1 - k0))
+
+    def _encode(self, members: np.ndarray, old: tuple | None) -> WriteBatch:
+        """The batch of ``members``' inner chunks, run: each gathered from the value
+        (and, written in part, its old bytes from ``old``, a "ranges" source), encoded."""
+        arr, n = self.arr, len(members)
+        if old is None:
+            none = np.full(n, -1, np.int64)
+            old = ("ranges", none, np.zeros(n, np.int64), np.zeros(n, np.int64), [])
+        batch = WriteBatch(arr.chain, self.table, self.local, self.outidx,
+                           np.ascontiguousarray(self.tasks[members]), self.value, self.strides, arr.fill,
+                           old, b".tmp", arr.write_empty_chunks)
+        b.run_batch(batch, n)
+        b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
+        return batch
 
     def commit(self) -> None:
         arr = self.arr
