@@ -75,15 +75,15 @@ COLLECTIVE: dict[str, tuple[dict, str]] = {
 # independent cases: name -> (create_array keywords, column block width, rows per write)
 INDEPENDENT: dict[str, tuple[dict, int, int]] = {
     # each rank its own shards: whole-shard regions, partial writes of one rank only
-    "independent-own-shards": ({"shape": (32, 128), "chunks": (4, 4), "shards": (16, 16)}, 16, 4),
+    "independent-own-shards": ({"shape": (24, 96), "chunks": (4, 4), "shards": (16, 16)}, 16, 4),
     # chunk-aligned blocks of different ranks in one shard
-    "independent-chunks-share-shards": ({"shape": (32, 128), "chunks": (4, 4), "shards": (16, 32)}, 8, 4),
+    "independent-chunks-share-shards": ({"shape": (24, 96), "chunks": (4, 4), "shards": (16, 32)}, 8, 4),
     # unaligned blocks of different ranks in one chunk (no sharding)
-    "independent-unaligned-chunks": ({"shape": (32, 128), "chunks": (8, 8)}, 5, 3),
+    "independent-unaligned-chunks": ({"shape": (24, 96), "chunks": (8, 8)}, 5, 3),
     # unaligned blocks of different ranks in one shard
-    "independent-unaligned-shards": ({"shape": (32, 128), "chunks": (4, 4), "shards": (16, 16)}, 5, 3),
+    "independent-unaligned-shards": ({"shape": (24, 96), "chunks": (4, 4), "shards": (16, 16)}, 5, 3),
 }
-ROUNDS = 3
+ROUNDS = 2
 
 CASES = list(COLLECTIVE) + list(INDEPENDENT) + ["error-selection", "error-overlap", "error-create",
                                                  "consolidated"]

@@ -1,8 +1,8 @@
 """MPI ranks writing unaligned slabs of one sharded array: zarrc's collective writer
 against independent writes (zarrc, and zarr-python), with the values each loses.
 
-    python bench/bench_mpi_write.py                  # 2 and 4 ranks, 1 GiB, 3 runs each
-    python bench/bench_mpi_write.py --ranks 2 --size-mib 256 --repeat 2 --json /tmp/mpi.json
+    python bench/mpi_write.py                  # 2 and 4 ranks, 1 GiB, 3 runs each
+    python bench/mpi_write.py --ranks 2 --size-mib 256 --repeat 2 --json /tmp/mpi.json
 
 One ``mpiexec -n N`` per rank count runs this file with ``--worker``.  The array:
 float32, 1 GiB (16384 x 16384 for the default size), shards of 4096 x 4096 (64 MiB),
@@ -120,7 +120,7 @@ def worker(args: argparse.Namespace) -> int:
 def run_ranks(n: int, args: argparse.Namespace, workdir: str) -> dict:
     mpiexec = shutil.which("mpiexec")
     if mpiexec is None:
-        raise SystemExit("bench_mpi_write: no mpiexec on PATH (scripts/_common.sh's ensure_mpi installs Open MPI)")
+        raise SystemExit("mpi_write: no mpiexec on PATH (scripts/_common.sh's ensure_mpi installs Open MPI)")
     version = subprocess.run([mpiexec, "--version"], check=False, capture_output=True, text=True).stdout
     oversubscribe = ["--oversubscribe"] if ("Open MPI" in version or "OpenRTE" in version) else []
     out = Path(workdir) / f"result-{n}.json"
