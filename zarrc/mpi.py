@@ -13,7 +13,7 @@ rank is left waiting.
   Two-phase I/O, as MPI-IO's collective writes: the touched chunks (shards, for a
   sharded array: the store keys) are shared out among the ranks, each rank
   receives from the others the parts of their slabs that fall in its chunks
-  (subarray datatypes, no pickles, no copies on either side) and writes its chunks
+  (MPI subarray datatypes over the numpy buffers: no pickles, no staging copies) and writes its chunks
   with one ordinary zarrc write.  Each chunk or shard is encoded and stored by
   exactly one rank, in one piece: no two ranks ever write the same chunk file.
 
