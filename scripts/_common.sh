@@ -19,3 +19,29 @@ make_venv() {
   [ -x "$dir/bin/python" ] || "$py" -m venv "$dir"
   "$dir/bin/python" -m pip install -q $("$dir/bin/python" scripts/build_requires.py)
 }
+
+# ensure_mpi: Open MPI (Debian's openmpi-bin and libopenmpi-dev: mpiexec, and the library
+# and mpicc that mpi4py, in the test extra, needs) where mpiexec is missing, installed
+# with apt-get when we are root or may use sudo without a password.  When it cannot be
+# installed, say so: the MPI tests then skip, naming the reason.
+ensure_mpi() {
+  command -v mpiexec >/dev/null 2>&1 && return 0
+  local sudo=
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo="sudo -n"
+    else
+      echo "note: no mpiexec, and Open MPI cannot be installed (not root, no sudo): the MPI tests will skip" >&2
+      return 0
+    fi
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "note: no mpiexec, and no apt-get to install Open MPI with: the MPI tests will skip" >&2
+    return 0
+  fi
+  echo "installing Open MPI (openmpi-bin libopenmpi-dev) with apt-get" >&2
+  local apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -y -q"
+  $apt install openmpi-bin libopenmpi-dev >/dev/null 2>&1 \
+    || { $apt update >/dev/null && $apt install openmpi-bin libopenmpi-dev >/dev/null; } \
+    || echo "note: installing Open MPI failed: the MPI tests will skip" >&2
+}

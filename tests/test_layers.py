@@ -22,6 +22,7 @@ ROOT = Path(zarrc.__file__).parent
 # unless INDEPENDENT says otherwise.
 LAYERS = [
     ["zarrc.demo"],
+    ["zarrc.mpi"],                                      # collective MPI writes (not imported by zarrc)
     ["zarrc"],                                          # the package: re-exports the API
     ["zarrc.asynchronous"],                             # the asyncio API over the sync one
     ["zarrc.copy"],                                     # copy, copy_all, copy_store

@@ -174,6 +174,11 @@ class CopyError(ZarrcError, RuntimeError):
     RuntimeError); nothing was copied."""
 
 
+class CollectiveError(ZarrcError, RuntimeError):
+    """A collective call of ``zarrc.mpi`` failed on another rank: raised on every rank
+    but the failing one (which raises its own error), naming that rank and its error."""
+
+
 class ExpectedArrayError(NodeTypeError, NodeTypeValidationError):
     """A group is where an array was asked for (``open_array``): a NodeTypeError and,
     as zarr-python raises there, a NodeTypeValidationError."""
