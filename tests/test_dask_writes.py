@@ -70,56 +70,61 @@ def new_array(tmp_path, layout: str, old: np.ndarray | None = None) -> zarrc.Arr
     return arr
 
 
-def lost_values(arr: zarrc.Array, src: np.ndarray) -> int:
-    """How many values of ``arr``, reopened from its store, differ from ``src``."""
-    back = zarrc.open_array(str(arr.store.root), mode="r")[...]
-    return int(np.count_nonzero(back != src))
+def lost_values(arrays: dict[str, zarrc.Array], src: np.ndarray) -> dict[str, int]:
+    """How many values of each array, reopened from its store, differ from ``src``."""
+    return {layout: int(np.count_nonzero(zarrc.open_array(str(arr.store.root), mode="r")[...] != src))
+            for layout, arr in arrays.items()}
+
+
+def assert_none_lost(arrays: dict[str, zarrc.Array], src: np.ndarray) -> None:
+    lost = lost_values(arrays, src)
+    assert not any(lost.values()), f"values lost (of {src.size} in each array): {lost}"
 
 
 @pytest.fixture(params=["threads", "processes"])
 def run_on(request):
     """compute() keywords for each scheduler in turn: the threaded scheduler with 8
     threads (so that many tasks write parts of one chunk at once), the cluster (made
-    when first used)."""
+    when first used).  Each test runs its layouts in one graph: one hand-over to the
+    cluster, not one per layout."""
     if request.param == "threads":
         return {"scheduler": "threads", "num_workers": 8}
     return {"scheduler": request.getfixturevalue("client")}
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_store_loses_nothing(tmp_path, layout, run_on):
+def test_store_loses_nothing(tmp_path, run_on):
     src = source_data(1)
-    arr = new_array(tmp_path, layout)
-    x = da.from_array(src, chunks=LAYOUTS[layout][2])
-    da.store(x, arr, lock=False, **run_on)
-    lost = lost_values(arr, src)
-    assert lost == 0, f"{lost} of {src.size} values lost"
+    arrays = {layout: new_array(tmp_path, layout) for layout in LAYOUTS}
+    sources = [da.from_array(src, chunks=LAYOUTS[layout][2]) for layout in arrays]
+    da.store(sources, list(arrays.values()), lock=False, **run_on)
+    assert_none_lost(arrays, src)
 
 
-@pytest.mark.parametrize("layout", ["chunk-regions", "unaligned"])
-def test_store_method_over_old_data(tmp_path, layout, run_on):
-    # x.store(...) over an array already holding other values: each task rewrites part
-    # of a stored chunk or shard; compute=False then compute() on the scheduler
+def test_store_method_over_old_data(tmp_path, run_on):
+    # x.store(...) over arrays already holding other values: each task rewrites part
+    # of a stored chunk or shard; compute=False, then the stores computed together
     old = source_data(2)
     src = source_data(3)
-    arr = new_array(tmp_path, layout, old)
-    x = da.from_array(src, chunks=LAYOUTS[layout][2])
-    delayed = x.store(arr, lock=False, compute=False)
-    delayed.compute(**run_on)
-    lost = lost_values(arr, src)
-    assert lost == 0, f"{lost} of {src.size} values lost"
+    arrays = {layout: new_array(tmp_path, layout, old) for layout in ("chunk-regions", "unaligned")}
+    stores = [da.from_array(src, chunks=LAYOUTS[layout][2]).store(arr, lock=False, compute=False)
+              for layout, arr in arrays.items()]
+    dask.compute(*stores, **run_on)
+    assert_none_lost(arrays, src)
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_from_array_reads_back(tmp_path, layout, run_on):
+def test_from_array_reads_back(tmp_path, run_on):
+    # each layout read with dask chunks smaller than (and across) its chunks: the values,
+    # and a computation over them (column sums, in int64), all in one graph
     src = source_data(4)
-    arr = new_array(tmp_path, layout, src)
-    x = da.from_array(arr, chunks=LAYOUTS[layout][2])
-    assert x.shape == SHAPE and x.dtype == np.int32
-    # the values, and a computation over them (column sums, in int64), in one run
-    values, sums = dask.compute(x, x.sum(axis=0, dtype=np.int64), **run_on)
-    np.testing.assert_array_equal(values, src)
-    np.testing.assert_array_equal(sums, src.sum(axis=0, dtype=np.int64))
+    xs = [da.from_array(new_array(tmp_path, layout, src), chunks=LAYOUTS[layout][2])
+          for layout in LAYOUTS]
+    for x in xs:
+        assert x.shape == SHAPE and x.dtype == np.int32
+    results = dask.compute(*xs, *[x.sum(axis=0, dtype=np.int64) for x in xs], **run_on)
+    for values in results[:len(xs)]:
+        np.testing.assert_array_equal(values, src)
+    for sums in results[len(xs):]:
+        np.testing.assert_array_equal(sums, src.sum(axis=0, dtype=np.int64))
 
 
 def test_read_only_array_reopens_read_only(tmp_path, client):
