@@ -138,3 +138,16 @@ def test_read_only_array_reopens_read_only(tmp_path, client):
         da.store(da.zeros(SHAPE, dtype=np.int32, chunks=(48, 48)), ro, lock=False,
                  scheduler=client)
     np.testing.assert_array_equal(ro[...], src)
+
+
+def test_config_set_through_client_run(client):
+    # zarrc.config pickles as a reference to the module's object: client.run with its
+    # bound methods reads and changes each worker's settings, not a copy's
+    before = client.run(zarrc.config.get, "threads")
+    client.run(zarrc.config.set, threads=7)
+    try:
+        assert set(client.run(zarrc.config.get, "threads").values()) == {7}
+    finally:
+        for worker, threads in before.items():
+            client.run(zarrc.config.set, threads=threads, workers=[worker])
+    assert client.run(zarrc.config.get, "threads") == before
