@@ -7,6 +7,7 @@ policy (tests/engine)."""
 from __future__ import annotations
 
 import os
+import pickle
 
 import pytest
 
@@ -24,6 +25,17 @@ def values() -> dict[str, int]:
 
 def test_the_package_exports_the_config_in_use():
     assert zarrc.config is config
+
+
+def test_pickles_as_the_config_in_use():
+    # a reference, not a copy: a bound method (dask's client.run(zarrc.config.set, ...)
+    # in a worker process) acts on the unpickling process's settings
+    assert pickle.loads(pickle.dumps(config)) is config
+    set_threads = pickle.loads(pickle.dumps(config.set))
+    old = config.threads
+    with set_threads(threads=old + 1):
+        assert config.threads == old + 1
+    assert config.threads == old
 
 
 def test_defaults(monkeypatch):

@@ -98,6 +98,11 @@ class Config:
         self._values = dict(self._defaults)
         self._values["threads"] = _env_threads()
 
+    def __reduce__(self) -> str:
+        # pickled as the module's object, not a copy: ``client.run(zarrc.config.set,
+        # threads=1)`` (a bound method, pickled with its object) sets each dask worker's
+        return "config"
+
     def __getattr__(self, name: str):
         try:
             return self.__dict__["_values"][name]

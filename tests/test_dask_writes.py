@@ -1,0 +1,153 @@
+"""dask writing and reading zarrc arrays: ``da.store(x, array, lock=False)`` and
+``x.store(...)`` with dask chunks smaller than the zarr chunk (unsharded: different
+regions of one chunk) and smaller than the shard (sharded: different inner chunks of
+one shard, aligned with the inner chunks or not), on dask's threaded scheduler and on
+a ``distributed.LocalCluster`` of two worker processes (the array pickles to its store
+and path and reopens in the workers); ``da.from_array(array)`` read back on both.
+
+Every write test compares the whole array with its source: no value may be lost to
+two tasks rewriting parts of one chunk or shard at once (issue 31, item 2)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import zarrc
+from zarrc.errors import ReadOnlyError
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+SHAPE = (256, 256)
+
+# (zarr chunks, shards, dask chunks): every dask chunk is smaller than the chunk or
+# shard it falls in, so several tasks write parts of the same one at once.  The first
+# two put the whole array in one chunk (256 KiB) or shard: dask hands each worker a
+# run of consecutive tasks, which in an array of several chunks can keep the two
+# workers in different chunks; here their read-modify-writes overlap in every run
+# (seen losing values in each of 16 runs without locks).
+LAYOUTS = {
+    # unsharded: 64 tasks write different regions of one chunk
+    "chunk-regions": ((256, 256), None, (32, 32)),
+    # sharded: 64 tasks, one per inner chunk of 32 x 32 of one shard
+    "inner-chunks": ((32, 32), (256, 256), (32, 32)),
+    # sharded: 77 tasks whose dask chunks cross the edges of inner chunks and of the 4
+    # shards of 128 x 128
+    "unaligned": ((32, 32), (128, 128), (24, 40)),
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    """One LocalCluster for the module: two worker processes of one thread each, on
+    the loopback address, closed (workers ended) after the module's last test."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def source_data(seed: int) -> np.ndarray:
+    """SHAPE int32 values, none of them the fill value 0 (a lost write reads as 0 or as
+    an older value, never as the value written)."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(1, 2**31 - 1, SHAPE, dtype=np.int32)
+
+
+def new_array(tmp_path, layout: str, old: np.ndarray | None = None) -> zarrc.Array:
+    """An array of SHAPE with ``layout``'s chunks and shards in a local directory,
+    holding ``old`` if given (else empty)."""
+    chunks, shards, _ = LAYOUTS[layout]
+    arr = zarrc.create_array(str(tmp_path / f"{layout}.zarr"), shape=SHAPE, dtype="int32",
+                             chunks=chunks, shards=shards)
+    if old is not None:
+        arr[...] = old
+    return arr
+
+
+def lost_values(arrays: dict[str, zarrc.Array], src: np.ndarray) -> dict[str, int]:
+    """How many values of each array, reopened from its store, differ from ``src``."""
+    return {layout: int(np.count_nonzero(zarrc.open_array(str(arr.store.root), mode="r")[...] != src))
+            for layout, arr in arrays.items()}
+
+
+def assert_none_lost(arrays: dict[str, zarrc.Array], src: np.ndarray) -> None:
+    lost = lost_values(arrays, src)
+    assert not any(lost.values()), f"values lost (of {src.size} in each array): {lost}"
+
+
+@pytest.fixture(params=["threads", "processes"])
+def run_on(request):
+    """compute() keywords for each scheduler in turn: the threaded scheduler with 8
+    threads (so that many tasks write parts of one chunk at once), the cluster (made
+    when first used).  Each test runs its layouts in one graph: one hand-over to the
+    cluster, not one per layout."""
+    if request.param == "threads":
+        return {"scheduler": "threads", "num_workers": 8}
+    return {"scheduler": request.getfixturevalue("client")}
+
+
+def test_store_loses_nothing(tmp_path, run_on):
+    src = source_data(1)
+    arrays = {layout: new_array(tmp_path, layout) for layout in LAYOUTS}
+    sources = [da.from_array(src, chunks=LAYOUTS[layout][2]) for layout in arrays]
+    da.store(sources, list(arrays.values()), lock=False, **run_on)
+    assert_none_lost(arrays, src)
+
+
+def test_store_method_over_old_data(tmp_path, run_on):
+    # x.store(...) over arrays already holding other values: each task rewrites part
+    # of a stored chunk or shard; compute=False, then the stores computed together
+    old = source_data(2)
+    src = source_data(3)
+    arrays = {layout: new_array(tmp_path, layout, old) for layout in ("chunk-regions", "unaligned")}
+    stores = [da.from_array(src, chunks=LAYOUTS[layout][2]).store(arr, lock=False, compute=False)
+              for layout, arr in arrays.items()]
+    dask.compute(*stores, **run_on)
+    assert_none_lost(arrays, src)
+
+
+def test_from_array_reads_back(tmp_path, run_on):
+    # each layout read with dask chunks smaller than (and across) its chunks: the values,
+    # and a computation over them (column sums, in int64), all in one graph
+    src = source_data(4)
+    xs = [da.from_array(new_array(tmp_path, layout, src), chunks=LAYOUTS[layout][2])
+          for layout in LAYOUTS]
+    for x in xs:
+        assert x.shape == SHAPE and x.dtype == np.int32
+    results = dask.compute(*xs, *[x.sum(axis=0, dtype=np.int64) for x in xs], **run_on)
+    for values in results[:len(xs)]:
+        np.testing.assert_array_equal(values, src)
+    for sums in results[len(xs):]:
+        np.testing.assert_array_equal(sums, src.sum(axis=0, dtype=np.int64))
+
+
+def test_read_only_array_reopens_read_only(tmp_path, client):
+    # a read-only array pickles as read-only: a worker's write through it is refused
+    src = source_data(5)
+    new_array(tmp_path, "unaligned", src)
+    ro = zarrc.open_array(str(tmp_path / "unaligned.zarr"), mode="r")
+    x = da.from_array(ro, chunks=(48, 48))
+    np.testing.assert_array_equal(x.compute(scheduler=client), src)
+    with pytest.raises(ReadOnlyError, match="read-only"):
+        da.store(da.zeros(SHAPE, dtype=np.int32, chunks=(48, 48)), ro, lock=False,
+                 scheduler=client)
+    np.testing.assert_array_equal(ro[...], src)
+
+
+def test_config_set_through_client_run(client):
+    # zarrc.config pickles as a reference to the module's object: client.run with its
+    # bound methods reads and changes each worker's settings, not a copy's
+    before = client.run(zarrc.config.get, "threads")
+    client.run(zarrc.config.set, threads=7)
+    try:
+        assert set(client.run(zarrc.config.get, "threads").values()) == {7}
+    finally:
+        for worker, threads in before.items():
+            client.run(zarrc.config.set, threads=threads, workers=[worker])
+    assert client.run(zarrc.config.get, "threads") == before
