@@ -52,6 +52,18 @@ def test_threads_default_from_the_environment(monkeypatch, raw, threads):
     assert Config().threads == threads
 
 
+@pytest.mark.parametrize("raw, mode", [("lockfile", "lockfile"), ("none", "none"), ("os", "os"), ("", "os")])
+def test_write_locking_default_from_the_environment(monkeypatch, raw, mode):
+    monkeypatch.setenv("ZARRC_WRITE_LOCKING", raw)
+    assert Config().write_locking == mode
+
+
+def test_bad_write_locking_in_the_environment(monkeypatch):
+    monkeypatch.setenv("ZARRC_WRITE_LOCKING", "flock")
+    with pytest.raises(ArgumentError, match="ZARRC_WRITE_LOCKING.*'flock'"):
+        Config()
+
+
 @pytest.mark.parametrize("raw", ["0", "-2", "four", "2.5"])
 def test_bad_threads_in_the_environment(monkeypatch, raw):
     monkeypatch.setenv("ZARRC_NUM_THREADS", raw)

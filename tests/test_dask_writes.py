@@ -92,11 +92,26 @@ def run_on(request):
     return {"scheduler": request.getfixturevalue("client")}
 
 
-def test_store_loses_nothing(tmp_path, run_on):
+@pytest.mark.parametrize("mode", ["os", "lockfile"])
+def test_store_loses_nothing(tmp_path, run_on, mode):
+    # each write_locking mode that excludes other processes, set where the writes run
+    # (this process for the threaded scheduler, each worker through client.run)
     src = source_data(1)
     arrays = {layout: new_array(tmp_path, layout) for layout in LAYOUTS}
     sources = [da.from_array(src, chunks=LAYOUTS[layout][2]) for layout in arrays]
-    da.store(sources, list(arrays.values()), lock=False, **run_on)
+    scheduler = run_on["scheduler"]
+    if scheduler == "threads":
+        with zarrc.config.set(write_locking=mode):
+            da.store(sources, list(arrays.values()), lock=False, **run_on)
+    else:
+        before = scheduler.run(zarrc.config.get, "write_locking")
+        scheduler.run(zarrc.config.set, write_locking=mode)
+        try:
+            assert set(scheduler.run(zarrc.config.get, "write_locking").values()) == {mode}
+            da.store(sources, list(arrays.values()), lock=False, **run_on)
+        finally:
+            for worker, old in before.items():
+                scheduler.run(zarrc.config.set, write_locking=old, workers=[worker])
     assert_none_lost(arrays, src)
 
 

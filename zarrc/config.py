@@ -32,8 +32,10 @@
     ``flock``, old NFS), ``"none"`` no lock (concurrent partial writers of one chunk
     or shard can lose updates).  Threads of one process always exclude each other
     unless ``"none"``; stores that are not plain files take only that in-process
-    lock.  Whole-chunk (whole-shard) writes and reads never lock.  See
-    docs/consistency.md.
+    lock.  Whole-chunk (whole-shard) writes and reads never lock.  Default: the
+    ``ZARRC_WRITE_LOCKING`` environment variable, else "os" (worker processes of a
+    cluster inherit the variable; a ``config.set`` in the client does not reach
+    them).  See docs/consistency.md.
 
 How these settings become threads per call is ``zarrc.threads``'s policy.
 
@@ -97,6 +99,9 @@ class Config:
     def __init__(self) -> None:
         self._values = dict(self._defaults)
         self._values["threads"] = _env_threads()
+        raw = os.environ.get("ZARRC_WRITE_LOCKING")
+        if raw:         # (a cluster's worker processes inherit the environment)
+            self._values["write_locking"] = self._checked("ZARRC_WRITE_LOCKING", "write_locking", raw)
 
     def __reduce__(self) -> str:
         # pickled as the module's object, not a copy: ``client.run(zarrc.config.set,
