@@ -97,20 +97,27 @@ def check_final(path, layout: str) -> None:
 def test_threads_lose_nothing(layout, mode, tmp_path) -> None:
     path = tmp_path / "a.zarr"
     create(path, layout)
+    with zarrc.config.set(write_locking=mode):
+        lost = in_threads(lambda w: zarrc.open_array(str(path)))
+    assert lost == [0] * WRITERS
+    check_final(path, layout)
+
+
+def in_threads(array_of) -> list:
+    """Run write_rounds in WRITERS threads at once, thread w on ``array_of(w)``:
+    each thread's lost values."""
     barrier = threading.Barrier(WRITERS)
     lost = [None] * WRITERS
 
     def run(w: int) -> None:
-        lost[w] = write_rounds(zarrc.open_array(str(path)), w, barrier)
+        lost[w] = write_rounds(array_of(w), w, barrier)
 
-    with zarrc.config.set(write_locking=mode):
-        threads = [threading.Thread(target=run, args=(w,)) for w in range(WRITERS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    assert lost == [0] * WRITERS
-    check_final(path, layout)
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(WRITERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return lost
 
 
 @pytest.mark.parametrize("own_store", [False, True], ids=["one-array", "store-per-thread"])
@@ -118,18 +125,8 @@ def test_threads_lose_nothing(layout, mode, tmp_path) -> None:
 def test_threads_memory_store_lose_nothing(layout, own_store) -> None:
     store = MemoryStore()
     a = create(None, layout, store)
-    barrier = threading.Barrier(WRITERS)
-    lost = [None] * WRITERS
-
-    def run(w: int) -> None:        # (own_store: a MemoryStore of its own over the one dict)
-        arr = zarrc.open_array(MemoryStore(store.data)) if own_store else a
-        lost[w] = write_rounds(arr, w, barrier)
-
-    threads = [threading.Thread(target=run, args=(w,)) for w in range(WRITERS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # (own_store: a MemoryStore of its own over the one dict)
+    lost = in_threads(lambda w: zarrc.open_array(MemoryStore(store.data)) if own_store else a)
     assert lost == [0] * WRITERS
 
 
