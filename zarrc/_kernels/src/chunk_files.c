@@ -13,16 +13,6 @@
 
 #if !defined(_WIN32)
 #include <sys/uio.h>
-#include <unistd.h>
-#endif
-#if defined(__linux__)
-#include <sys/syscall.h>
-/* (headers older than the call, as manylinux2014's: its number on the common targets) */
-#if !defined(SYS_copy_file_range) && defined(__x86_64__)
-#define SYS_copy_file_range 326
-#elif !defined(SYS_copy_file_range) && defined(__aarch64__)
-#define SYS_copy_file_range 285
-#endif
 #endif
 
 /* bytes copied per read/write where the system cannot copy between files itself */
@@ -594,21 +584,16 @@ static int copy_range(int out, int in, int64_t off, size_t n, uint8_t** buf) {
     size_t total;
     int64_t got;
     int r;
-#if defined(__linux__) && defined(SYS_copy_file_range)
     while (n > 0) {
-        loff_t from = (loff_t)off;
-        long k = syscall(SYS_copy_file_range, in, &from, out, NULL,
-                         n > ((size_t)1 << 30) ? (size_t)1 << 30 : n, 0u);
+        int64_t k = zc_copy_file_range(in, &off, out, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)        /* (ENOSYS, EXDEV, EINVAL, EOPNOTSUPP ...: copy by hand) */
             break;
         if (k == 0)
             return EIO;
-        off += k;
         n -= (size_t)k;
     }
-#endif
     while (n > 0) {
         size_t m = n < COPY_BLOCK ? n : COPY_BLOCK;
         const uint8_t* part;
@@ -655,15 +640,12 @@ int64_t zc_stage_spliced(const char* path, const char* tag, const uint8_t* const
         free(tmp);
         return zc_fail(err, ZC_IO, 0, saved, "open");
     }
-#if defined(__linux__)
     /* The new file's blocks allocated up front (where the file system can: no zeros
        written): ext4 then has no delayed allocation to force when the file is renamed
        over the old one (auto_da_alloc), which otherwise starts its writeback there. */
     for (j = 0, n = 0; j < nparts; j++)
         n += lens[j];
-    if (n > 0)
-        (void)fallocate(fd, 0, 0, (off_t)n);
-#endif
+    zc_preallocate(fd, (int64_t)n);
     while (i < nparts && saved == 0) {
         if (src_offs[i] < 0) {            /* a run of parts in memory: one writev */
             for (j = i; j < nparts && src_offs[j] < 0; j++)

@@ -1,7 +1,7 @@
 /* The one place where zarrc's C code differs by system and compiler: atomics,
  * thread-locals, once-init, thread keys with a destructor, a monotonic clock,
- * byte swapping, SSE4.2 detection, positional reads, closing a descriptor, the
- * page size, and a few compiler words (hidden, always inline, prefetch, pause).
+ * byte swapping, SSE4.2 detection, positional reads, copies between files and
+ * preallocation, closing a descriptor, the page size, and a few compiler words (hidden, always inline, prefetch, pause).
  *
  *   POSIX with GCC or Clang (Linux, macOS): the builtins and calls the code used
  *   before this header existed, so Linux compiles to the same code as before.
@@ -57,6 +57,16 @@ typedef __int64 ssize_t;
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+#endif
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/syscall.h>
+/* (headers older than the call, as manylinux2014's: its number on the common targets) */
+#if !defined(SYS_copy_file_range) && defined(__x86_64__)
+#define SYS_copy_file_range 326
+#elif !defined(SYS_copy_file_range) && defined(__aarch64__)
+#define SYS_copy_file_range 285
+#endif
 #endif
 
 #if defined(ZC_X86)
@@ -360,6 +370,40 @@ static inline int64_t zc_pread_full(int fd, void* dst, size_t n, int64_t offset)
     done += (size_t)r;
   }
   return (int64_t)done;
+}
+
+/* Copy up to n bytes at offset *off of the file in to the current position of
+   out, inside the kernel (Linux copy_file_range): how many (0 at the end of in,
+   *off advanced by as many), or -1 with errno; ENOSYS where the system has no such
+   call (the caller copies by reads and writes). */
+static inline int64_t zc_copy_file_range(int in, int64_t* off, int out, size_t n) {
+#if defined(__linux__) && defined(SYS_copy_file_range)
+  long long from = (long long)*off;
+  long k = syscall(SYS_copy_file_range, in, &from, out, NULL, n, 0u);
+  if (k > 0)
+    *off += k;
+  return (int64_t)k;
+#else
+  (void)in;
+  (void)off;
+  (void)out;
+  (void)n;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+/* Allocate the first n bytes of the new file fd's blocks up front where the file
+   system can (Linux fallocate, in files compiled with _GNU_SOURCE), writing no
+   zeros; a hint: nothing where it cannot, failures ignored. */
+static inline void zc_preallocate(int fd, int64_t n) {
+#if defined(__linux__) && defined(_GNU_SOURCE)
+  if (n > 0)
+    (void)fallocate(fd, 0, 0, (off_t)n);
+#else
+  (void)fd;
+  (void)n;
+#endif
 }
 
 static inline int zc_close(int fd) {
