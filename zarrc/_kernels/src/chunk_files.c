@@ -522,10 +522,15 @@ static int write_unnamed(const char* path, char* tmp, size_t dirlen, const uint8
     return 0;
 }
 
-/* Write the parts to the new file tmp (its directories made as needed): 0, or -1
-   with err and no file left behind. */
+static int write_spliced(int fd, const uint8_t* const* parts, const size_t* lens,
+                         const int64_t* src_offs, ptrdiff_t nparts, int src_fd, size_t* total);
+
+/* Write the parts to the new file tmp (its directories made as needed): all from
+   memory, or with src_offs (not NULL) some copied from the file src_fd
+   (write_spliced).  0, or -1 with err and no file left behind. */
 static int write_temp(char* tmp, const uint8_t* const* parts, const size_t* lens,
-                      ptrdiff_t nparts, size_t* total, zc_error* err) {
+                      const int64_t* src_offs, ptrdiff_t nparts, int src_fd, size_t* total,
+                      zc_error* err) {
     int fd = os_create_excl(tmp), saved;
     if (fd < 0 && errno == ENOENT) {
         if (zc_make_parents(tmp) != 0)
@@ -534,7 +539,8 @@ static int write_temp(char* tmp, const uint8_t* const* parts, const size_t* lens
     }
     if (fd < 0)
         return (int)zc_fail(err, ZC_IO, 0, errno, "open");
-    saved = write_all(fd, parts, lens, nparts, total);
+    saved = src_offs == NULL ? write_all(fd, parts, lens, nparts, total)
+                             : write_spliced(fd, parts, lens, src_offs, nparts, src_fd, total);
     if (saved != 0) {
         zc_close(fd);
         os_unlink(tmp);
@@ -562,7 +568,7 @@ int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* 
         free(tmp);
         return done < 0 ? -1 : (int64_t)total;
     }
-    if (write_temp(tmp, parts, lens, nparts, &total, err) != 0) {
+    if (write_temp(tmp, parts, lens, NULL, nparts, -1, &total, err) != 0) {
         free(tmp);
         return -1;
     }
@@ -614,32 +620,17 @@ static int copy_range(int out, int in, int64_t off, size_t n, uint8_t** buf) {
     return 0;
 }
 
-int64_t zc_stage_spliced(const char* path, const char* tag, const uint8_t* const* parts,
-                         const size_t* lens, const int64_t* src_offs, ptrdiff_t nparts, int src_fd,
-                         zc_error* err) {
-    char* tmp = malloc(strlen(path) + strlen(tag) + ZC_TEMP_EXTRA);
+/* Write parts to fd: runs of parts in memory (src_offs[i] < 0) by write_all, runs
+   adjacent in the file src_fd (src_offs[i] >= 0, each following the one before) by
+   one copy_range each; *total: the bytes written.  0, or the errno of the failure. */
+static int write_spliced(int fd, const uint8_t* const* parts, const size_t* lens,
+                         const int64_t* src_offs, ptrdiff_t nparts, int src_fd, size_t* total) {
     uint8_t* buf = NULL;
-    size_t total = 0, written, n;
+    size_t written, n;
     ptrdiff_t i = 0, j;
     int64_t off;
-    int fd, saved = 0;
-    if (tmp == NULL)
-        return zc_fail(err, ZC_NOMEM, 0, 0, NULL);
-    zc_temp_path(tmp, path, tag);
-    fd = os_create_excl(tmp);
-    if (fd < 0 && errno == ENOENT) {
-        if (zc_make_parents(tmp) != 0) {
-            saved = errno;
-            free(tmp);
-            return zc_fail(err, ZC_IO, 0, saved, "mkdir");
-        }
-        fd = os_create_excl(tmp);
-    }
-    if (fd < 0) {
-        saved = errno;
-        free(tmp);
-        return zc_fail(err, ZC_IO, 0, saved, "open");
-    }
+    int saved = 0;
+    *total = 0;
     /* The new file's blocks allocated up front (where the file system can: no zeros
        written): ext4 then has no delayed allocation to force when the file is renamed
        over the old one (auto_da_alloc), which otherwise starts its writeback there. */
@@ -651,42 +642,38 @@ int64_t zc_stage_spliced(const char* path, const char* tag, const uint8_t* const
             for (j = i; j < nparts && src_offs[j] < 0; j++)
                 ;
             saved = write_all(fd, parts + i, lens + i, j - i, &written);
-            total += written;
+            *total += written;
         } else {                          /* a run of parts adjacent in the source: one copy */
             off = src_offs[i];
             n = 0;
             for (j = i; j < nparts && src_offs[j] == off + (int64_t)n; j++)
                 n += lens[j];
             saved = copy_range(fd, src_fd, off, n, &buf);
-            total += n;
+            *total += n;
         }
         i = j;
     }
     free(buf);
-    if (saved == 0 && zc_close(fd) != 0)
-        saved = errno;
-    else if (saved != 0)
-        zc_close(fd);
-    if (saved != 0) {
-        os_unlink(tmp);
-        free(tmp);
-        return zc_fail(err, ZC_IO, 0, saved, "write");
-    }
-    free(tmp);
-    return (int64_t)total;
+    return saved;
 }
 
-int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t* const* parts,
-                       const size_t* lens, ptrdiff_t nparts, zc_error* err) {
+int64_t zc_stage_spliced(const char* path, const char* tag, const uint8_t* const* parts,
+                         const size_t* lens, const int64_t* src_offs, ptrdiff_t nparts, int src_fd,
+                         zc_error* err) {
     char* tmp = malloc(strlen(path) + strlen(tag) + ZC_TEMP_EXTRA);
     size_t total = 0;
     int r;
     if (tmp == NULL)
         return zc_fail(err, ZC_NOMEM, 0, 0, NULL);
     zc_temp_path(tmp, path, tag);
-    r = write_temp(tmp, parts, lens, nparts, &total, err);
+    r = write_temp(tmp, parts, lens, src_offs, nparts, src_fd, &total, err);
     free(tmp);
     return r != 0 ? -1 : (int64_t)total;
+}
+
+int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t* const* parts,
+                       const size_t* lens, ptrdiff_t nparts, zc_error* err) {
+    return zc_stage_spliced(path, tag, parts, lens, NULL, nparts, -1, err);
 }
 
 int64_t zc_finish_staged(const char* path, const char* tag, int keep, zc_error* err) {

@@ -65,9 +65,9 @@ int64_t zc_write_parts(const char* path, const char* tag, const uint8_t* const* 
    left behind). */
 int64_t zc_stage_parts(const char* path, const char* tag, const uint8_t* const* parts,
                        const size_t* lens, ptrdiff_t nparts, zc_error* err);
-/* As zc_stage_parts, but part i with src_offs[i] >= 0 is lens[i] bytes copied from
-   the file src_fd at that offset (copy_file_range where the system has it, else in
-   bounded blocks), never held in memory whole. */
+/* As zc_stage_parts (this with src_offs NULL), but part i with src_offs[i] >= 0 is
+   lens[i] bytes copied from the file src_fd at that offset (copy_file_range where
+   the system has it, else in bounded blocks), never held in memory whole. */
 int64_t zc_stage_spliced(const char* path, const char* tag, const uint8_t* const* parts,
                          const size_t* lens, const int64_t* src_offs, ptrdiff_t nparts, int src_fd,
                          zc_error* err);
