@@ -13,9 +13,9 @@ strategies use to decide whether to read the old chunk): a shard along a
 dimension is whole when every inner chunk of it (within the array) is touched
 and wholly selected; a key is partial when it is not whole along some
 dimension.  numpy over the touched chunks, no loop per element; a loop per
-partial key (to lock it).  A strategy with a ``write_locked(dims, value, hold)``
-method (the sharded one) is given the locks to take itself, as late as a
-consistent read-modify-write allows.
+partial key (to lock it).  The strategy's ``write_locked(dims, value, hold)``
+takes the locks: around its whole ``write_from`` (Strategy's), or as late as a
+consistent read-modify-write allows (the sharded one).
 """
 
 from __future__ import annotations
@@ -50,15 +50,9 @@ def write_from(strategy: Any, dims: indexing.Plan, value: np.ndarray) -> None:
         strategy.write_from(dims, value)
         return
     targets = _targets(arr, coords)
-    # a strategy that takes the locks itself, as late as it can (the sharded one:
-    # inner chunks wholly written are encoded before); delegating strategies
-    # (basic, point) hand their writes to the bound method of the one behind them
-    late = getattr(getattr(strategy.write_from, "__self__", strategy), "write_locked", None)
-    if late is not None:
-        late(dims, value, lambda: locks.hold(targets, mode, arr.name))
-        return
-    with locks.hold(targets, mode, arr.name):
-        strategy.write_from(dims, value)
+    # (the strategy takes the locks: throughout its write_from, or, the sharded
+    # one, after encoding the inner chunks it writes whole)
+    strategy.write_locked(dims, value, lambda: locks.hold(targets, mode, arr.name))
 
 
 @contextmanager

@@ -12,6 +12,8 @@ strategy asks per call what kind of array it serves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -70,3 +72,11 @@ class Strategy:
 
     def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
         raise NotImplementedError
+
+    def write_locked(self, dims: indexing.Plan, value: np.ndarray,
+                     hold: Callable[[], AbstractContextManager[Any]]) -> None:
+        """``write_from`` holding ``hold()`` (zarrc.engine.locked: the locks of the
+        chunks (shards) written in part) throughout; a strategy that can take them
+        later in the write overrides this (the sharded one)."""
+        with hold():
+            self.write_from(dims, value)
