@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 from helpers import NO_ZARR_PYTHON
+from numpy.lib.recfunctions import repack_fields
 
 import zarrc
 import zarrc.errors as zc_errors
@@ -338,6 +339,49 @@ def test_get_basic_selection_fields() -> None:
     np.testing.assert_array_equal(out, data[1]["y"])
     with pytest.raises(IndexError):
         a.get_basic_selection(0, fields="nope")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_basic_selection_fields_against_zarr_python(fmt) -> None:
+    # the same structured array in each library: whole-array reads agree; a field of a
+    # basic selection reads and writes as numpy's field access does (zarr-python 3.1 and
+    # 3.4 raise TypeError reading one and write every field for set_basic_selection's
+    # fields=: what zarrc does is checked against numpy)
+    dtype = np.dtype([("x", "<i4"), ("y", "<f8"), ("z", "S3")])
+    data = np.zeros((6, 5), dtype)
+    data["x"] = np.arange(30).reshape(6, 5)
+    data["y"] = data["x"] * 0.5
+    data["z"] = b"ab"
+    arrays = {lib: lib.create_array({}, shape=(6, 5), chunks=(4, 2), dtype=dtype, zarr_format=fmt)
+              for lib in (zarr, zarrc)}
+    for a in arrays.values():
+        a[...] = data
+    a = arrays[zarrc]
+    np.testing.assert_array_equal(a[...], arrays[zarr][...])
+    for selection, fields in [((slice(1, 5), 2), "x"), ((2, 3), "y"), ((2, 3), ["x", "y"]),
+                              (Ellipsis, ["y", "x"]), ((slice(None), slice(1, 4)), ["z"]),
+                              ((slice(0, 6, 2), Ellipsis), "y")]:
+        got = a.get_basic_selection(selection, fields=fields)
+        # (several fields: packed, in the order given, as zarr-python 2's fields=)
+        want = repack_fields(np.asarray(data[selection])[fields])
+        assert np.asarray(got).dtype == want.dtype and np.shape(got) == want.shape, (selection, fields)
+        np.testing.assert_array_equal(got, want)
+    expected = data.copy()
+    a.set_basic_selection((slice(0, 5), 1), 99, fields="x")
+    expected[0:5, 1]["x"] = 99
+    a.set_basic_selection((3, slice(None)), np.arange(5) * 0.25, fields=["y"])
+    expected[3, :]["y"] = np.arange(5) * 0.25
+    a.set_basic_selection(Ellipsis, expected)                       # (no fields: the whole items)
+    a.set_basic_selection((0, 0), b"zz", fields="z")
+    expected[0, 0]["z"] = b"zz"
+    np.testing.assert_array_equal(a[...], expected)
+    with pytest.raises(IndexError):
+        a.set_basic_selection(0, 1, fields="nope")
+    with pytest.raises(IndexError):
+        a.set_basic_selection((slice(None), 0), 1, fields=["x", "y"])      # one field per write
+    with pytest.raises(IndexError):
+        a.set_basic_selection([0, 1], 1, fields="x")                      # not a basic selection
+    np.testing.assert_array_equal(a[...], expected)                    # (nothing changed)
 
 
 def test_store_paths_where_a_store_is_expected(tmp_path) -> None:

@@ -36,6 +36,7 @@ from zarrc.errors import (
     NodeTypeError,
     ReadOnlyError,
 )
+from zarrc.group import like_arguments
 from zarrc.metadata.v3 import ArrayMetadataV3
 
 __all__ = ["array", "create", "empty", "empty_like", "full", "full_like", "load", "ones",
@@ -153,42 +154,6 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
     return result
 
 
-def _shape_chunks(a: Any) -> dict[str, Any]:
-    """The shape of an array-like and its chunks (when it has a chunk shape per axis)."""
-    out: dict[str, Any] = {}
-    shape = getattr(a, "shape", None)
-    if isinstance(shape, tuple):
-        out["shape"] = shape
-        chunks = getattr(a, "chunks", None)
-        if isinstance(chunks, tuple) and len(chunks) == len(shape):
-            out["chunks"] = chunks
-    return out
-
-
-def _like(a: Any, zarr_format: int | None) -> dict[str, Any]:
-    """``create``'s keywords for an array like ``a``: its shape, chunks and dtype;
-    for a zarrc Array also its fill value and format, and its codecs (and v2 order)
-    when the new array has its format (as zarr-python)."""
-    out = _shape_chunks(a)
-    if hasattr(a, "dtype"):
-        out["dtype"] = a.dtype
-    if isinstance(a, Array):
-        md = a.metadata
-        out["fill_value"] = md.fill_value
-        if md.zarr_format == 3:
-            out["dtype"] = md.data_type
-        zarr_format = md.zarr_format if zarr_format is None else zarr_format
-        if md.zarr_format == zarr_format:
-            if md.zarr_format == 2:
-                out.update(order=md.order, filters=[dict(f) for f in md.filters or ()] or None,
-                           compressor=None if md.compressor is None else dict(md.compressor))
-            else:
-                out["codecs"] = md.to_json()["codecs"]
-    if zarr_format is not None:
-        out["zarr_format"] = zarr_format
-    return out
-
-
 def empty(shape: Any, **kwargs: Any) -> Array:
     """A new array of ``shape`` whose values are undefined (as zarr-python: missing
     chunks read as the fill value).  Keywords as :func:`create`."""
@@ -211,33 +176,33 @@ def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
 
 
 def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
-    """An empty array like ``a`` (see :func:`_like`); keywords override."""
-    return empty(**(_like(a, zarr_format) | kwargs))
+    """An empty array like ``a`` (see :func:`zarrc.group.like_arguments`); keywords override."""
+    return empty(**(like_arguments(a, zarr_format) | kwargs))
 
 
 def zeros_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array of zeros like ``a``; keywords override."""
-    like = _like(a, zarr_format)
+    like = like_arguments(a, zarr_format)
     like.pop("fill_value", None)
     return zeros(**(like | kwargs))
 
 
 def ones_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array of ones like ``a``; keywords override."""
-    like = _like(a, zarr_format)
+    like = like_arguments(a, zarr_format)
     like.pop("fill_value", None)
     return ones(**(like | kwargs))
 
 
 def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array like ``a`` filled with ``fill_value`` (default: ``a``'s); keywords override."""
-    return full(**(_like(a, zarr_format) | kwargs))
+    return full(**(like_arguments(a, zarr_format) | kwargs))
 
 
 def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """Open the array at ``path`` in ``store`` (a keyword; default a new memory
     store), or create it like ``a`` (mode "a", the default; "w" replaces it)."""
-    like = _like(a, zarr_format or 3)
+    like = like_arguments(a, zarr_format or 3)
     like.pop("zarr_format")
     kwargs = like | kwargs
     mode = kwargs.pop("mode", None) or "a"
@@ -267,7 +232,7 @@ def array(data: Any, **kwargs: Any) -> Array:
         data = np.asanyarray(data)
     if kwargs.get("dtype") is None:
         kwargs["dtype"] = data.dtype
-    found = _shape_chunks(data)
+    found = like_arguments(data, None)
     kwargs["shape"] = found["shape"]
     if kwargs.get("chunks") is None:
         kwargs["chunks"] = found.get("chunks")

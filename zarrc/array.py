@@ -285,17 +285,30 @@ class Array(Node):
         if out is None and fields is None:
             # (every dimension indexed by an int: a numpy scalar, as zarr-python)
             return _scalar_of(self[selection])
+        data = self._read_planned(self._plan_basic(selection), out, fields)
+        return data if out is not None else _scalar_of(data)
+
+    def _plan_basic(self, selection: Any) -> indexing.Plan:
+        """The plan of a basic selection (ints, slices, ``...``), else SelectionError."""
         items = selection if isinstance(selection, tuple) else (selection,)
         for item in items:
             if not (item is Ellipsis or isinstance(item, (slice, int, np.integer))) or isinstance(item, bool):
                 raise SelectionError(f"unsupported selection item for basic indexing: {item!r}; expected "
                                      "an integer, a slice or Ellipsis")
         dims, _ = indexing.plan_orthogonal(selection, self.shape, self._chunked.chunks)
-        data = self._read_planned(dims, out, fields)
-        return data if out is not None else _scalar_of(data)
+        return dims
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        self[selection] = value
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            prototype: Any = None) -> None:
+        """``a[selection] = value``; ``fields``: one field of a structured dtype (a
+        name or a list of one), written alone, the others kept (as
+        set_orthogonal_selection).  ``prototype`` is accepted for zarr-python's
+        signature.  Raises SelectionError for other selections when ``fields`` is
+        given."""
+        if fields is None:
+            self[selection] = value
+            return
+        self._write_planned(self._plan_basic(selection), value, fields)
 
     # -------------------------------------------------------------- orthogonal and block selections
 

@@ -396,23 +396,29 @@ class Group(Node):
         return self._new_filled(name, shape, kwargs)
 
     def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
-        """``zeros`` with the shape, dtype and chunks of ``data`` (and, for a zarrc
-        array of this group's format, its codecs), keywords overriding them."""
-        return self.zeros(name=name, **{**like_arguments(data, self.zarr_format), **kwargs})
+        """``zeros`` like ``data``: its shape, dtype and chunks (and, for a zarrc
+        array of this group's format, its codecs), keywords overriding them, as
+        ``zarrc.zeros_like`` (``like_arguments``)."""
+        return self.zeros(name=name, **(self._like(data) | kwargs))
 
     def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         """``ones`` like ``data`` (see ``zeros_like``)."""
-        return self.ones(name=name, **{**like_arguments(data, self.zarr_format), **kwargs})
+        return self.ones(name=name, **(self._like(data) | kwargs))
 
     def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         """``full`` like ``data`` (see ``zeros_like``); ``fill_value`` defaults to the
         fill value of a zarrc ``data``."""
-        like = like_arguments(data, self.zarr_format)
-        return self.full(name=name, **{"fill_value": None, **like, **kwargs})
+        return self.full(name=name, **({"fill_value": None} | self._like(data) | kwargs))
 
     def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         """``empty`` like ``data`` (see ``zeros_like``)."""
-        return self.empty(name=name, **{**like_arguments(data, self.zarr_format), **kwargs})
+        return self.empty(name=name, **(self._like(data) | kwargs))
+
+    def _like(self, data: Any) -> dict[str, Any]:
+        """like_arguments for a new member (of this group's format)."""
+        like = like_arguments(data, self.zarr_format)
+        del like["zarr_format"]
+        return like
 
     def array(self, name: str, *, shape: Any = None, dtype: Any = None, data: Any = None,
               **kwargs: Any) -> Array:
@@ -530,26 +536,34 @@ def split_codecs(codecs: Any) -> dict[str, Any]:
     return parts
 
 
-def like_arguments(data: Any, zarr_format: int) -> dict[str, Any]:
-    """The ``shape``, ``dtype`` and ``chunks`` of ``data`` (as zarr-python's *_like);
-    for a zarrc Array also its fill value and, if of ``zarr_format``, its codecs
-    (v3: the whole list, sharding included; v2: filters, compressor and order)."""
+def like_arguments(a: Any, zarr_format: int | None) -> dict[str, Any]:
+    """zarr-python's ``*_like`` keywords for an array like ``a``, the one helper of the
+    top-level ``zeros_like`` ... and of ``Group.zeros_like`` ...: its shape, its
+    ``chunks`` (a sharded array's inner chunks, as zarr-python) and dtype; for a
+    zarrc Array also its fill value and format, and, when the new array
+    (``zarr_format``; None: the source's) has its format, its codecs (v3: the whole
+    list, sharding included; v2: filters, compressor and order)."""
     out: dict[str, Any] = {}
-    if hasattr(data, "shape"):
-        out["shape"] = tuple(data.shape)
-    if hasattr(data, "dtype"):
-        out["dtype"] = data.dtype
-    if not isinstance(data, Array):
-        chunks = getattr(data, "chunks", None)
-        if isinstance(chunks, tuple) and all(isinstance(c, (int, np.integer)) for c in chunks):
+    shape = getattr(a, "shape", None)
+    if isinstance(shape, tuple):
+        out["shape"] = shape
+        chunks = getattr(a, "chunks", None)
+        if isinstance(chunks, tuple) and len(chunks) == len(shape):
             out["chunks"] = chunks
-        return out
-    md = data.metadata
-    out["fill_value"] = data.fill_value
-    out["chunks"] = md.chunk_shape
-    if md.zarr_format == zarr_format == 3:
-        out["codecs"] = [c.to_json() for c in md.codecs]
-    elif md.zarr_format == zarr_format == 2:
-        out.update(order=md.order, compressors=md.compressor,
-                   filters=None if md.filters is None else list(md.filters))
+    if hasattr(a, "dtype"):
+        out["dtype"] = a.dtype
+    if isinstance(a, Array):
+        md = a.metadata
+        out["fill_value"] = md.fill_value
+        if md.zarr_format == 3:
+            out["dtype"] = md.data_type
+        zarr_format = md.zarr_format if zarr_format is None else zarr_format
+        if md.zarr_format == zarr_format:
+            if md.zarr_format == 2:
+                out.update(order=md.order, filters=[dict(f) for f in md.filters or ()] or None,
+                           compressor=None if md.compressor is None else dict(md.compressor))
+            else:
+                out["codecs"] = md.to_json()["codecs"]
+    if zarr_format is not None:
+        out["zarr_format"] = zarr_format
     return out
