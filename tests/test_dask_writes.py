@@ -166,3 +166,73 @@ def test_config_set_through_client_run(client):
         for worker, threads in before.items():
             client.run(zarrc.config.set, threads=threads, workers=[worker])
     assert client.run(zarrc.config.get, "threads") == before
+
+
+# ---------------------------------------------------------------- reads
+
+READ_LAYOUTS = {
+    # (zarr chunks, shards, dask chunks)
+    "chunked, dask = zarr chunks": ((64, 48), None, (64, 48)),
+    "chunked, dask across chunks": ((64, 48), None, (100, 70)),
+    "sharded, dask = shards": ((32, 32), (128, 128), (128, 128)),
+    "sharded, dask = inner chunks": ((32, 32), (128, 128), (32, 32)),
+    "sharded, dask across shards": ((32, 32), (128, 128), (96, 200)),
+}
+
+
+def float_array(tmp_path, name: str, chunks, shards, src: np.ndarray) -> zarrc.Array:
+    arr = zarrc.create_array(str(tmp_path / f"{name}.zarr"), shape=src.shape, dtype=src.dtype,
+                             chunks=chunks, shards=shards, compressors={"name": "zstd"})
+    arr[...] = src
+    return arr
+
+
+def test_from_array_reductions_match_numpy(tmp_path, run_on):
+    # float64 values read through da.from_array with chunks equal to, inside and across
+    # the zarr chunks and shards: the values, and mean / std / max / a strided slice's
+    # sum per axis, against numpy's on the same values, in one graph per scheduler
+    rng = np.random.default_rng(6)
+    src = rng.standard_normal((256, 200))
+    xs = [da.from_array(float_array(tmp_path, f"r{i}", chunks, shards, src), chunks=dchunks)
+          for i, (chunks, shards, dchunks) in enumerate(READ_LAYOUTS.values())]
+    for x, (_, _, dchunks) in zip(xs, READ_LAYOUTS.values()):
+        assert x.chunksize == tuple(min(c, s) for c, s in zip(dchunks, src.shape))
+    wanted = [src, src.mean(), src.std(axis=0), src.max(axis=1), src[3:250:7, ::3].sum(axis=0)]
+    graphs = [(x, x.mean(), x.std(axis=0), x.max(axis=1), x[3:250:7, ::3].sum(axis=0)) for x in xs]
+    results = dask.compute(*graphs, **run_on)
+    for layout, got in zip(READ_LAYOUTS, results):
+        for value, want in zip(got, wanted):
+            np.testing.assert_allclose(value, want, rtol=1e-12, err_msg=layout)
+
+
+def test_array_pickles_to_its_store_and_path(tmp_path, client):
+    # a zarrc Array sent to a worker as a task argument (not through from_array): the
+    # worker reopens it from its store and path and reads, and writes, the same data
+    src = source_data(7)
+    arr = new_array(tmp_path, "unaligned", src)
+    got = client.submit(lambda a: (a.shape, a.dtype.str, a.shards, a[10:200, 5:77]), arr).result()
+    assert got[:3] == (arr.shape, arr.dtype.str, arr.shards)
+    np.testing.assert_array_equal(got[3], src[10:200, 5:77])
+
+    def write(a):
+        a[0:24, 0:40] = -1
+    client.submit(write, arr).result()
+    src[0:24, 0:40] = -1
+    np.testing.assert_array_equal(arr[...], src)
+
+
+def test_dask_zarr_functions_and_zarrc(tmp_path):
+    # dask's from_zarr / to_zarr open their argument with zarr-python: a zarrc Array is
+    # refused (docs/dask.md gives da.from_array and x.store instead), while the path of
+    # an array zarrc wrote opens there, and zarrc reads what to_zarr wrote
+    pytest.importorskip("zarr")
+    src = source_data(8)
+    arr = new_array(tmp_path, "inner-chunks", src)
+    with pytest.raises(TypeError, match="store_like"):
+        da.from_zarr(arr)
+    with pytest.raises(TypeError, match="store_like"):
+        da.to_zarr(da.from_array(src, chunks=(64, 64)), arr)
+    np.testing.assert_array_equal(da.from_zarr(str(arr.store.root)).compute(scheduler="threads"), src)
+    path = str(tmp_path / "from-dask.zarr")
+    da.to_zarr(da.from_array(src, chunks=(64, 64)), path)
+    np.testing.assert_array_equal(zarrc.open_array(path, mode="r")[...], src)

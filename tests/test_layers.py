@@ -40,6 +40,7 @@ LAYERS = [
     ["zarrc.metadata", "zarrc.chunk_grid", "zarrc.chunk_key", "zarrc.indexing"],
     ["zarrc.threads"],
     ["zarrc.config"],
+    ["zarrc.cores"],                                    # the default thread count (dask's share)
     ["zarrc.errors"],
     ["zarrc._kernels"],
 ]

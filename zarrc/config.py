@@ -3,7 +3,12 @@
 ``threads``
     Worker threads zarrc uses for one call (chunk decoding, encoding; a large
     blosc buffer decoded on its own).  Default: the ``ZARRC_NUM_THREADS``
-    environment variable, else the number of cores.
+    environment variable, else the cores this process may use (its CPU affinity),
+    and inside a dask task that task thread's share of them (``zarrc.cores``: a
+    thread of dask's threaded scheduler of n threads gets cores // n, a
+    distributed worker's task thread the host's cores over the cluster's threads
+    on that host), so that dask threads x zarrc threads stay within the cores.  A
+    value set (``config.set(threads=...)``, the environment variable) always wins.
 ``split_bytes``
     A lone codec call on a buffer at least this large (default 2 MiB), made from
     the main thread, splits the work over up to ``threads`` threads (blosc: runs
@@ -55,10 +60,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from zarrc._kernels import slabs
+from zarrc.cores import default_threads
 from zarrc.errors import ArgumentError, SettingError
 
 
-def _env_threads() -> int:
+def _env_threads() -> int | None:
+    """ZARRC_NUM_THREADS, or None (the default of zarrc.cores) when it is not set."""
     raw = os.environ.get("ZARRC_NUM_THREADS")
     if raw:
         try:
@@ -68,7 +75,7 @@ def _env_threads() -> int:
         if value < 1:
             raise ArgumentError(f"ZARRC_NUM_THREADS must be a positive integer, got {raw!r}")
         return value
-    return os.cpu_count() or 1
+    return None
 
 
 # zarr-python's config keys -> zarrc's settings
@@ -110,7 +117,10 @@ class Config:
 
     def __getattr__(self, name: str):
         try:
-            return self.__dict__["_values"][name]
+            value = self.__dict__["_values"][name]
+            if value is None and name == "threads":
+                return default_threads()       # (not set: this thread's default)
+            return value
         except KeyError:
             raise SettingError(f"zarrc.config has no setting {name!r}") from None
 
@@ -170,7 +180,7 @@ class Config:
         slabs.set_pool_limit(self._values["pool_bytes"])
 
     def __repr__(self) -> str:
-        return f"zarrc.config({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"
+        return f"zarrc.config({', '.join(f'{k}={getattr(self, k)!r}' for k in self._values)})"
 
 
 config = Config()
