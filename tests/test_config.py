@@ -14,6 +14,7 @@ import pytest
 import zarrc
 from zarrc._kernels import slabs
 from zarrc.config import Config, config
+from zarrc.cores import process_cores
 from zarrc.errors import ArgumentError, ZarrcError
 
 SETTINGS = ["threads", "split_bytes", "pool_bytes"]
@@ -41,12 +42,14 @@ def test_pickles_as_the_config_in_use():
 def test_defaults(monkeypatch):
     monkeypatch.delenv("ZARRC_NUM_THREADS", raising=False)
     fresh = Config()
-    assert fresh.threads == (os.cpu_count() or 1)
+    assert fresh.threads == process_cores()        # (the cores this process may use)
+    if hasattr(os, "sched_getaffinity"):
+        assert process_cores() == len(os.sched_getaffinity(0))
     assert fresh.split_bytes == 2 << 20
     assert fresh.pool_bytes == 1 << 30
 
 
-@pytest.mark.parametrize("raw, threads", [("3", 3), ("1", 1), ("", os.cpu_count() or 1)])
+@pytest.mark.parametrize("raw, threads", [("3", 3), ("1", 1), ("", process_cores())])
 def test_threads_default_from_the_environment(monkeypatch, raw, threads):
     monkeypatch.setenv("ZARRC_NUM_THREADS", raw)
     assert Config().threads == threads
