@@ -4,8 +4,9 @@ inside a dask task, that task thread's share of them.
 A thread of dask's threaded scheduler (one of a pool of n threads) gets
 ``cores // n``; a task thread of a ``distributed`` worker gets the host's cores
 divided by the threads of all the cluster's workers on its host (asked of the
-scheduler once a minute per worker process), and never more than its own
-process's cores divided by its own threads.  So dask threads x zarrc threads stay
+scheduler every few minutes per worker process, and only by a worker with fewer
+threads than cores), and never more than its own process's cores divided by its
+own threads.  So dask threads x zarrc threads stay
 within the cores, and a single dask thread on a big machine still uses them all.
 
 dask is never imported here: a thread is looked up only in the dask modules the
@@ -24,11 +25,12 @@ from typing import Any
 
 # How long a thread's share, and a worker's count of its host's threads, are kept.
 THREAD_CACHE_SECONDS = 10.0
-HOST_CACHE_SECONDS = 60.0
+HOST_CACHE_SECONDS = 300.0
 
 _local = threading.local()
-_hosts: dict[str, tuple[float, int]] = {}       # worker address -> (expiry, host threads)
+_hosts: dict[str, tuple[float, int | None]] = {}       # worker address -> (expiry, host threads)
 _process_cores: int | None = None
+_host_lock = threading.Lock()                   # (one question to the scheduler at a time)
 
 
 def process_cores() -> int:
@@ -108,6 +110,8 @@ def _worker_share(worker: Any) -> int:
     threads on this host, at most this process's cores over its own threads."""
     own = max(1, int(worker.state.nthreads))
     share = max(1, process_cores() // own)
+    if share == 1:
+        return 1                        # (no need to ask how many others share the host)
     host_threads = _host_threads(worker)
     if host_threads is not None:
         share = min(share, max(1, (os.cpu_count() or 1) // max(host_threads, own)))
@@ -117,22 +121,25 @@ def _worker_share(worker: Any) -> int:
 def _host_threads(worker: Any) -> int | None:
     """The threads of all the workers on ``worker``'s host, as the scheduler lists
     them (kept HOST_CACHE_SECONDS), or None if it cannot be asked from here."""
-    now = time.monotonic()
     kept = _hosts.get(worker.address)
-    if kept is not None and kept[0] > now:
+    if kept is not None and kept[0] > time.monotonic():
         return kept[1]
     try:
         asyncio.get_running_loop()
         return None                     # (on an event loop: a blocking call would hang it)
     except RuntimeError:
         pass
-    try:
-        from distributed.utils import sync
-        info = sync(worker.loop, worker.scheduler.identity, callback_timeout=5)
-        host = worker.ip
-        threads = sum(int(w.get("nthreads", 0)) for w in info["workers"].values()
-                      if w.get("host") == host)
-    except Exception:                   # noqa: BLE001 - any failure: the worker's own count
-        return None
-    _hosts[worker.address] = (now + HOST_CACHE_SECONDS, threads)
-    return threads
+    with _host_lock:
+        kept = _hosts.get(worker.address)       # (another thread may have asked meanwhile)
+        if kept is not None and kept[0] > time.monotonic():
+            return kept[1]
+        try:
+            from distributed.utils import sync
+            info = sync(worker.loop, worker.scheduler.identity, callback_timeout=5)
+            threads = sum(int(w.get("nthreads", 0)) for w in info["workers"].values()
+                          if w.get("host") == worker.ip)
+        except Exception:               # noqa: BLE001 - any failure: the worker's own count
+            threads = None
+        # (a failure is kept too: not asked again by every call)
+        _hosts[worker.address] = (time.monotonic() + HOST_CACHE_SECONDS, threads)
+        return threads
