@@ -35,7 +35,7 @@ _host_lock = threading.Lock()                   # (one question to the scheduler
 
 def process_cores() -> int:
     """The cores this process may use: its CPU affinity where the system has one
-    (a batch job's or ``taskset``'s cores), else all of the machine's."""
+    (a batch job's or ``taskset``'s cores), else all of the machine's; read once."""
     global _process_cores
     if _process_cores is None:
         try:
