@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrc.codecs._base import Codec
+from zarrc.codecs._base import Codec, NativeStep
 from zarrc.codecs.blosc import Blosc
 from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
@@ -56,7 +56,7 @@ def native_codec(config: Mapping[str, Any], itemsize: int) -> Codec | None:
 
 
 def native_steps(compressor: Mapping[str, Any] | None, filters: Sequence[Mapping] | None,
-                 dtype: np.dtype) -> list[tuple] | None:
+                 dtype: np.dtype) -> list[NativeStep] | None:
     """The native pipeline's bytes->bytes steps for a v2 array, or None when the
     array needs the Python path (filters, object items, a compressor without a
     native kernel)."""
