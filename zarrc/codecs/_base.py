@@ -72,6 +72,17 @@ class Codec:
     in_v3: ClassVar[bool] = True
     fixed_size: ClassVar[bool] = False        # output size independent of the data
     written_empty: ClassVar[bool] = False     # written with "configuration": {} when empty
+    # the members (besides "id") of numcodecs' configuration of ``codec_id`` this class
+    # takes, where zarrc runs that numcodecs compressor itself (v2 arrays, numcodecs.<id>
+    # codecs); None: numcodecs runs it
+    numcodecs_keys: ClassVar[frozenset[str] | None] = None
+
+    @classmethod
+    def from_numcodecs(cls, config: Mapping[str, Any]) -> Codec:
+        """The codec for numcodecs' configuration ``config`` (without "id"; members
+        within ``numcodecs_keys``), with numcodecs' defaults; CodecError or TypeError
+        for what the constructor refuses."""
+        return cls(**config)
 
     @classmethod
     def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],

@@ -114,6 +114,7 @@ class Blosc(Codec):
 
     name = "blosc"
     codec_id = "blosc"
+    numcodecs_keys = frozenset({"cname", "clevel", "shuffle", "blocksize", "typesize"})
 
     def __init__(self, cname: str = "lz4", clevel: int = 5, shuffle: str | int | None = None,
                  typesize: int | None = None, blocksize: int = 0) -> None:
@@ -122,6 +123,13 @@ class Blosc(Codec):
                                      codes=True)
         _check_built(cname)
         self._set(cname, clevel, shuffle_code, typesize, blocksize)
+
+    @classmethod
+    def from_numcodecs(cls, config: Mapping[str, Any]) -> Blosc:
+        """numcodecs' default shuffle is SHUFFLE (1); its AUTOSHUFFLE (-1) is decided per
+        buffer by the typesize, or the buffer's item size, as numcodecs does (after
+        filters that change it)."""
+        return cls(**{"shuffle": 1, **config})
 
     @classmethod
     def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],

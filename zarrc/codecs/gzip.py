@@ -42,6 +42,7 @@ class Gzip(Codec):
 
     name = "gzip"
     codec_id = "gzip"
+    numcodecs_keys = frozenset({"level"})
 
     def __init__(self, level: int = 5) -> None:
         self.level = check_level(level, codec_fail("gzip"))

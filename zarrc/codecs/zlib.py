@@ -28,6 +28,7 @@ class Zlib(Codec):
 
     name = "zlib"
     codec_id = "zlib"
+    numcodecs_keys = frozenset({"level"})
     in_v3 = False           # (a v2 compressor; v3 arrays name it numcodecs.zlib)
 
     def __init__(self, level: int = 1) -> None:

@@ -50,6 +50,7 @@ class Zstd(Codec):
 
     name = "zstd"
     codec_id = "zstd"
+    numcodecs_keys = frozenset({"level", "checksum"})
 
     def __init__(self, level: int = 0, checksum: bool = False) -> None:
         check_options(level, checksum, codec_fail("zstd"))
