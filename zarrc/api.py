@@ -34,7 +34,7 @@ from zarrc.errors import (
     GroupNotFoundError,
     MetadataError,
 )
-from zarrc.group import Group, new_array, new_group, open_node
+from zarrc.group import Group, make_node, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
@@ -521,8 +521,7 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any],
     created: list[tuple[str, Array | Group]] = []
     for key, md in sorted({**implicit, **parsed}.items()):
         stored = write_node(s, "/" + key, md, docs.get(key), new=True)
-        node = Array(s, "/" + key, stored) if stored.node_type == "array" else Group(s, "/" + key, stored)
-        created.append((key, node))
+        created.append((key, make_node(s, "/" + key, stored)))
     return iter(created)
 
 

@@ -1,5 +1,6 @@
 """The Group: a node holding arrays and groups; and the building of nodes from
-what is in a store (:func:`open_node`, :func:`new_array`, :func:`new_group`), used
+what is in a store (:func:`make_node`, :func:`open_node`, :func:`new_array`,
+:func:`new_group`), used
 by groups for their members and by the public API (``zarrc.api``) above.
 
 The metadata side of creating and opening (arguments -> metadata, documents read
@@ -30,7 +31,7 @@ from zarrc.errors import (
     ZarrcUserWarning,
 )
 from zarrc.metadata import consolidated as consolidated_docs
-from zarrc.metadata.codecs import CODEC_CATEGORIES
+from zarrc.metadata.codecs import category_of
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import join_path, key_prefix
 from zarrc.node import Node
@@ -61,9 +62,19 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
             nodes = None
     if md is None:
         return None
-    if md.node_type == "array":
-        return Array(store, path, md, read_only=read_only)
-    return Group(store, path, md, read_only=read_only, consolidated=nodes)
+    return make_node(store, path, md, read_only=read_only, consolidated=nodes)
+
+
+def make_node(store: Store, path: str, metadata: Any, *, read_only: bool = False,
+              consolidated: dict | None = None) -> Array | Group:
+    """The node ``metadata`` describes (an Array or a Group, by its ``node_type``) at
+    ``path`` (normalised) of ``store``; a group with ``consolidated`` (its consolidated
+    metadata: every node below, keyed by relative path) looks its members up there.
+    The one place nodes are built from metadata: opened, members of a group, and
+    ``api.create_hierarchy``'s."""
+    if metadata.node_type == "array":
+        return Array(store, path, metadata, read_only=read_only)
+    return Group(store, path, metadata, read_only=read_only, consolidated=consolidated)
 
 
 def new_array(store: Store, path: str, metadata: Any, *, overwrite: bool = False,
@@ -116,12 +127,8 @@ class Group(Node):
         md = consolidated.get(rel)
         if md is None:
             return None
-        node: Array | Group
-        if md.node_type == "array":
-            node = Array(self._store, path, md, read_only=self._read_only)
-        else:
-            node = Group(self._store, path, md, read_only=self._read_only,
-                         consolidated=consolidated_docs.subtree(consolidated, rel))
+        below = None if md.node_type == "array" else consolidated_docs.subtree(consolidated, rel)
+        node = make_node(self._store, path, md, read_only=self._read_only, consolidated=below)
         node._mirrors = self._places(rel)
         return node
 
@@ -524,7 +531,7 @@ def split_codecs(codecs: Any) -> dict[str, Any]:
     for codec in codecs:
         spec = codec.to_dict() if hasattr(codec, "to_dict") and not isinstance(codec, Mapping) else codec
         name = spec if isinstance(spec, str) else spec.get("name") if isinstance(spec, Mapping) else None
-        category = CODEC_CATEGORIES.get(name) if isinstance(name, str) else None
+        category = category_of(name) if isinstance(name, str) else None
         if category == "array->array":
             parts["filters"].append(codec)
         elif category == "bytes->bytes":

@@ -1,5 +1,6 @@
-"""The codec registry (name -> class), building codecs from specs, and each codec's
-native step (the tuple the kernels' prepared Chain runs)."""
+"""The codec registry (name -> class), building codecs from specs, each codec's spec
+kind (the class, registered with the spec parser), and each codec's native step (the
+typed record the kernels' prepared Chain is built from)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,17 @@ import pytest
 import zarrc.codecs  # noqa: F401  (registers every codec)
 from zarrc._kernels.chain import Chain
 from zarrc.codecs import Blosc, Bytes, Codec, Crc32c, Gzip, Transpose, VLenBytes, VLenUTF8, Zlib, Zstd
-from zarrc.codecs.chain import CodecChain
+from zarrc.codecs.blosc import BloscStep
+from zarrc.codecs.chain import CodecChain, native_chain
+from zarrc.codecs.crc32c import Crc32cStep
+from zarrc.codecs.gzip import GzipStep
 from zarrc.codecs.numcodecs_compat import native_steps
 from zarrc.codecs.registry import CODECS, codec_class, codec_from_spec, register
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.errors import ArgumentError, ArgumentTypeError, CodecError, MetadataError, ZarrcError
-from zarrc.metadata.codecs import CODEC_CATEGORIES, parse_codecs
+from zarrc.codecs.zlib import ZlibStep
+from zarrc.codecs.zstd import ZstdStep
+from zarrc.metadata.codecs import KINDS, category_of, parse_codecs
 from zarrc.metadata.dtypes import CORE_TYPES
 
 
@@ -30,11 +36,18 @@ def test_every_codec_is_registered_under_its_name():
         assert codec_class(name) is cls and cls.name == name
 
 
-def test_categories_agree_with_the_spec_parser():
-    """A class's category is the one the metadata layer gives its name (zlib is a v2
-    compressor only, unknown to the v3 parser)."""
-    for name, cls in CODECS.items():
-        assert cls.category == CODEC_CATEGORIES.get(name, "bytes->bytes"), name
+def test_each_v3_codec_class_is_the_spec_parsers_kind_of_its_name():
+    """The metadata layer knows a v3 codec name through its class, registered with it:
+    one home for its category and its configuration's checks (zlib is a v2 compressor
+    only, unknown to the v3 parser)."""
+    assert KINDS == {name: cls for name, cls in CODECS.items() if name != "zlib"}
+    for name, cls in KINDS.items():
+        assert category_of(name) == cls.category, name
+    assert category_of("zlib") is None and category_of("numcodecs.zlib") is None
+    assert {n for n, c in KINDS.items() if c.fixed_size} == {"transpose", "bytes", "crc32c"}
+    assert {n for n, c in KINDS.items() if c.written_empty} == {"vlen-utf8", "vlen-bytes"}
+    # the numcodecs compressors zarrc runs itself (v2 arrays, numcodecs.<id>), by their class
+    assert {n for n, c in CODECS.items() if c.numcodecs_keys} == {"blosc", "zstd", "gzip", "zlib"}
 
 
 def test_unknown_name_is_a_metadata_error():
@@ -131,18 +144,29 @@ def test_chain_order_is_checked_for_codec_objects():
 
 # ------------------------------------------------------------------ native steps
 
-@pytest.mark.parametrize(("codec", "itemsize", "step"), [
-    (Blosc("lz4", 5, "shuffle"), 8, ("blosc", "lz4", 5, 1, 8, 0)),
-    (Blosc("zstd", 1, "bitshuffle", typesize=2, blocksize=4096), 8, ("blosc", "zstd", 1, 2, 2, 4096)),
-    (Blosc("blosclz", 0, "noshuffle"), 1, ("blosc", "blosclz", 0, 0, 1, 0)),
-    (Zstd(7, True), 4, ("zstd", 7, True)),
-    (Gzip(9), 4, ("gzip", 9)),
-    (Zlib(2), 4, ("zlib", 2)),
-    (Crc32c(), 4, ("crc32c",)),
+@pytest.mark.parametrize(("codec", "itemsize", "step", "args"), [
+    (Blosc("lz4", 5, "shuffle"), 8, BloscStep("lz4", 5, 1, 8, 0), ("blosc", "lz4", 5, 1, 8, 0)),
+    (Blosc("zstd", 1, "bitshuffle", typesize=2, blocksize=4096), 8,
+     BloscStep(cname="zstd", clevel=1, shuffle=2, typesize=2, blocksize=4096), ("blosc", "zstd", 1, 2, 2, 4096)),
+    (Blosc("blosclz", 0, "noshuffle"), 1, BloscStep("blosclz", 0, 0, 1, 0), ("blosc", "blosclz", 0, 0, 1, 0)),
+    (Zstd(7, True), 4, ZstdStep(level=7, checksum=True), ("zstd", 7, True)),
+    (Gzip(9), 4, GzipStep(level=9), ("gzip", 9)),
+    (Zlib(2), 4, ZlibStep(level=2), ("zlib", 2)),
+    (Crc32c(), 4, Crc32cStep(), ("crc32c",)),
 ], ids=repr)
-def test_native_step_of_each_bytes_codec(codec, itemsize, step):
+def test_native_step_of_each_bytes_codec(codec, itemsize, step, args):
+    """A typed record per step kind (named fields, frozen); the kernel's argument is
+    made from it in one place (``kernel_args``), which the kernels take."""
     assert codec.native_step(itemsize) == step
-    Chain([step], (16,), itemsize, 0, (0,))     # the kernels take it
+    assert step != args and step.kernel_args() == args
+    with pytest.raises(AttributeError):
+        step.kind = "other"     # (frozen)
+    Chain([step.kernel_args()], (16,), itemsize, 0, (0,))
+    assert isinstance(native_chain([step], (16,), itemsize, 0, (0,)), Chain)
+
+
+def test_steps_of_different_kinds_with_equal_fields_differ():
+    assert GzipStep(3) != ZlibStep(3) and GzipStep(3).kernel_args() != ZlibStep(3).kernel_args()
 
 
 @pytest.mark.parametrize("codec", [Bytes(), Transpose((0,)), VLenUTF8(), VLenBytes(),
@@ -156,9 +180,9 @@ def test_v3_and_v2_preparation_ask_the_codec_for_its_step():
     blosc = Blosc("lz4", 4, "bitshuffle")
     steps = native_steps(blosc.get_config(), None, np.dtype("<f8"))
     assert steps == [blosc.native_step(8)]
-    assert native_steps({"id": "zstd", "level": 2}, None, np.dtype("u2")) == [("zstd", 2, False)]
+    assert native_steps({"id": "zstd", "level": 2}, None, np.dtype("u2")) == [ZstdStep(2, False)]
     assert native_steps({"id": "blosc", "cname": "lz4", "clevel": 1, "shuffle": -1}, None,
-                        np.dtype("u1")) == [("blosc", "lz4", 1, 2, 1, 0)]   # auto shuffle: bit for bytes
+                        np.dtype("u1")) == [BloscStep("lz4", 1, 2, 1, 0)]   # auto shuffle: bit for bytes
     assert native_steps(None, None, np.dtype("u2")) == []
     assert native_steps({"id": "lzma"}, None, np.dtype("u2")) is None
     assert native_steps({"id": "zstd", "level": 2}, [{"id": "delta", "dtype": "<u2"}], np.dtype("u2")) is None
@@ -181,12 +205,52 @@ def test_codec_modules_import_nothing_above_them():
 
 def test_codec_constructors_and_the_spec_parser_share_their_facts():
     from zarrc._kernels import zstd as k
-    from zarrc.codecs import blosc
+    from zarrc.codecs import blosc, zstd
     from zarrc.metadata import codecs as spec
 
-    assert blosc.CNAMES is spec.BLOSC_CNAMES
     assert blosc.SHUFFLES == {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
-    assert tuple(k.zstd_levels()) == spec.ZSTD_LEVELS
+    assert (zstd.MIN_LEVEL, zstd.MAX_LEVEL) == tuple(k.zstd_levels()) == (-131072, 22)
+    # the metadata layer holds no codec's facts of its own
+    assert not [n for n in vars(spec) if n.startswith(("BLOSC", "ZSTD", "NUMCODECS", "CODEC_CATEGORIES"))]
+
+
+@pytest.mark.parametrize(("name", "config", "member"), [
+    ("blosc", {"cname": "lz5"}, "cname"),
+    ("blosc", {"cname": 1}, "cname"),
+    ("blosc", {"clevel": 10}, "clevel"),
+    ("blosc", {"clevel": -1}, "clevel"),
+    ("blosc", {"clevel": True}, "clevel"),
+    ("blosc", {"clevel": 5.0}, "clevel"),
+    ("blosc", {"shuffle": "bytes"}, "shuffle"),
+    ("blosc", {"shuffle": ["shuffle"]}, "shuffle"),
+    ("blosc", {"typesize": 0}, "typesize"),
+    ("blosc", {"typesize": "4"}, "typesize"),
+    ("blosc", {"blocksize": -1}, "blocksize"),
+    ("blosc", {"blocksize": 1.5}, "blocksize"),
+    ("zstd", {"level": 23}, "level"),
+    ("zstd", {"level": -131073}, "level"),
+    ("zstd", {"level": False}, "level"),
+    ("zstd", {"checksum": 1}, "checksum"),
+    ("gzip", {"level": 10}, "level"),
+    ("gzip", {"level": "1"}, "level"),
+])
+def test_the_spec_parser_and_the_constructor_refuse_the_same_options(name, config, member):
+    """One check per codec, worded by its caller: MetadataError naming the member when a
+    document is parsed, CodecError naming the codec and the member when a codec is made."""
+    with pytest.raises(MetadataError, match=f'"{name}": "{member}" '):
+        parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}},
+                      {"name": name, "configuration": config}], (4,), CORE_TYPES["int16"])
+    with pytest.raises(CodecError, match=f"^{name}: {member} .*, got "):
+        codec_class(name)(**config)
+
+
+def test_the_constructor_takes_numcodecs_shuffle_codes_the_spec_does_not():
+    assert Blosc(shuffle=2).shuffle == "bitshuffle" and Blosc(shuffle=-1).shuffle is None
+    with pytest.raises(MetadataError, match='"shuffle" 1 must be one of'):
+        parse_codecs([{"name": "bytes", "configuration": {"endian": "little"}},
+                      {"name": "blosc", "configuration": {"shuffle": 1}}], (4,), CORE_TYPES["int16"])
+    with pytest.raises(CodecError, match="blosc: shuffle"):
+        Blosc(shuffle=3)
 
 
 def test_numcodecs_names_build_numcodecs_codecs_in_zarr_pythons_categories():
@@ -194,8 +258,7 @@ def test_numcodecs_names_build_numcodecs_codecs_in_zarr_pythons_categories():
     with the category of zarr-python's wrapper; the category of ids it does not wrap
     comes from the codec's place in the chain."""
     pytest.importorskip("numcodecs")
-    from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, numcodecs_class
-    from zarrc.metadata.codecs import NUMCODECS_CATEGORIES
+    from zarrc.codecs.numcodecs_v3 import NUMCODECS_CATEGORIES, NumcodecsCodec, numcodecs_class
 
     for codec_id, category in NUMCODECS_CATEGORIES.items():
         cls = codec_class("numcodecs." + codec_id)
@@ -218,7 +281,7 @@ def test_numcodecs_categories_are_zarr_pythons():
         wrappers = pytest.importorskip("numcodecs.zarr3")
     from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 
-    from zarrc.metadata.codecs import NUMCODECS_CATEGORIES
+    from zarrc.codecs.numcodecs_v3 import NUMCODECS_CATEGORIES
 
     kinds = {ArrayArrayCodec: "array->array", ArrayBytesCodec: "array->bytes", BytesBytesCodec: "bytes->bytes"}
     found = {}
@@ -231,10 +294,10 @@ def test_numcodecs_categories_are_zarr_pythons():
 
 
 @pytest.mark.parametrize("config, step", [
-    ({"name": "numcodecs.zlib", "configuration": {"level": 4}}, ("zlib", 4)),
-    ({"name": "numcodecs.gzip"}, ("gzip", 1)),                     # (numcodecs' default level)
-    ({"name": "numcodecs.zstd", "configuration": {"level": 2, "checksum": True}}, ("zstd", 2, True)),
-    ({"name": "numcodecs.crc32c"}, ("crc32c",)),
+    ({"name": "numcodecs.zlib", "configuration": {"level": 4}}, ZlibStep(4)),
+    ({"name": "numcodecs.gzip"}, GzipStep(1)),                     # (numcodecs' default level)
+    ({"name": "numcodecs.zstd", "configuration": {"level": 2, "checksum": True}}, ZstdStep(2, True)),
+    ({"name": "numcodecs.crc32c"}, Crc32cStep()),
     ({"name": "numcodecs.crc32c", "configuration": {"location": "start"}}, None),
     ({"name": "numcodecs.bz2", "configuration": {"level": 1}}, None),
 ])

@@ -1,13 +1,43 @@
-"""The codec base class and the translation of kernel errors into zarrc errors."""
+"""The codec base class, the native step record, the checks' error wording, and the
+translation of kernel errors into zarrc errors."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import astuple, dataclass
 from typing import Any, ClassVar, NoReturn
 
 from zarrc._kernels.errors import KernelError
-from zarrc.errors import from_kernel
+from zarrc.errors import CodecError, from_kernel
 from zarrc.metadata.codecs import BYTES_TO_BYTES
+from zarrc.metadata.dtypes import DataType
+
+# a check's failure: (member, value, what it must be) -> raises.  A codec's checks are
+# written once and worded by their caller: ``zarrc.metadata.common.fail`` (MetadataError,
+# a spec being parsed) or :func:`codec_fail` (CodecError, a constructor's arguments)
+Fail = Callable[[str, Any, str], NoReturn]
+
+
+def codec_fail(codec: str) -> Fail:
+    """The :data:`Fail` of codec ``codec``'s constructor: CodecError("<codec>: <member>
+    <what it must be>, got <value>")."""
+    def fail(key: str, value: Any, problem: str) -> NoReturn:
+        raise CodecError(f"{codec}: {key} {problem}, got {value!r}")
+    return fail
+
+
+@dataclass(frozen=True)
+class NativeStep:
+    """One bytes -> bytes step of the kernels' prepared Chain (a subclass per kind,
+    beside its codec: ``BloscStep``, ``ZstdStep``, ``DeflateStep``, ``Crc32cStep``).
+    ``kind`` is the kernel's name of the step; :meth:`kernel_args` is the one place the
+    record becomes the kernel's argument (``zarrc._kernels.chain.Chain``)."""
+
+    kind: ClassVar[str]
+
+    def kernel_args(self) -> tuple[Any, ...]:
+        """(kind, the fields in order): what ``Chain`` takes for the step."""
+        return (self.kind, *astuple(self))
 
 
 def raise_codec_error(exc: KernelError, context: str = "") -> NoReturn:
@@ -27,15 +57,46 @@ class Codec:
     Subclasses set ``name`` (the v3 spec name), ``codec_id`` (the numcodecs id
     used in v2 metadata) and ``category`` (array->array, array->bytes or
     bytes->bytes, as ``zarrc.metadata.codecs`` names them), implement ``encode``,
-    ``decode`` and ``configuration``, register with
-    ``zarrc.codecs.registry.register``, and give ``native_step`` if the kernels
-    run them.  The constructor checks its arguments (CodecError); ``from_spec``
-    builds from a configuration already validated by the spec parser.
+    ``decode``, ``configuration`` and ``parse_spec`` (the spec side: the
+    registry hands the class to ``zarrc.metadata.codecs.register_kind``), register
+    with ``zarrc.codecs.registry.register``, and give ``native_step`` if the
+    kernels run them.  The constructor checks its arguments (CodecError) with the
+    same checks as ``parse_spec``; ``from_spec`` builds from a configuration
+    already validated by the spec parser.
     """
 
     name: ClassVar[str]
     codec_id: ClassVar[str]
     category: ClassVar[str] = BYTES_TO_BYTES
+    # a v3 codec name the spec parser knows (False: a numcodecs / v2 compressor only, zlib)
+    in_v3: ClassVar[bool] = True
+    fixed_size: ClassVar[bool] = False        # output size independent of the data
+    written_empty: ClassVar[bool] = False     # written with "configuration": {} when empty
+    # the members (besides "id") of numcodecs' configuration of ``codec_id`` this class
+    # takes, where zarrc runs that numcodecs compressor itself (v2 arrays, numcodecs.<id>
+    # codecs); None: numcodecs runs it
+    numcodecs_keys: ClassVar[frozenset[str] | None] = None
+
+    @classmethod
+    def from_numcodecs(cls, config: Mapping[str, Any]) -> Codec:
+        """The codec for numcodecs' configuration ``config`` (without "id"; members
+        within ``numcodecs_keys``), with numcodecs' defaults; CodecError or TypeError
+        for what the constructor refuses."""
+        return cls(**config)
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """A v3 spec's configuration checked (MetadataError) and normalised for chunks of
+        ``shape`` and ``data_type`` as the codec receives them (members left out get
+        zarr-python's values); ``zarrc.metadata.codecs.parse_codecs`` calls it."""
+        raise NotImplementedError(f"codec {cls.name!r} has no spec parser")
+
+    @classmethod
+    def spec_shape(cls, config: Mapping[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape the codec hands on for chunks of ``shape`` (a normalised
+        configuration); array -> array codecs that reorder override it."""
+        return shape
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Codec:
@@ -44,7 +105,7 @@ class Codec:
         checks what the parser checked skip those checks here."""
         return cls(**configuration)
 
-    def native_step(self, itemsize: int) -> tuple | None:
+    def native_step(self, itemsize: int) -> NativeStep | None:
         """This codec as a step of the kernels' prepared Chain
         (``zarrc._kernels.chain.Chain``) for items of ``itemsize`` bytes, or None
         if the kernels cannot run it (bytes->bytes codecs only)."""

@@ -3,26 +3,79 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from zarrc._kernels import blosc as k
-from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs._base import Codec, Fail, NativeStep, codec_fail, raise_codec_error
 from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
-from zarrc.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES, blosc_default_shuffle
+from zarrc.metadata.codecs import required_members
+from zarrc.metadata.common import fail as spec_fail
+from zarrc.metadata.common import is_int
+from zarrc.metadata.dtypes import DataType
 from zarrc.threads import codec_threads, run_each
 
-SHUFFLES = {name: code for code, name in enumerate(BLOSC_SHUFFLES)}   # {"noshuffle": 0, ...}
+CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
+SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}   # blosc's codes
 SHUFFLE_NAMES = {v: n for n, v in SHUFFLES.items()}
 AUTOSHUFFLE = -1        # numcodecs' code for "by the item size"
-CNAMES = BLOSC_CNAMES
+
+
+def item_size(data_type: DataType) -> int:
+    """The item size blosc shuffles by for ``data_type``: its size, 1 for the
+    variable-length types (whose chunks are a byte stream), as zarr-python."""
+    return 1 if data_type.variable_length else data_type.itemsize
+
+
+def default_shuffle(typesize: int) -> str:
+    """blosc's shuffle when none is given (zarr-python's for a ``BloscCodec`` without
+    one, numcodecs' AUTOSHUFFLE): "bitshuffle" for one-byte items, else "shuffle"."""
+    return "bitshuffle" if typesize == 1 else "shuffle"
+
+
+def check_options(cname: Any, clevel: Any, shuffle: Any, typesize: Any, blocksize: Any, fail: Fail, *,
+                  codes: bool) -> int | None:
+    """blosc's options checked, the one check of the spec parser and the constructor
+    (``fail`` words the error); returns the shuffle's code (None: by the typesize).
+    ``shuffle``: a name, None, or with ``codes`` numcodecs' codes 0, 1, 2 and -1
+    (AUTOSHUFFLE); ``typesize`` None: the item size."""
+    if not isinstance(cname, str) or cname not in CNAMES:
+        fail("cname", cname, f"must be one of {', '.join(CNAMES)}")
+    if not is_int(clevel) or not 0 <= clevel <= 9:
+        fail("clevel", clevel, "must be an integer from 0 to 9")
+    code: int | None = None
+    if isinstance(shuffle, str) and shuffle in SHUFFLES:
+        code = SHUFFLES[shuffle]
+    elif codes and is_int(shuffle) and (shuffle in SHUFFLE_NAMES or shuffle == AUTOSHUFFLE):
+        code = None if shuffle == AUTOSHUFFLE else shuffle
+    elif shuffle is not None:
+        fail("shuffle", shuffle, f"must be one of {', '.join(SHUFFLES)}"
+             + (" (or numcodecs' codes 0, 1, 2, -1)" if codes else ""))
+    if typesize is not None and (not is_int(typesize) or typesize < 1):
+        fail("typesize", typesize, "must be a positive integer")
+    if not is_int(blocksize) or blocksize < 0:
+        fail("blocksize", blocksize, "must be a non-negative integer")
+    return code
 
 
 def _check_built(cname: str) -> None:
     if cname not in k.blosc_compressors():
         raise CodecError(f"blosc: compressor {cname!r} is not built into this blosc "
                          f"(available: {k.blosc_compressors()})")
+
+
+@dataclass(frozen=True)
+class BloscStep(NativeStep):
+    """The kernels' blosc step: compressor, level, shuffle code, typesize, blocksize."""
+
+    kind = "blosc"
+    cname: str
+    clevel: int
+    shuffle: int
+    typesize: int
+    blocksize: int
 
 
 def _decode_blocks_parallel(buf: Any, dest: memoryview, nbytes: int, blocksize: int,
@@ -61,31 +114,39 @@ class Blosc(Codec):
 
     name = "blosc"
     codec_id = "blosc"
+    numcodecs_keys = frozenset({"cname", "clevel", "shuffle", "blocksize", "typesize"})
 
     def __init__(self, cname: str = "lz4", clevel: int = 5, shuffle: str | int | None = None,
                  typesize: int | None = None, blocksize: int = 0) -> None:
         cname, shuffle = plain(cname), plain(shuffle)      # (enum members: BloscCname, BloscShuffle)
-        if cname not in CNAMES:
-            raise CodecError(f"blosc: unknown cname {cname!r}; expected one of {CNAMES}")
+        shuffle_code = check_options(cname, clevel, shuffle, typesize, blocksize, codec_fail("blosc"),
+                                     codes=True)
         _check_built(cname)
-        if not isinstance(clevel, int) or isinstance(clevel, bool) or not 0 <= clevel <= 9:
-            raise CodecError(f"blosc: clevel must be an integer in 0..9, got {clevel!r}")
-        shuffle_code: int | None
-        if shuffle is None or (shuffle == AUTOSHUFFLE and not isinstance(shuffle, bool)):
-            shuffle_code = None
-        elif isinstance(shuffle, str):
-            if shuffle not in SHUFFLES:
-                raise CodecError(f"blosc: unknown shuffle {shuffle!r}; expected one of {tuple(SHUFFLES)}")
-            shuffle_code = SHUFFLES[shuffle]
-        elif shuffle in SHUFFLE_NAMES and not isinstance(shuffle, bool):
-            shuffle_code = int(shuffle)
-        else:
-            raise CodecError(f"blosc: unknown shuffle {shuffle!r}; expected one of {tuple(SHUFFLES)}")
-        if typesize is not None and (not isinstance(typesize, int) or typesize < 1):
-            raise CodecError(f"blosc: typesize must be a positive integer, got {typesize!r}")
-        if not isinstance(blocksize, int) or blocksize < 0:
-            raise CodecError(f"blosc: blocksize must be a non-negative integer, got {blocksize!r}")
         self._set(cname, clevel, shuffle_code, typesize, blocksize)
+
+    @classmethod
+    def from_numcodecs(cls, config: Mapping[str, Any]) -> Blosc:
+        """numcodecs' default shuffle is SHUFFLE (1); its AUTOSHUFFLE (-1) is decided per
+        buffer by the typesize, or the buffer's item size, as numcodecs does (after
+        filters that change it)."""
+        return cls(**{"shuffle": 1, **config})
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """blosc's members; those left out get zarr-python's values (``BloscCodec``'s
+        defaults, and what it derives from the data type): cname "zstd", clevel 5,
+        typesize the item size, shuffle "bitshuffle" for one-byte items else "shuffle",
+        blocksize 0."""
+        required_members(config, (), ("cname", "clevel", "shuffle", "typesize", "blocksize"))
+        size = item_size(data_type)
+        cname, clevel = config.get("cname", "zstd"), config.get("clevel", 5)
+        shuffle = config.get("shuffle")           # (None too: zarr-python's "derive it")
+        typesize = config.get("typesize")
+        blocksize = config.get("blocksize", 0)
+        check_options(cname, clevel, shuffle, typesize, blocksize, spec_fail, codes=False)
+        return {"typesize": size if typesize is None else typesize, "cname": cname, "clevel": clevel,
+                "shuffle": default_shuffle(size) if shuffle is None else shuffle, "blocksize": blocksize}
 
     def _set(self, cname: str, clevel: int, shuffle_code: int | None, typesize: int | None,
              blocksize: int) -> None:
@@ -111,14 +172,13 @@ class Blosc(Codec):
         by the typesize, as numcodecs' AUTOSHUFFLE)."""
         if self._shuffle is not None:
             return self._shuffle
-        return SHUFFLES[blosc_default_shuffle(typesize)]
+        return SHUFFLES[default_shuffle(typesize)]
 
-    def native_step(self, itemsize: int) -> tuple:
-        """("blosc", cname, clevel, shuffle code, typesize, blocksize); the typesize is
-        ``itemsize`` unless the codec sets one, the shuffle by it unless the codec sets
-        one (by the typesize, as numcodecs' AUTOSHUFFLE)."""
+    def native_step(self, itemsize: int) -> BloscStep:
+        """The typesize is ``itemsize`` unless the codec sets one, the shuffle by it
+        unless the codec sets one (by the typesize, as numcodecs' AUTOSHUFFLE)."""
         typesize = self.typesize if self.typesize is not None else itemsize
-        return ("blosc", self.cname, self.clevel, self.shuffle_code(typesize), typesize, self.blocksize)
+        return BloscStep(self.cname, self.clevel, self.shuffle_code(typesize), typesize, self.blocksize)
 
     def encode(self, buf: Any) -> bytes:
         view = memoryview(buf)

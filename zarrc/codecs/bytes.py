@@ -10,8 +10,10 @@ from typing import Any
 from zarrc.codecs._base import Codec
 from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import register
-from zarrc.errors import CodecError
-from zarrc.metadata.codecs import ARRAY_TO_BYTES
+from zarrc.errors import CodecError, MetadataError
+from zarrc.metadata.codecs import ARRAY_TO_BYTES, VLEN_CODECS, required_members
+from zarrc.metadata.common import fail
+from zarrc.metadata.dtypes import DataType
 
 
 @register
@@ -22,12 +24,33 @@ class Bytes(Codec):
     name = "bytes"
     codec_id = "bytes"
     category = ARRAY_TO_BYTES
+    fixed_size = True
 
     def __init__(self, endian: str | None = "little") -> None:
         endian = plain(endian)                              # (an Endian member)
         if endian not in ("little", "big", None):
             raise CodecError(f"bytes: endian must be 'little' or 'big', got {endian!r}")
         self.endian = endian
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """endian, required for types with a byte order (as zarr-python 3.4 reads), dropped
+        for one-byte types (as zarr-python writes); not for the variable-length types."""
+        required_members(config, (), ("endian",))
+        if data_type.kind in VLEN_CODECS:
+            raise MetadataError(f"cannot encode the variable-length data type {data_type.name} "
+                                f'(use "{VLEN_CODECS[data_type.kind]}")')
+        endian = config.get("endian")
+        if "endian" in config and endian not in ("little", "big"):
+            fail("endian", endian, 'must be "little" or "big"')
+        if endian is None:
+            if data_type.has_endianness:
+                raise MetadataError(f'"configuration" needs "endian" for data type {data_type.name}')
+            return {}
+        if data_type.itemsize == 1:
+            return {}  # as zarr-python: endian is meaningless for one-byte types
+        return {"endian": endian}
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Bytes:

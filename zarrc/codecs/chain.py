@@ -10,7 +10,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from zarrc._kernels.chain import Chain
-from zarrc.codecs._base import Codec
+from zarrc.codecs._base import Codec, NativeStep
 from zarrc.codecs.registry import codec_from_spec
 from zarrc.errors import MetadataError
 from zarrc.metadata.codecs import ARRAY_TO_ARRAY, ARRAY_TO_BYTES, CodecSpec, check_complete, check_next
@@ -87,7 +87,7 @@ class CodecChain:
     def prepare(self, chunk_shape: tuple[int, ...], dtype: np.dtype) -> Chain:
         """The native plan for chunks of ``chunk_shape`` and (native-order) ``dtype``."""
         dtype = np.dtype(dtype)
-        steps = []
+        steps: list[NativeStep] = []
         for c in self.bytes_to_bytes:
             step = c.native_step(dtype.itemsize)
             if step is None:
@@ -104,11 +104,12 @@ class CodecChain:
         return native_chain(steps, tuple(int(s) for s in chunk_shape), dtype.itemsize, swap_unit, order)
 
 
-def native_chain(steps: list, chunk_shape: tuple[int, ...], itemsize: int, swap_unit: int,
+def native_chain(steps: Sequence[NativeStep], chunk_shape: tuple[int, ...], itemsize: int, swap_unit: int,
                  order: tuple[int, ...]) -> Chain:
-    """The kernel's prepared Chain; MetadataError for what it cannot run (more than
-    32 dimensions or 8 bytes->bytes codecs, say)."""
+    """The kernel's prepared Chain for the codecs' native ``steps`` (encode order), each
+    handed over as its ``kernel_args()``; MetadataError for what it cannot run (more
+    than 32 dimensions or 8 bytes->bytes codecs, say)."""
     try:
-        return Chain(steps, chunk_shape, itemsize, swap_unit, order)
+        return Chain([s.kernel_args() for s in steps], chunk_shape, itemsize, swap_unit, order)
     except ValueError as exc:
         raise MetadataError(f"the codecs cannot be prepared for chunks of shape {chunk_shape}: {exc}") from None

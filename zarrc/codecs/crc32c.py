@@ -3,14 +3,25 @@ CRC-32C of the data, appended on encode and verified (then removed) on decode.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from zarrc._kernels import crc32c as k
-from zarrc.codecs._base import Codec
+from zarrc.codecs._base import Codec, NativeStep
 from zarrc.codecs.registry import register
 from zarrc.errors import ChecksumError, CodecError
+from zarrc.metadata.codecs import required_members
+from zarrc.metadata.dtypes import DataType
+
+
+@dataclass(frozen=True)
+class Crc32cStep(NativeStep):
+    """The kernels' crc32c step (the checksum at the end)."""
+
+    kind = "crc32c"
 
 
 def byte_view(buf: Any) -> memoryview:
@@ -35,6 +46,14 @@ class Crc32c(Codec):
 
     name = "crc32c"
     codec_id = "crc32c"
+    fixed_size = True
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """No members."""
+        required_members(config, ())
+        return {}
 
     def encode(self, buf: Any) -> bytes:
         view = byte_view(buf)
@@ -61,8 +80,8 @@ class Crc32c(Codec):
         dest[:] = payload
         return out
 
-    def native_step(self, itemsize: int) -> tuple:
-        return ("crc32c",)
+    def native_step(self, itemsize: int) -> Crc32cStep:
+        return Crc32cStep()
 
     def configuration(self) -> dict[str, Any]:
         return {}

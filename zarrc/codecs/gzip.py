@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from zarrc._kernels import deflate as k
-from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs._base import Codec, Fail, NativeStep, codec_fail, raise_codec_error
 from zarrc.codecs.registry import register
-from zarrc.errors import CodecError
+from zarrc.metadata.codecs import required_members
+from zarrc.metadata.common import fail as spec_fail
+from zarrc.metadata.common import is_int
+from zarrc.metadata.dtypes import DataType
 
 
-def check_level(codec: str, level: Any) -> int:
-    if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= 9:
-        raise CodecError(f"{codec}: level must be an integer in 0..9, got {level!r}")
+def check_level(level: Any, fail: Fail) -> int:
+    """A deflate level (gzip, zlib) checked, for the spec parser and the constructors
+    (``fail`` words the error)."""
+    if not is_int(level) or not 0 <= level <= 9:
+        fail("level", level, "must be an integer from 0 to 9")
     return level
+
+
+@dataclass(frozen=True)
+class GzipStep(NativeStep):
+    """The kernels' gzip step."""
+
+    kind = "gzip"
+    level: int
 
 
 @register
@@ -28,9 +42,17 @@ class Gzip(Codec):
 
     name = "gzip"
     codec_id = "gzip"
+    numcodecs_keys = frozenset({"level"})
 
     def __init__(self, level: int = 5) -> None:
-        self.level = check_level("gzip", level)
+        self.level = check_level(level, codec_fail("gzip"))
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """level (zarr-python's default 5)."""
+        required_members(config, (), ("level",))
+        return {"level": check_level(config.get("level", 5), spec_fail)}
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Gzip:
@@ -38,8 +60,8 @@ class Gzip(Codec):
         codec.level = configuration["level"]
         return codec
 
-    def native_step(self, itemsize: int) -> tuple:
-        return ("gzip", self.level)
+    def native_step(self, itemsize: int) -> GzipStep:
+        return GzipStep(self.level)
 
     def encode(self, buf: Any) -> bytes:
         try:

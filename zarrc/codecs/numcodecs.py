@@ -7,8 +7,7 @@ zstd, blosc and crc32c run on zarrc's kernels, the others through numcodecs
 
 from __future__ import annotations
 
-from zarrc.codecs.numcodecs_v3 import numcodecs_class
-from zarrc.metadata.codecs import NUMCODECS_PREFIX
+from zarrc.codecs.numcodecs_v3 import NUMCODECS_PREFIX, numcodecs_class
 
 Adler32 = numcodecs_class(NUMCODECS_PREFIX + "adler32")
 AsType = numcodecs_class(NUMCODECS_PREFIX + "astype")

@@ -18,45 +18,31 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrc.codecs._base import Codec
-from zarrc.codecs.blosc import Blosc
-from zarrc.codecs.gzip import Gzip
+from zarrc.codecs._base import Codec, NativeStep
+from zarrc.codecs.registry import CODECS
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
-from zarrc.codecs.zlib import Zlib
-from zarrc.codecs.zstd import Zstd
 from zarrc.errors import CodecError, MetadataError, ZarrcError
 from zarrc.metadata.common import thaw
 
-# configuration keys each native compressor takes (anything else: numcodecs decides)
-NATIVE_KEYS = {
-    "blosc": {"id", "cname", "clevel", "shuffle", "blocksize", "typesize"},
-    "zstd": {"id", "level", "checksum"},
-    "zlib": {"id", "level"},
-    "gzip": {"id", "level"},
-}
-
 
 def native_codec(config: Mapping[str, Any], itemsize: int) -> Codec | None:
-    """zarrc's own codec for a numcodecs compressor configuration, or None if it has
-    no native kernel (or options zarrc does not implement).  Raises MetadataError for
-    a native codec with invalid options."""
+    """zarrc's own codec for a numcodecs compressor configuration (the registered
+    class of its id, if it has ``numcodecs_keys``), or None if it has no native kernel
+    (or options zarrc does not implement).  Raises MetadataError for a native codec
+    with invalid options."""
     codec_id = config.get("id")
-    if codec_id not in NATIVE_KEYS or not set(config) <= NATIVE_KEYS[codec_id]:
-        return None
+    cls = CODECS.get(codec_id) if isinstance(codec_id, str) else None
     conf = {k: v for k, v in config.items() if k != "id"}
+    if cls is None or cls.numcodecs_keys is None or not set(conf) <= cls.numcodecs_keys:
+        return None
     try:
-        if codec_id == "blosc":
-            # (numcodecs' AUTOSHUFFLE, -1, is decided per buffer by the typesize, or
-            # the buffer's item size, as numcodecs does: after filters that change it)
-            conf.setdefault("shuffle", 1)
-            return Blosc(**conf)
-        return {"zstd": Zstd, "zlib": Zlib, "gzip": Gzip}[codec_id](**conf)
+        return cls.from_numcodecs(conf)
     except (CodecError, TypeError) as exc:
         raise MetadataError(f'compressor {dict(config)!r} is not valid: {exc}') from None
 
 
 def native_steps(compressor: Mapping[str, Any] | None, filters: Sequence[Mapping] | None,
-                 dtype: np.dtype) -> list[tuple] | None:
+                 dtype: np.dtype) -> list[NativeStep] | None:
     """The native pipeline's bytes->bytes steps for a v2 array, or None when the
     array needs the Python path (filters, object items, a compressor without a
     native kernel)."""

@@ -7,9 +7,12 @@ Where zarrc has a kernel for the same format (``zlib``, ``gzip``, ``zstd``,
 codec's ``native_step`` is that kernel's, so the array runs on the native engine;
 the others are run by the numcodecs object, whole chunks on the engine's Python
 path (numcodecs' C codecs release the GIL while the workers run them).  The
-categories are zarr-python's (``zarrc.metadata.codecs.NUMCODECS_CATEGORIES``);
-array -> array codecs give the data type and shape they encode to
-(:meth:`NumcodecsCodec.encoded`).
+categories are zarr-python's (:data:`NUMCODECS_CATEGORIES`); array -> array codecs
+give the data type and shape they encode to (:meth:`NumcodecsCodec.encoded`).
+
+The spec side of these names (their category, their configuration's normalisation)
+is here too, registered with the spec parser as the kind of the ``numcodecs.`` and
+``imagecodecs_`` prefixes (:class:`NumcodecsKind`).
 """
 
 from __future__ import annotations
@@ -20,19 +23,72 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrc.codecs._base import Codec
+from zarrc.codecs._base import Codec, NativeStep
 from zarrc.codecs.numcodecs_compat import call_codec, decoder_of, native_codec, numcodecs_codec
 from zarrc.codecs.registry import register_prefix
 from zarrc.errors import CodecError, MetadataError, UnknownCodecError
 from zarrc.metadata.codecs import (
     ARRAY_TO_ARRAY,
+    ARRAY_TO_BYTES,
     BYTES_TO_BYTES,
-    IMAGECODECS_PREFIX,
-    NUMCODECS_CATEGORIES,
-    NUMCODECS_PREFIX,
-    numcodecs_id,
+    VLEN_CODECS,
+    register_prefix_kind,
 )
-from zarrc.metadata.common import thaw
+from zarrc.metadata.common import fail, thaw
+from zarrc.metadata.dtypes import DataType
+
+NUMCODECS_PREFIX = "numcodecs."
+IMAGECODECS_PREFIX = "imagecodecs_"      # imagecodecs' codecs: v3 names and numcodecs ids alike
+# the categories of zarr-python's wrappers (zarr.codecs.numcodecs).  Any other id numcodecs'
+# registry knows is array -> array before the array -> bytes codec and bytes -> bytes after
+# it (the last such codec is the array -> bytes one in a chain without one)
+NUMCODECS_CATEGORIES = {
+    **dict.fromkeys(("blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle", "crc32", "crc32c",
+                     "adler32", "fletcher32", "jenkins_lookup3"), BYTES_TO_BYTES),
+    **dict.fromkeys(("delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype"),
+                    ARRAY_TO_ARRAY),
+    **dict.fromkeys(("pcodec", "zfpy"), ARRAY_TO_BYTES),
+}
+# configuration members zarr-python fills in from the array's data type when they are missing
+# (its wrappers' evolve_from_array_spec): (member, "itemsize" or "dtype")
+NUMCODECS_DEFAULTS = {
+    "shuffle": ("elementsize", "itemsize"),
+    "fixedscaleoffset": ("dtype", "dtype"),
+    "quantize": ("dtype", "dtype"),
+    "astype": ("decode_dtype", "dtype"),
+}
+
+
+def numcodecs_id(name: str) -> str | None:
+    """The numcodecs id of a v3 codec name ``numcodecs.<id>`` (or of imagecodecs' names
+    ``imagecodecs_<codec>``, its numcodecs ids too), else None."""
+    if name.startswith(NUMCODECS_PREFIX) and len(name) > len(NUMCODECS_PREFIX):
+        return name[len(NUMCODECS_PREFIX):]
+    if name.startswith(IMAGECODECS_PREFIX) and len(name) > len(IMAGECODECS_PREFIX):
+        return name
+    return None
+
+
+class NumcodecsKind:
+    """The spec parser's kind of the ``numcodecs.<id>`` / ``imagecodecs_<codec>`` names
+    (``zarrc.metadata.codecs.PrefixKind``)."""
+
+    def known_category(self, name: str) -> str | None:
+        """zarr-python's category of the id (None: not one it wraps)."""
+        return NUMCODECS_CATEGORIES.get(numcodecs_id(name) or "")
+
+    def parse_spec(self, name: str, config: Mapping[str, Any], data_type: DataType) -> dict[str, Any]:
+        """Its members are numcodecs' (checked when the codec is built); an "id" member
+        must be the name's; the members zarr-python fills in from the array's data type
+        are filled in."""
+        codec_id = numcodecs_id(name)
+        out = {k: v for k, v in config.items() if k != "id"}
+        if "id" in config and config["id"] != codec_id:
+            fail("id", config["id"], f'must be "{codec_id}" (the codec\'s name) or left out')
+        default = NUMCODECS_DEFAULTS.get(codec_id or "")
+        if default is not None and out.get(default[0]) is None and data_type.kind not in VLEN_CODECS:
+            out[default[0]] = data_type.itemsize if default[1] == "itemsize" else str(data_type.dtype)
+        return out
 
 
 class NumcodecsCodec(Codec):
@@ -61,7 +117,7 @@ class NumcodecsCodec(Codec):
     def from_spec(cls, configuration: Mapping[str, Any]) -> Codec:
         return cls(**configuration)
 
-    def native_step(self, itemsize: int) -> tuple | None:
+    def native_step(self, itemsize: int) -> NativeStep | None:
         # (a bytes -> bytes codec sees bytes: numcodecs shuffles blosc's items of one byte)
         return None if self.native is None else self.native.native_step(1)
 
@@ -159,3 +215,5 @@ def numcodecs_v3(codec: Any) -> NumcodecsCodec:
 
 register_prefix(NUMCODECS_PREFIX, numcodecs_class)
 register_prefix(IMAGECODECS_PREFIX, numcodecs_class)
+register_prefix_kind(NUMCODECS_PREFIX, NumcodecsKind())
+register_prefix_kind(IMAGECODECS_PREFIX, NumcodecsKind())

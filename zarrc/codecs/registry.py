@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from zarrc.codecs._base import Codec
 from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError, UnknownCodecError
-from zarrc.metadata.codecs import CodecSpec
+from zarrc.metadata.codecs import CodecSpec, register_kind
 
 CODECS: dict[str, type[Codec]] = {}
 # name prefix -> the class for a name with it and a category (None: the name's own);
@@ -25,12 +25,16 @@ C = TypeVar("C", bound=type[Codec])
 
 
 def register(cls: C) -> C:
-    """Register codec class ``cls`` under its ``name`` (a class decorator);
+    """Register codec class ``cls`` under its ``name`` (a class decorator), and, for a
+    v3 codec (``cls.in_v3``), as the spec parser's kind of that name
+    (``zarrc.metadata.codecs.register_kind``: its category and ``parse_spec``);
     ArgumentError if another class has that name."""
     known = CODECS.get(cls.name)
     if known is not None and known is not cls:
         raise ArgumentError(f"codec name {cls.name!r} is taken by {known.__qualname__}")
     CODECS[cls.name] = cls
+    if cls.in_v3:
+        register_kind(cls)
     return cls
 
 

@@ -17,9 +17,13 @@ from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import codec_from_spec, register
 from zarrc.errors import ChecksumError, CodecError, MetadataError
-from zarrc.metadata.codecs import ARRAY_TO_BYTES
+from zarrc.metadata.codecs import ARRAY_TO_BYTES, KINDS, default_serializer, parse_codecs, required_members
+from zarrc.metadata.common import check_int_list, error_context, fail
+from zarrc.metadata.dtypes import CORE_TYPES, DataType
 
 EMPTY = np.uint64(shard_layout.EMPTY)
+# the index codecs when none are named (zarr-python's default)
+DEFAULT_INDEX_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"})
 
 
 @register
@@ -32,8 +36,7 @@ class ShardingIndexed(Codec):
     codec_id = "sharding_indexed"
     category = ARRAY_TO_BYTES
 
-    def __init__(self, chunk_shape, codecs=({"name": "bytes"},),
-                 index_codecs=({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}),
+    def __init__(self, chunk_shape, codecs=({"name": "bytes"},), index_codecs=DEFAULT_INDEX_CODECS,
                  index_location: str = "end") -> None:
         index_location = plain(index_location)              # (a ShardingCodecIndexLocation member)
         try:
@@ -45,6 +48,36 @@ class ShardingIndexed(Codec):
         if index_location not in ("start", "end"):
             raise MetadataError(f"sharding_indexed: index_location must be 'start' or 'end', got {index_location!r}")
         self._set(chunk_shape, codecs, index_codecs, index_location)
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """chunk_shape (dividing the shard's), codecs (parsed for the inner chunks;
+        default: the data type's serializer), index_codecs (fixed-size codecs only;
+        default: bytes little-endian + crc32c), index_location ("end")."""
+        required_members(config, ("chunk_shape",), ("codecs", "index_codecs", "index_location"))
+        inner = check_int_list("chunk_shape", config["chunk_shape"], minimum=1)
+        if len(inner) != len(shape):
+            fail("chunk_shape", config["chunk_shape"],
+                 f"must have {len(shape)} dimensions like the shard shape {list(shape)}")
+        if any(s % c for s, c in zip(shape, inner)):
+            fail("chunk_shape", config["chunk_shape"], f"must evenly divide the shard shape {list(shape)}")
+        location = config.get("index_location", "end")
+        if location not in ("start", "end"):
+            fail("index_location", location, 'must be "start" or "end"')
+        with error_context('"codecs"'):
+            codecs = parse_codecs(config.get("codecs", [default_serializer(data_type, complete=True)]),
+                                  inner, data_type)
+        index_shape = tuple(s // c for s, c in zip(shape, inner)) + (2,)
+        with error_context('"index_codecs"'):
+            index_codecs = parse_codecs(config.get("index_codecs", DEFAULT_INDEX_CODECS), index_shape,
+                                        CORE_TYPES["uint64"])
+            for i, codec in enumerate(index_codecs):
+                kind = KINDS.get(codec.name)
+                if codec.must_understand and not (kind is not None and kind.fixed_size):
+                    raise MetadataError(f'[{i}] "{codec.name}": index codecs must have a fixed-size output')
+        return {"chunk_shape": inner, "codecs": codecs, "index_codecs": index_codecs,
+                "index_location": location}
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> ShardingIndexed:

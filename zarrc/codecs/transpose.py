@@ -9,7 +9,9 @@ from typing import Any
 from zarrc.codecs._base import Codec
 from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
-from zarrc.metadata.codecs import ARRAY_TO_ARRAY
+from zarrc.metadata.codecs import ARRAY_TO_ARRAY, required_members
+from zarrc.metadata.common import fail, is_int
+from zarrc.metadata.dtypes import DataType
 
 
 @register
@@ -20,6 +22,7 @@ class Transpose(Codec):
     name = "transpose"
     codec_id = "transpose"
     category = ARRAY_TO_ARRAY
+    fixed_size = True
 
     def __init__(self, order) -> None:
         try:
@@ -29,6 +32,23 @@ class Transpose(Codec):
         if sorted(perm) != list(range(len(perm))):
             raise CodecError(f"transpose: order {list(perm)} is not a permutation of 0..{len(perm) - 1}")
         self.order = perm
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """order: a permutation of the dimensions of the chunk it receives."""
+        required_members(config, ("order",))
+        order = config["order"]
+        if (not isinstance(order, (list, tuple)) or not all(is_int(i) for i in order)
+                or sorted(order) != list(range(len(shape)))):
+            fail("order", order,
+                 f"must be a permutation of 0..{len(shape) - 1} (the chunk has {len(shape)} dimensions)")
+        return {"order": tuple(order)}
+
+    @classmethod
+    def spec_shape(cls, config: Mapping[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The chunk's shape in the stored order."""
+        return tuple(shape[k] for k in config["order"])
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Transpose:

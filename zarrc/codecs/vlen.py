@@ -12,14 +12,16 @@ being silently altered or exhausting memory.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from zarrc.codecs._base import Codec
 from zarrc.codecs.registry import register
-from zarrc.errors import CodecError
-from zarrc.metadata.codecs import ARRAY_TO_BYTES
+from zarrc.errors import CodecError, MetadataError
+from zarrc.metadata.codecs import ARRAY_TO_BYTES, VLEN_CODECS, required_members
+from zarrc.metadata.dtypes import DataType
 
 HEADER_BYTES = 4            # u32 item count
 LENGTH_BYTES = 4            # u32 length before each item
@@ -50,9 +52,22 @@ class _VLen(Codec):
     (``_numcodecs_class``, the name of a class in ``numcodecs.vlen``)."""
 
     category = ARRAY_TO_BYTES
+    written_empty = True            # "configuration": {}, as zarr-python writes them
     item_type: ClassVar[type]
     item_name: ClassVar[str]
     _numcodecs_class: ClassVar[str]
+    data_type_name: ClassVar[str]   # the data type it encodes (the one)
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """No members; only for its own data type."""
+        required_members(config, ())
+        if VLEN_CODECS.get(data_type.kind) != cls.name:
+            use = VLEN_CODECS.get(data_type.kind, "bytes")
+            raise MetadataError(f'encodes only the data type {cls.data_type_name}, not {data_type.name} '
+                                f'(use "{use}")')
+        return {}
 
     def __init__(self) -> None:
         # numcodecs is imported here, once per codec object, not by `import zarrc`
@@ -221,6 +236,7 @@ class VLenUTF8(_VLen):
 
     name = "vlen-utf8"
     codec_id = "vlen-utf8"
+    data_type_name = "string"
     item_type = str
     item_name = "str"
     _numcodecs_class = "VLenUTF8"
@@ -261,6 +277,7 @@ class VLenBytes(_VLen):
 
     name = "vlen-bytes"
     codec_id = "vlen-bytes"
+    data_type_name = "variable_length_bytes"
     item_type = bytes
     item_name = "bytes"
     _numcodecs_class = "VLenBytes"

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from zarrc._kernels import deflate as k
-from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs._base import Codec, NativeStep, codec_fail, raise_codec_error
 from zarrc.codecs.gzip import check_level
 from zarrc.codecs.registry import register
+
+
+@dataclass(frozen=True)
+class ZlibStep(NativeStep):
+    """The kernels' zlib step."""
+
+    kind = "zlib"
+    level: int
 
 
 @register
@@ -19,9 +28,11 @@ class Zlib(Codec):
 
     name = "zlib"
     codec_id = "zlib"
+    numcodecs_keys = frozenset({"level"})
+    in_v3 = False           # (a v2 compressor; v3 arrays name it numcodecs.zlib)
 
     def __init__(self, level: int = 1) -> None:
-        self.level = check_level("zlib", level)
+        self.level = check_level(level, codec_fail("zlib"))
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Zlib:
@@ -29,8 +40,8 @@ class Zlib(Codec):
         codec.level = configuration["level"]
         return codec
 
-    def native_step(self, itemsize: int) -> tuple:
-        return ("zlib", self.level)
+    def native_step(self, itemsize: int) -> ZlibStep:
+        return ZlibStep(self.level)
 
     def encode(self, buf: Any) -> bytes:
         try:

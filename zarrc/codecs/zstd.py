@@ -3,14 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from zarrc._kernels import zstd as k
-from zarrc.codecs._base import Codec, raise_codec_error
+from zarrc.codecs._base import Codec, Fail, NativeStep, codec_fail, raise_codec_error
 from zarrc.codecs.registry import register
-from zarrc.errors import CodecError
+from zarrc.metadata.codecs import required_members
+from zarrc.metadata.common import fail as spec_fail
+from zarrc.metadata.common import is_int
+from zarrc.metadata.dtypes import DataType
 
-MIN_LEVEL, MAX_LEVEL = k.zstd_levels()
+MIN_LEVEL, MAX_LEVEL = k.zstd_levels()      # libzstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
+
+
+def check_options(level: Any, checksum: Any, fail: Fail) -> None:
+    """zstd's options checked, the one check of the spec parser and the constructor
+    (``fail`` words the error)."""
+    if not is_int(level) or not MIN_LEVEL <= level <= MAX_LEVEL:
+        fail("level", level, f"must be an integer from {MIN_LEVEL} to {MAX_LEVEL}")
+    if not isinstance(checksum, bool):
+        fail("checksum", checksum, "must be a boolean")
+
+
+@dataclass(frozen=True)
+class ZstdStep(NativeStep):
+    """The kernels' zstd step."""
+
+    kind = "zstd"
+    level: int
+    checksum: bool
 
 
 @register
@@ -28,14 +50,21 @@ class Zstd(Codec):
 
     name = "zstd"
     codec_id = "zstd"
+    numcodecs_keys = frozenset({"level", "checksum"})
 
     def __init__(self, level: int = 0, checksum: bool = False) -> None:
-        if not isinstance(level, int) or isinstance(level, bool) or not MIN_LEVEL <= level <= MAX_LEVEL:
-            raise CodecError(f"zstd: level must be an integer in {MIN_LEVEL}..{MAX_LEVEL}, got {level!r}")
-        if not isinstance(checksum, bool):
-            raise CodecError(f"zstd: checksum must be a bool, got {checksum!r}")
+        check_options(level, checksum, codec_fail("zstd"))
         self.level = level
         self.checksum = checksum
+
+    @classmethod
+    def parse_spec(cls, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """level (zarr-python's default 0) and checksum (False)."""
+        required_members(config, (), ("level", "checksum"))
+        level, checksum = config.get("level", 0), config.get("checksum", False)
+        check_options(level, checksum, spec_fail)
+        return {"level": level, "checksum": checksum}
 
     @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Zstd:
@@ -43,8 +72,8 @@ class Zstd(Codec):
         codec.level, codec.checksum = configuration["level"], configuration.get("checksum", False)
         return codec
 
-    def native_step(self, itemsize: int) -> tuple:
-        return ("zstd", self.level, self.checksum)
+    def native_step(self, itemsize: int) -> ZstdStep:
+        return ZstdStep(self.level, self.checksum)
 
     def encode(self, buf: Any) -> bytes:
         try:

@@ -8,9 +8,9 @@ holds all of sharding: indexes, reads, writes, the whole-shard codec), ``prepare
 (metadata -> state + the strategy, chosen once) and ``api`` (the public calls).
 """
 
-from zarrc.engine.api import read, read_into, write, write_from
+from zarrc.engine.api import read_into, write_from
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 
 # (zarrc.engine.prepare is the module; its function: zarrc.engine.prepare.prepare)
-__all__ = ["ChunkedArray", "Strategy", "read", "read_into", "write", "write_from"]
+__all__ = ["ChunkedArray", "Strategy", "read_into", "write_from"]

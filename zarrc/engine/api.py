@@ -1,7 +1,8 @@
-"""The engine's public calls, on top of the strategies: each hands the call to
-the array's prepared strategy (zarrc.engine.prepare chose it), checking the
-operands of planned calls first; writes go through zarrc.engine.locked (the
-locks of partial writes)."""
+"""The engine's public calls on planned selections, on top of the strategies: each
+hands the call to the array's prepared strategy (zarrc.engine.prepare chose it),
+checking the operands first; writes go through zarrc.engine.locked (the locks of
+partial writes).  A selection not yet planned is the strategy's own ``read`` /
+``write`` (``Array.__getitem__`` / ``__setitem__`` call them)."""
 
 from __future__ import annotations
 
@@ -14,20 +15,6 @@ from zarrc.engine import locked
 from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import ArgumentError
-
-
-def read(strategy: Strategy, selection: Any) -> np.ndarray:
-    """``arr[selection]`` as a new numpy array (0-d if every dimension is indexed by
-    an integer, as zarr-python returns).  Raises SelectionError, CodecError,
-    ChecksumError, StoreError."""
-    return strategy.read(selection)
-
-
-def write(strategy: Strategy, selection: Any, value: Any) -> None:
-    """``arr[selection] = value`` (numpy broadcasting).  Chunks left equal to the
-    fill value everywhere are deleted instead of stored (unless
-    ``write_empty_chunks``).  An error raised here has stored nothing."""
-    strategy.write(selection, value)
 
 
 def read_into(strategy: Strategy, dims: indexing.Plan, out: np.ndarray) -> None:

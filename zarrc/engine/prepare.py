@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc.codecs._base import NativeStep
 from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, innermost, runs_natively
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps
@@ -88,7 +89,7 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
 
 
 def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
-              inner_chain: CodecChain | None, v2_steps: list | None) -> Strategy:
+              inner_chain: CodecChain | None, v2_steps: list[NativeStep] | None) -> Strategy:
     """The strategy for ``chunked`` (see the module docstring)."""
     if chunked.codec is not None:
         return PythonStrategy(chunked)
@@ -105,14 +106,14 @@ def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
 
 
 def _point_layout(md: Any, inner_chain: CodecChain | None,
-                  v2_steps: list | None) -> tuple[str, tuple[int, ...]] | None:
+                  v2_steps: list[NativeStep] | None) -> tuple[str, tuple[int, ...]] | None:
     """(kind, stored axis order) of single-element reads (see PointStrategy), if
     the chunks of this unsharded array allow them (``v2_steps``: a v2 array's
     native steps, as prepare found them)."""
     ndim = len(md.shape)
     if md.zarr_format == 2:
         assert v2_steps is not None       # (the chain is native: no Python codec)
-        steps = [s[0] for s in v2_steps]
+        steps = [s.kind for s in v2_steps]
         perm = tuple(reversed(range(ndim))) if md.order == "F" else tuple(range(ndim))
     else:
         assert inner_chain is not None    # (v3: prepare's codec chain gives it)
@@ -149,7 +150,7 @@ def _prepare_v3(md: ArrayMetadataV3, chain: CodecChain, store: Any, path: str,
                         shard_cache=ShardIndexCache() if levels else None), inner
 
 
-def _prepare_v2(md: ArrayMetadataV2, steps: list | None, store: Any, path: str,
+def _prepare_v2(md: ArrayMetadataV2, steps: list[NativeStep] | None, store: Any, path: str,
                 write_empty_chunks: bool, chunk_keys: ChunkKeys) -> ChunkedArray:
     dtype, chunks = md.dtype, md.chunks
     chunked = ChunkedArray(

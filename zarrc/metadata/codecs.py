@@ -1,92 +1,109 @@
-"""The ``codecs`` member of zarr.json: parsing, validation and normalisation.
+"""The ``codecs`` member of zarr.json: the list parsed, its order checked.
 
 A codec list is parsed into a tuple of :class:`CodecSpec` (name + normalised,
 immutable configuration).  The chain must be array->array*, then exactly one
-array->bytes, then bytes->bytes*.  Each core codec's configuration is checked
-against the representation it receives (shape and data type), e.g. ``transpose``
-needs a permutation of the dimensions it sees and ``bytes`` needs ``endian`` for
-multi-byte types.  The variable-length data types take exactly their own
-array -> bytes codec (``string``: ``vlen-utf8``, variable-length bytes:
-``vlen-bytes``), and those codecs no other type.  The configuration kept is the one
-zarr-python writes: members left out get zarr-python's values (its codecs' defaults
-and what it derives from the data type: blosc ``typesize`` and ``shuffle`` from the
-item size, cname "zstd", clevel 5; zstd level 0 and ``checksum`` false; gzip level 5;
-sharding's inner and index codecs and ``index_location``), when reading as when
-creating, as zarr-python does; ``endian`` dropped for one-byte types, and the vlen
-codecs written with an empty ``"configuration": {}``.  (A multi-byte ``bytes``
-without ``endian`` is refused when read, as zarr-python 3.4 does; a new array's gets
-"little" from ``zarrc.metadata.v3.complete_codecs``.)
+array->bytes, then bytes->bytes* (:func:`check_next`, :func:`check_complete`).
+
+What each codec takes is not written here but beside its class (``zarrc.codecs.<codec>``:
+its category, its configuration's checks and normalisation ``parse_spec``, the
+members it fills in with zarr-python's values): the codec layer sits above this one,
+so each codec class registers itself here (:func:`register_kind`, called by
+``zarrc.codecs.registry.register``; name prefixes such as ``numcodecs.<id>`` by
+:func:`register_prefix_kind`), and :func:`parse_codecs` asks the registered kind.
+``import zarrc`` imports ``zarrc.codecs`` first, so every kind is registered before
+any document is read.  What is a chain's and a data type's, not one codec's, stays
+here: the order, and the array -> bytes codec of each variable-length data type
+(``string``: ``vlen-utf8``, variable-length bytes: ``vlen-bytes``; :func:`default_serializer`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from zarrc.errors import MetadataError, UnknownCodecError
 from zarrc.metadata.common import (
     FrozenDict,
-    check_int_list,
     check_members,
     describe,
     error_context,
     fail,
     freeze,
-    is_int,
     parse_extension,
     thaw,
 )
-from zarrc.metadata.dtypes import CORE_TYPES, DataType
+from zarrc.metadata.dtypes import DataType
 
 ARRAY_TO_ARRAY = "array->array"
 ARRAY_TO_BYTES = "array->bytes"
 BYTES_TO_BYTES = "bytes->bytes"
 
-CODEC_CATEGORIES = {
-    "transpose": ARRAY_TO_ARRAY,
-    "bytes": ARRAY_TO_BYTES,
-    "sharding_indexed": ARRAY_TO_BYTES,
-    "vlen-utf8": ARRAY_TO_BYTES,
-    "vlen-bytes": ARRAY_TO_BYTES,
-    "blosc": BYTES_TO_BYTES,
-    "gzip": BYTES_TO_BYTES,
-    "zstd": BYTES_TO_BYTES,
-    "crc32c": BYTES_TO_BYTES,
-}
-# codecs whose output size does not depend on the data: the only ones allowed in
-# a sharding index
-FIXED_SIZE_CODECS = ("transpose", "bytes", "crc32c")
-BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
-BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")      # in the order of blosc's codes 0, 1, 2
-ZSTD_LEVELS = (-131072, 22)     # zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
 # the array -> bytes codec of each variable-length data type kind
 VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
-# a sharding codec's index codecs when it names none (zarr-python's default)
-DEFAULT_INDEX_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"})
-# codecs written with "configuration": {} when it is empty (as zarr-python writes them)
-EMPTY_CONFIGURATION_WRITTEN = ("vlen-utf8", "vlen-bytes")
-# numcodecs codecs in v3 arrays: "numcodecs.<id>", run by numcodecs (or natively where zarrc has
-# the same format); the categories of zarr-python's wrappers (zarr.codecs.numcodecs).  Any other
-# id numcodecs' registry knows is array -> array before the array -> bytes codec and bytes ->
-# bytes after it (the last such codec is the array -> bytes one in a chain without one)
-NUMCODECS_PREFIX = "numcodecs."
-IMAGECODECS_PREFIX = "imagecodecs_"      # imagecodecs' codecs: v3 names and numcodecs ids alike
-NUMCODECS_CATEGORIES = {
-    **dict.fromkeys(("blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle", "crc32", "crc32c",
-                     "adler32", "fletcher32", "jenkins_lookup3"), BYTES_TO_BYTES),
-    **dict.fromkeys(("delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype"),
-                    ARRAY_TO_ARRAY),
-    **dict.fromkeys(("pcodec", "zfpy"), ARRAY_TO_BYTES),
-}
-# configuration members zarr-python fills in from the array's data type when they are missing
-# (its wrappers' evolve_from_array_spec): (member, "itemsize" or "dtype")
-NUMCODECS_DEFAULTS = {
-    "shuffle": ("elementsize", "itemsize"),
-    "fixedscaleoffset": ("dtype", "dtype"),
-    "quantize": ("dtype", "dtype"),
-    "astype": ("decode_dtype", "dtype"),
-}
+
+
+class CodecKind(Protocol):
+    """What this layer needs of a codec name (a codec class of ``zarrc.codecs``
+    registered with :func:`register_kind`)."""
+
+    name: str
+    category: str
+    fixed_size: bool            # output size independent of the data: may encode a shard index
+    written_empty: bool         # written with ``"configuration": {}`` when it has none
+
+    def parse_spec(self, config: Mapping[str, Any], shape: tuple[int, ...],
+                   data_type: DataType) -> dict[str, Any]:
+        """The configuration checked (MetadataError) and normalised (zarr-python's values
+        for members left out) for chunks of ``shape`` and ``data_type`` it receives."""
+        ...
+
+    def spec_shape(self, config: Mapping[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of what it hands the next codec (array -> array codecs)."""
+        ...
+
+
+class PrefixKind(Protocol):
+    """What this layer needs of the codecs named by a prefix (``numcodecs.<id>``)."""
+
+    def known_category(self, name: str) -> str | None:
+        """The category of codec ``name``, or None where the chain's place decides it
+        (array -> array before the array -> bytes codec, bytes -> bytes after it; the
+        last such codec in a chain without one is its array -> bytes codec)."""
+        ...
+
+    def parse_spec(self, name: str, config: Mapping[str, Any], data_type: DataType) -> dict[str, Any]:
+        """The configuration checked and normalised (MetadataError)."""
+        ...
+
+
+KINDS: dict[str, CodecKind] = {}
+PREFIX_KINDS: dict[str, PrefixKind] = {}
+
+
+def register_kind(kind: CodecKind) -> None:
+    """Make the v3 codec name ``kind.name`` known to :func:`parse_codecs`."""
+    KINDS[kind.name] = kind
+
+
+def register_prefix_kind(prefix: str, kind: PrefixKind) -> None:
+    """Codec names starting with ``prefix`` (and longer) are parsed by ``kind``."""
+    PREFIX_KINDS[prefix] = kind
+
+
+def category_of(name: str) -> str | None:
+    """The category of the registered v3 codec ``name`` (None: unknown, or a prefixed
+    name whose category its place in a chain decides)."""
+    kind = KINDS.get(name)
+    return kind.category if kind is not None else None
+
+
+def prefix_kind(name: str) -> PrefixKind | None:
+    """The kind of a prefixed codec name (``numcodecs.zlib``), or None."""
+    for prefix, kind in PREFIX_KINDS.items():
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return kind
+    return None
 
 
 @dataclass(frozen=True)
@@ -98,8 +115,8 @@ class CodecSpec:
         codec's "codecs" / "index_codecs" are tuples of CodecSpec.
     must_understand : False only for an unknown codec marked
         ``"must_understand": false``, which readers skip.
-    role : the category of a ``numcodecs.<id>`` codec (see NUMCODECS_CATEGORIES), None
-        for the others (their category is their name's).
+    role : the category of a prefixed codec (``numcodecs.<id>``: its kind's, or its place's
+        in the chain), None for the others (their category is their name's).
     """
 
     name: str
@@ -114,13 +131,14 @@ class CodecSpec:
     @property
     def category(self) -> str | None:
         """"array->array", "array->bytes", "bytes->bytes", or None for unknown codecs."""
-        return self.role or CODEC_CATEGORIES.get(self.name)
+        return self.role or category_of(self.name)
 
     def to_json(self) -> dict[str, Any]:
         """The codec object as zarr-python writes it (no "configuration" when empty,
         except for the vlen and numcodecs codecs)."""
         out: dict[str, Any] = {"name": self.name}
-        written = self.name in EMPTY_CONFIGURATION_WRITTEN or self.role is not None
+        kind = KINDS.get(self.name)
+        written = (kind is not None and kind.written_empty) or self.role is not None
         if self.configuration or (self.must_understand and written):
             out["configuration"] = thaw(self.configuration)
         if not self.must_understand:
@@ -128,14 +146,9 @@ class CodecSpec:
         return out
 
 
-def _level(key: str, config: Mapping, low: int, high: int) -> int:
-    value: Any = config.get(key)
-    if not is_int(value) or not low <= value <= high:
-        fail(key, value, f"must be an integer from {low} to {high}")
-    return value
-
-
-def _required(config: Mapping, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+def required_members(config: Mapping, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    """MetadataError unless ``config`` has every member of ``names`` and no member
+    outside ``names`` and ``optional`` (for the codecs' ``parse_spec``)."""
     check_members("configuration", config, names + optional)
     for name in names:
         if name not in config:
@@ -152,156 +165,6 @@ def default_serializer(data_type: DataType, complete: bool = False) -> dict[str,
     if complete and data_type.writes_endian:
         return {"name": "bytes", "configuration": {"endian": "little"}}
     return {"name": "bytes"}
-
-
-def _bytes(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, (), ("endian",))
-    if data_type.kind in VLEN_CODECS:
-        raise MetadataError(f"cannot encode the variable-length data type {data_type.name} "
-                            f'(use "{VLEN_CODECS[data_type.kind]}")')
-    endian = config.get("endian")
-    if "endian" in config and endian not in ("little", "big"):
-        fail("endian", endian, 'must be "little" or "big"')
-    if endian is None:
-        if data_type.has_endianness:
-            raise MetadataError(f'"configuration" needs "endian" for data type {data_type.name}')
-        return {}
-    if data_type.itemsize == 1:
-        return {}  # as zarr-python: endian is meaningless for one-byte types
-    return {"endian": endian}
-
-
-def _transpose(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, ("order",))
-    order = config["order"]
-    if (not isinstance(order, (list, tuple)) or not all(is_int(i) for i in order)
-            or sorted(order) != list(range(len(shape)))):
-        fail("order", order,
-             f"must be a permutation of 0..{len(shape) - 1} (the chunk has {len(shape)} dimensions)")
-    return {"order": tuple(order)}
-
-
-def blosc_item_size(data_type: DataType) -> int:
-    """The item size blosc shuffles by for ``data_type``: its size, 1 for the
-    variable-length types (whose chunks are a byte stream), as zarr-python."""
-    return 1 if data_type.variable_length else data_type.itemsize
-
-
-def blosc_default_shuffle(typesize: int) -> str:
-    """blosc's shuffle when none is given (zarr-python's for a ``BloscCodec`` without
-    one, numcodecs' AUTOSHUFFLE): "bitshuffle" for one-byte items, else "shuffle"."""
-    return "bitshuffle" if typesize == 1 else "shuffle"
-
-
-def _blosc(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    """blosc's members; those left out get zarr-python's values (``BloscCodec``'s
-    defaults, and what it derives from the data type): cname "zstd", clevel 5,
-    typesize the item size, shuffle "bitshuffle" for one-byte items else "shuffle",
-    blocksize 0."""
-    _required(config, (), ("cname", "clevel", "shuffle", "typesize", "blocksize"))
-    item_size = blosc_item_size(data_type)
-    cname = config.get("cname", "zstd")
-    if cname not in BLOSC_CNAMES:
-        fail("cname", cname, f"must be one of {', '.join(BLOSC_CNAMES)}")
-    clevel = _level("clevel", {"clevel": 5, **config}, 0, 9)
-    shuffle = config.get("shuffle")           # (None too: zarr-python's "derive it")
-    if shuffle is None:
-        shuffle = blosc_default_shuffle(item_size)
-    if shuffle not in BLOSC_SHUFFLES:
-        fail("shuffle", shuffle, f"must be one of {', '.join(BLOSC_SHUFFLES)}")
-    typesize: Any = config.get("typesize")
-    if typesize is None:
-        typesize = item_size
-    if not is_int(typesize) or typesize < 1:
-        fail("typesize", typesize, "must be a positive integer")
-    blocksize = config.get("blocksize", 0)
-    if not is_int(blocksize) or blocksize < 0:
-        fail("blocksize", blocksize, "must be a non-negative integer")
-    return {"typesize": typesize, "cname": cname, "clevel": clevel, "shuffle": shuffle,
-            "blocksize": blocksize}
-
-
-def _gzip(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, (), ("level",))
-    return {"level": _level("level", {"level": 5, **config}, 0, 9)}
-
-
-def _zstd(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, (), ("level", "checksum"))
-    checksum = config.get("checksum", False)
-    if not isinstance(checksum, bool):
-        fail("checksum", checksum, "must be a boolean")
-    return {"level": _level("level", {"level": 0, **config}, *ZSTD_LEVELS), "checksum": checksum}
-
-
-def _crc32c(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, ())
-    return {}
-
-
-def _vlen(codec: str) -> Any:
-    def parse(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-        _required(config, ())
-        if VLEN_CODECS.get(data_type.kind) != codec:
-            wanted = "string" if codec == "vlen-utf8" else "variable_length_bytes"
-            use = VLEN_CODECS.get(data_type.kind, "bytes")
-            raise MetadataError(f'encodes only the data type {wanted}, not {data_type.name} (use "{use}")')
-        return {}
-    return parse
-
-
-def _sharding(config: Mapping, shape: tuple[int, ...], data_type: DataType) -> dict:
-    _required(config, ("chunk_shape",), ("codecs", "index_codecs", "index_location"))
-    inner = check_int_list("chunk_shape", config["chunk_shape"], minimum=1)
-    if len(inner) != len(shape):
-        fail("chunk_shape", config["chunk_shape"],
-             f"must have {len(shape)} dimensions like the shard shape {list(shape)}")
-    if any(s % c for s, c in zip(shape, inner)):
-        fail("chunk_shape", config["chunk_shape"], f"must evenly divide the shard shape {list(shape)}")
-    location = config.get("index_location", "end")
-    if location not in ("start", "end"):
-        fail("index_location", location, 'must be "start" or "end"')
-    with error_context('"codecs"'):
-        codecs = parse_codecs(config.get("codecs", [default_serializer(data_type, complete=True)]),
-                              inner, data_type)
-    index_shape = tuple(s // c for s, c in zip(shape, inner)) + (2,)
-    with error_context('"index_codecs"'):
-        index_codecs = parse_codecs(config.get("index_codecs", DEFAULT_INDEX_CODECS), index_shape,
-                                    CORE_TYPES["uint64"])
-        for i, codec in enumerate(index_codecs):
-            if codec.must_understand and codec.name not in FIXED_SIZE_CODECS:
-                raise MetadataError(f'[{i}] "{codec.name}": index codecs must have a fixed-size output')
-    return {"chunk_shape": inner, "codecs": codecs, "index_codecs": index_codecs, "index_location": location}
-
-
-def numcodecs_id(name: str) -> str | None:
-    """The numcodecs id of a v3 codec name ``numcodecs.<id>`` (or of imagecodecs' names
-    ``imagecodecs_<codec>``, its numcodecs ids too), else None."""
-    if name.startswith(NUMCODECS_PREFIX) and len(name) > len(NUMCODECS_PREFIX):
-        return name[len(NUMCODECS_PREFIX):]
-    if name.startswith(IMAGECODECS_PREFIX) and len(name) > len(IMAGECODECS_PREFIX):
-        return name
-    return None
-
-
-def _numcodecs(codec_id: str, config: Mapping, data_type: DataType) -> dict:
-    """A ``numcodecs.<id>`` configuration: its members are numcodecs' (checked when the
-    codec is built); an "id" member must be the name's; the members zarr-python fills
-    in from the array's data type are filled in."""
-    out = {k: v for k, v in config.items() if k != "id"}
-    if "id" in config and config["id"] != codec_id:
-        fail("id", config["id"], f'must be "{codec_id}" (the codec\'s name) or left out')
-    default = NUMCODECS_DEFAULTS.get(codec_id)
-    if default is not None and out.get(default[0]) is None and data_type.kind not in VLEN_CODECS:
-        out[default[0]] = data_type.itemsize if default[1] == "itemsize" else str(data_type.dtype)
-    return out
-
-
-CONFIG_PARSERS = {
-    "bytes": _bytes, "transpose": _transpose, "blosc": _blosc, "gzip": _gzip,
-    "zstd": _zstd, "crc32c": _crc32c, "sharding_indexed": _sharding,
-    "vlen-utf8": _vlen("vlen-utf8"), "vlen-bytes": _vlen("vlen-bytes"),
-}
 
 
 def check_next(name: str, category: str, seen_array_to_bytes: str | None) -> None:
@@ -339,39 +202,41 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
     specs: list[CodecSpec] = []
     shape = tuple(chunk_shape)
     seen_array_to_bytes: str | None = None
+    last_placed = False         # the last spec's category came from its place (a prefixed name)
     for i, item in enumerate(value):
         with error_context(f"[{i}] "):
             name, config, must_understand = parse_extension("codec", item)
-            category = CODEC_CATEGORIES.get(name)
-            codec_id = numcodecs_id(name)
-            if codec_id is not None:
-                category = NUMCODECS_CATEGORIES.get(
-                    codec_id, BYTES_TO_BYTES if seen_array_to_bytes else ARRAY_TO_ARRAY)
+            kind = KINDS.get(name)
+            prefixed = prefix_kind(name) if kind is None else None
+            if prefixed is not None:
+                category = prefixed.known_category(name)
+                last_placed = category is None
+                if category is None:
+                    category = BYTES_TO_BYTES if seen_array_to_bytes else ARRAY_TO_ARRAY
                 check_next(name, category, seen_array_to_bytes)
                 with error_context(f'"{name}": '):
-                    specs.append(CodecSpec(name, freeze(_numcodecs(codec_id, config, data_type)),
+                    specs.append(CodecSpec(name, freeze(prefixed.parse_spec(name, config, data_type)),
                                            role=category))
                 if category == ARRAY_TO_BYTES:
                     seen_array_to_bytes = name
                 continue
-            if category is None:
+            last_placed = False
+            if kind is None:
                 if must_understand:
                     raise UnknownCodecError(f'"name" {describe(name)} is not a supported codec (and is not marked '
                                             '"must_understand": false)')
                 specs.append(CodecSpec(name, freeze(config), must_understand=False))
                 continue
-            check_next(name, category, seen_array_to_bytes)
+            check_next(name, kind.category, seen_array_to_bytes)
             with error_context(f'"{name}": '):
-                normalised = CONFIG_PARSERS[name](config, shape, data_type)
+                normalised = kind.parse_spec(config, shape, data_type)
             specs.append(CodecSpec(name, freeze(normalised)))
-            if name == "transpose":
-                shape = tuple(shape[k] for k in normalised["order"])
-            if category == ARRAY_TO_BYTES:
+            shape = kind.spec_shape(normalised, shape)
+            if kind.category == ARRAY_TO_BYTES:
                 seen_array_to_bytes = name
-    if not seen_array_to_bytes and specs and specs[-1].role == ARRAY_TO_ARRAY \
-            and numcodecs_id(specs[-1].name) not in NUMCODECS_CATEGORIES:
-        # (an id of numcodecs' registry zarr-python does not wrap, with nothing after it: it
-        # turns the chunk into bytes, as imagecodecs' image codecs do)
+    if not seen_array_to_bytes and last_placed and specs[-1].role == ARRAY_TO_ARRAY:
+        # (a prefixed codec of unknown category with nothing after it: it turns the
+        # chunk into bytes, as imagecodecs' image codecs do)
         last = specs[-1]
         specs[-1] = CodecSpec(last.name, last.configuration, role=ARRAY_TO_BYTES)
         seen_array_to_bytes = last.name
