@@ -16,7 +16,6 @@ a few seconds (dask's pools and a worker's threads do not change under a task).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import threading
@@ -124,6 +123,7 @@ def _host_threads(worker: Any) -> int | None:
     kept = _hosts.get(worker.address)
     if kept is not None and kept[0] > time.monotonic():
         return kept[1]
+    import asyncio  # (here: ``import zarrc`` does not import asyncio)
     try:
         asyncio.get_running_loop()
         return None                     # (on an event loop: a blocking call would hang it)
