@@ -12,9 +12,11 @@ one opened with ``engine="zarr"``.  docs/xarray.md lists the options.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -31,6 +33,15 @@ from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 STRING_DTYPE = hasattr(np.dtypes, "StringDType")
+
+
+@contextlib.contextmanager
+def _nczarr_keys_expected() -> Iterator[None]:
+    """Opening NCZarr nodes: zarrc's warning about their ``_NCZARR_*`` metadata keys
+    is silenced (this backend reads them)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r'.*unknown key\(s\) "_NCZARR_', category=UserWarning)
+        yield
 
 
 def _is_vlen_utf8(array: zarrc.Array) -> bool:
@@ -62,13 +73,20 @@ class ZarrcBackendArray(BackendArray):
         """The zarrc Array served."""
         return self._array
 
-    def _method(self, key: Any, sync: bool) -> Any:
-        arr = self._array if sync else zarrc.AsyncArray(self._array)
+    def _method(self, key: Any) -> Any:
         if isinstance(key, indexing.VectorizedIndexer):
-            return self._vindex if sync else self._async_vindex
+            return self._vindex
         if isinstance(key, indexing.OuterIndexer):
-            return arr.oindex.__getitem__ if sync else arr.oindex.getitem
-        return arr.__getitem__ if sync else arr.getitem
+            return self._array.oindex.__getitem__
+        return self._array.__getitem__
+
+    def _async_method(self, key: Any) -> Any:
+        arr = zarrc.AsyncArray(self._array)
+        if isinstance(key, indexing.VectorizedIndexer):
+            return self._async_vindex
+        if isinstance(key, indexing.OuterIndexer):
+            return arr.oindex.getitem
+        return arr.getitem
 
     def _points(self, key: tuple) -> tuple:
         # zarrc's vindex takes integer arrays only: the slices of a vectorized key
@@ -90,13 +108,13 @@ class ZarrcBackendArray(BackendArray):
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
         value = indexing.explicit_indexing_adapter(
-            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._method(key, True))
+            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._method(key))
         return self._preserve_string_dtype(value)
 
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> Any:
         """As ``__getitem__``, awaited (zarrc's AsyncArray: the read runs in a thread)."""
         value = await indexing.async_explicit_indexing_adapter(
-            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._method(key, False))
+            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._async_method(key))
         return self._preserve_string_dtype(value)
 
 
@@ -140,17 +158,19 @@ def dims_and_attrs(array: zarrc.Array) -> tuple[tuple[str, ...], dict[str, Any]]
 class ZarrcDataStore(AbstractDataStore):
     """One zarrc group as an xarray data store (read only)."""
 
-    __slots__ = ("_fill_as_mask", "zarr_group")
+    __slots__ = ("_arrays", "_fill_as_mask", "zarr_group")
 
     def __init__(self, group: zarrc.Group, use_zarr_fill_value_as_mask: bool | None = None) -> None:
         self.zarr_group = group
+        with _nczarr_keys_expected():       # the members as the store is opened (as xarray)
+            self._arrays = list(group.arrays())
         if use_zarr_fill_value_as_mask is None:     # xarray's default: v2 yes, v3 no
             use_zarr_fill_value_as_mask = group.metadata.zarr_format == 2
         self._fill_as_mask = use_zarr_fill_value_as_mask
 
     def arrays(self) -> list[tuple[str, zarrc.Array]]:
-        """The group's arrays, (name, array)."""
-        return list(self.zarr_group.arrays())
+        """The group's arrays, (name, array), as they were when the store was opened."""
+        return self._arrays
 
     def open_store_variable(self, name: str, array: zarrc.Array) -> Variable:
         """The lazy xarray Variable of ``array``, with xarray's zarr encodings."""
@@ -173,7 +193,7 @@ class ZarrcDataStore(AbstractDataStore):
                 attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], dtype)
         return Variable(dims, indexing.LazilyIndexedArray(wrapper), attrs, encoding)
 
-    def get_variables(self) -> FrozenDict:
+    def get_variables(self) -> Any:
         return FrozenDict((k, self.open_store_variable(k, a)) for k, a in self.arrays())
 
     def get_attrs(self) -> dict[str, Any]:
@@ -195,6 +215,12 @@ def open_root(store: Any, *, group: str | None, consolidated: bool | None, zarr_
               storage_options: dict | None) -> zarrc.Group:
     """The zarrc group at ``group`` in ``store`` opened read only (consolidated: None
     uses consolidated metadata when present, True requires it, False ignores it)."""
+    with _nczarr_keys_expected():
+        return _open_root(store, group, consolidated, zarr_format, storage_options)
+
+
+def _open_root(store: Any, group: str | None, consolidated: bool | None, zarr_format: int | None,
+               storage_options: dict | None) -> zarrc.Group:
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     if zarr_format not in (None, 2, 3):
@@ -214,10 +240,18 @@ def open_root(store: Any, *, group: str | None, consolidated: bool | None, zarr_
     return node
 
 
-def _iter_groups(root: zarrc.Group, parent: str) -> Iterable[tuple[str, zarrc.Group]]:
-    yield parent, root
-    for name, child in root.groups():
-        yield from _iter_groups(child, f"{parent.rstrip('/')}/{name}")
+def _all_groups(root: zarrc.Group, parent: str) -> list[tuple[str, zarrc.Group]]:
+    with _nczarr_keys_expected():
+        children = list(root.groups())
+    found = [(parent, root)]
+    for name, child in children:
+        found += _all_groups(child, f"{parent.rstrip('/')}/{name}")
+    return found
+
+
+def _decoders(**options: Any) -> dict[str, Any]:
+    """The CF decoding options handed on to xarray's StoreBackendEntrypoint."""
+    return options
 
 
 class ZarrcBackendEntrypoint(BackendEntrypoint):
@@ -241,7 +275,7 @@ class ZarrcBackendEntrypoint(BackendEntrypoint):
         with close_on_error(store):
             return StoreBackendEntrypoint().open_dataset(store, **decoders)
 
-    def open_dataset(  # type: ignore[override]
+    def open_dataset(
         self, filename_or_obj: Any, *, mask_and_scale: Any = True, decode_times: Any = True,
         concat_characters: Any = True, decode_coords: Any = True,
         drop_variables: str | Iterable[str] | None = None, use_cftime: Any = None,
@@ -252,12 +286,12 @@ class ZarrcBackendEntrypoint(BackendEntrypoint):
         """The dataset of the group ``group`` (default the root) of the store."""
         root = open_root(filename_or_obj, group=group, consolidated=consolidated,
                          zarr_format=zarr_format, storage_options=storage_options)
-        return self._decode(ZarrcDataStore(root, use_zarr_fill_value_as_mask), dict(
+        return self._decode(ZarrcDataStore(root, use_zarr_fill_value_as_mask), _decoders(
             mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta))
 
-    def open_groups_as_dict(  # type: ignore[override]
+    def open_groups_as_dict(
         self, filename_or_obj: Any, *, mask_and_scale: Any = True, decode_times: Any = True,
         concat_characters: Any = True, decode_coords: Any = True,
         drop_variables: str | Iterable[str] | None = None, use_cftime: Any = None,
@@ -267,13 +301,13 @@ class ZarrcBackendEntrypoint(BackendEntrypoint):
         """{"/path": dataset} for the group ``group`` (default the root) and every group below it."""
         root = open_root(filename_or_obj, group=group, consolidated=consolidated,
                          zarr_format=zarr_format, storage_options=storage_options)
-        decoders = dict(
+        decoders = _decoders(
             mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta)
-        return {path: self._decode(ZarrcDataStore(g), decoders) for path, g in _iter_groups(root, "/")}
+        return {path: self._decode(ZarrcDataStore(g), decoders) for path, g in _all_groups(root, "/")}
 
-    def open_datatree(  # type: ignore[override]
+    def open_datatree(
         self, filename_or_obj: Any, **kwargs: Any,
     ) -> Any:
         """The DataTree of the group ``group`` (default the root) and every group below it."""
