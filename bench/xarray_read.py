@@ -16,7 +16,8 @@ Zarr v3, consolidated) in two layouts:
 Workloads, each timed in one process per library and layout (``--repeat``
 times, their median), the libraries in turn, ``--rounds`` such processes each:
 
-- ``open+load``: ``xr.open_dataset(path, engine=...)`` and ``.load()``;
+- ``open+load``: ``xr.open_dataset(path, engine=...)`` and ``.load()`` (after one
+  untimed open and one-element read in the process: imports and first-use set-up);
 - ``series``: the time series at one (y, x) point of the opened dataset (a
   different point each repetition), ``.values``;
 - ``mean``: ``open_dataset(..., chunks={})`` (dask arrays of the on-disk chunks)
@@ -112,6 +113,10 @@ def worker(lib: str, path: str, repeat: int) -> dict:
         if lib == "zarrs":
             zarr.config.set({"codec_pipeline.strict": True})   # fail rather than fall back
         engine = "zarr"
+    # warm-up, the same for all: imports (an editable install's rebuild check among
+    # them), xarray's backend discovery, the library's first-use set-up
+    with xr.open_dataset(path, engine=engine) as ds:
+        ds["v"][0, 0, 0].values
     times: dict[str, list[float]] = {w: [] for w in WORKLOADS}
     check: dict[str, float] = {}
     for i in range(repeat):
