@@ -81,8 +81,12 @@ def available(lib: str) -> bool:
 
 def write_data(path: str, layout: str, size: str) -> int:
     """The dataset at ``path``, written by xarray (zarr-python) in ``layout``; its bytes on disk."""
+    import warnings
+
     import xarray as xr
     import zarr
+
+    warnings.filterwarnings("ignore", message="Consolidated metadata")   # (v3: zarr-python warns)
 
     shape, chunks, shards = SIZES[size]
     ds = xr.Dataset({"v": (("time", "y", "x"), smooth_field(shape, "float32"))},
@@ -116,7 +120,7 @@ def worker(lib: str, path: str, repeat: int) -> dict:
     # warm-up, the same for all: imports (an editable install's rebuild check among
     # them), xarray's backend discovery, the library's first-use set-up
     with xr.open_dataset(path, engine=engine) as ds:
-        ds["v"][0, 0, 0].values
+        ds["v"][0, 0, 0].load()
     times: dict[str, list[float]] = {w: [] for w in WORKLOADS}
     check: dict[str, float] = {}
     for i in range(repeat):

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import NO_ZARR_PYTHON
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 
-import zarrc  # noqa: E402
+import zarrc
 
 CORPUS_NCZARR = Path(os.environ.get("ZARRC_CORPUS", "/work/shared/corpus")) / "gdal_zarr" / "nczarr_v2.zarr"
 
@@ -100,9 +99,9 @@ def test_identical_on_xarray_stores(tmp_path, zarr_format, consolidated):
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize("options", [
-    dict(decode_times=False), dict(mask_and_scale=False), dict(decode_cf=False),
-    dict(decode_timedelta=False), dict(concat_characters=False), dict(decode_coords=False),
-    dict(drop_variables=["temp", "station"]), dict(drop_variables="lead"),
+    {"decode_times": False}, {"mask_and_scale": False}, {"decode_cf": False},
+    {"decode_timedelta": False}, {"concat_characters": False}, {"decode_coords": False},
+    {"drop_variables": ["temp", "station"]}, {"drop_variables": "lead"},
 ])
 def test_decode_options(tmp_path, zarr_format, options):
     path = write(sample_dataset(), tmp_path / "s.zarr", zarr_format, True)
@@ -149,10 +148,10 @@ def test_selections_match(tmp_path, zarr_format):
     path = write(sample_dataset(), tmp_path / "s.zarr", zarr_format, True)
     a, b = open_both(path)
     sels = [
-        dict(time=slice(3, 17, 2), x=1),                                   # basic
-        dict(time=[0, 5, 6, 23], y=[4, 1]),                                # outer
-        dict(time=xr.DataArray([1, 7, 9], dims="p"), y=xr.DataArray([0, 5, 2], dims="p")),   # vectorized
-        dict(time=xr.DataArray([[1, 2], [20, 3]], dims=("p", "q")), x=slice(1, 4)),
+        {"time": slice(3, 17, 2), "x": 1},                                   # basic
+        {"time": [0, 5, 6, 23], "y": [4, 1]},                                # outer
+        {"time": xr.DataArray([1, 7, 9], dims="p"), "y": xr.DataArray([0, 5, 2], dims="p")},   # vectorized
+        {"time": xr.DataArray([[1, 2], [20, 3]], dims=("p", "q")), "x": slice(1, 4)},
     ]
     for sel in sels:
         assert_same(a.isel(sel).load(), b.isel(sel).load())
@@ -168,7 +167,7 @@ def test_async_load(tmp_path):
     import asyncio
 
     async def both():
-        sel = dict(time=[1, 4], y=xr.DataArray([0, 3], dims="p"))
+        sel = {"time": [1, 4], "y": xr.DataArray([0, 3], dims="p")}
         return (await a.load_async(), await a.isel(time=slice(2, 9)).load_async(),
                 await a.isel(sel).load_async(), b.isel(sel).load())
 
@@ -197,7 +196,7 @@ def test_small_selection_reads_only_its_chunks(tmp_path):
     a = xr.open_dataset(path, engine="zarrc")
     expected = ds["temp"].isel(time=slice(6, 14), y=[0, 4])
     xr.testing.assert_identical(a["temp"].isel(time=slice(6, 14), y=[0, 4]).load(), expected)
-    pts = dict(time=xr.DataArray([5, 14, 9], dims="p"), x=xr.DataArray([0, 4, 2], dims="p"))
+    pts = {"time": xr.DataArray([5, 14, 9], dims="p"), "x": xr.DataArray([0, 4, 2], dims="p")}
     xr.testing.assert_identical(a["temp"].isel(pts).load(), ds["temp"].isel(pts))
     with pytest.raises(zarrc.errors.ZarrcError):
         a["temp"].load()

@@ -258,7 +258,7 @@ class ZarrcBackendEntrypoint(BackendEntrypoint):
     """``engine="zarrc"``: open Zarr v2 / v3 stores with zarrc's native reader."""
 
     description = "Open Zarr v2 and v3 stores (.zarr) with zarrc's native kernels"
-    url = "https://github.com/zarrc/zarrc/blob/main/docs/xarray.md"
+    url = "docs/xarray.md (in zarrc's source)"
     supports_groups = True
     open_dataset_parameters = (
         "filename_or_obj", "mask_and_scale", "decode_times", "concat_characters", "decode_coords",
