@@ -336,3 +336,16 @@ def test_nczarr_written_by_netcdf_c(tmp_path):
     xr.testing.assert_identical(xr.open_datatree(path, engine="zarrc", consolidated=False),
                                 xr.open_datatree(path, engine="zarr", consolidated=False))
 
+
+
+def test_bad_options_named(tmp_path):
+    path = write(sample_dataset(), tmp_path / "s.zarr", 3, True)
+    with pytest.raises(zarrc.errors.ArgumentError, match="zarr_format"):
+        xr.open_dataset(path, engine="zarrc", zarr_format=4)
+    with pytest.raises(zarrc.errors.ArgumentTypeError, match="consolidated"):
+        xr.open_dataset(path, engine="zarrc", consolidated="yes")
+    with pytest.raises(zarrc.errors.ArgumentError, match="is an array"):
+        xr.open_dataset(path, engine="zarrc", group="temp")
+    for engine in ("zarrc", "zarr"):
+        with pytest.raises(FileNotFoundError):
+            xr.open_dataset(tmp_path / "missing.zarr", engine=engine)

@@ -204,7 +204,7 @@ class ZarrcDataStore(AbstractDataStore):
         for _, array in self.arrays():
             for d, n in zip(dims_and_attrs(array)[0], array.shape, strict=True):
                 if dims.setdefault(d, n) != n:
-                    raise ValueError(f"found conflicting lengths for dimension {d} ({n} != {dims[d]})")
+                    raise MetadataError(f"found conflicting lengths for dimension {d} ({n} != {dims[d]})")
         return dims
 
     def close(self) -> None:
