@@ -284,8 +284,15 @@ def test_identical_on_zarrc_stores(tmp_path, zarr_format):
     i = g.create_array("i", shape=(7,), chunks=(3,), dtype="uint8", fill_value=255,
                        **({"dimension_names": ["x"]} if zarr_format == 3 else {}))
     i[:5] = np.arange(5)
+    st = g.create_array("s", shape=(7,), chunks=(3,), dtype=str,
+                        **({"dimension_names": ["x"]} if zarr_format == 3 else {}))
+    st[:6] = np.array(["a", "bb", "", "ü", "é e", "z"], dtype=object)
+    if zarr_format == 3:
+        sh = g.create_array("sh", shape=(10, 7), chunks=(2, 3), shards=(4, 6), dtype="float32",
+                            fill_value=-1.0, dimension_names=["t", "x"])
+        sh[:7] = 1.5
     if zarr_format == 2:
-        for arr, d in ((a, ["t", "x"]), (t, ["t"]), (i, ["x"])):
+        for arr, d in ((a, ["t", "x"]), (t, ["t"]), (i, ["x"]), (st, ["x"])):
             arr.attrs.update({"_ARRAY_DIMENSIONS": d})
     zarrc.consolidate_metadata(path)
     for kw in ({}, {"chunks": {}}, {"mask_and_scale": False}):
