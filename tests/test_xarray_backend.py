@@ -83,7 +83,18 @@ def open_both(path, **kw):
 
 
 def test_entry_point_registered():
-    assert "zarrc" in xr.backends.list_engines()
+    from zarrc.xarray_backend import ZarrcBackendEntrypoint
+
+    assert isinstance(xr.backends.list_engines()["zarrc"], ZarrcBackendEntrypoint)
+
+
+def test_import_zarrc_does_not_import_xarray():
+    import subprocess
+    import sys
+
+    code = "import sys, zarrc; zarrc.open_group(None); print(sorted(m for m in sys.modules if 'xarray' in m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
