@@ -6,6 +6,7 @@ encodings, which assert_identical does not look at."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -353,6 +354,16 @@ def test_nczarr_written_by_netcdf_c(tmp_path):
         assert_same(a.load(), b.load())
     xr.testing.assert_identical(xr.open_datatree(path, engine="zarrc", consolidated=False),
                                 xr.open_datatree(path, engine="zarr", consolidated=False))
+    # without `_ARRAY_DIMENSIONS` (netCDF-C writes it beside its own `_nczarr_array`
+    # references): the dimensions come from the references, the dataset stays the same
+    before = xr.open_dataset(path, engine="zarrc", consolidated=False).load()
+    for zattrs in path.rglob(".zattrs"):
+        attrs = json.loads(zattrs.read_text())
+        if attrs.pop("_ARRAY_DIMENSIONS", None) is not None:
+            zattrs.write_text(json.dumps(attrs))
+    after = xr.open_dataset(path, engine="zarrc", consolidated=False).load()
+    assert after["v"].dims == ("t", "x")
+    assert_same(after, before)
 
 
 

@@ -56,14 +56,13 @@ def _is_vlen_utf8(array: zarrc.Array) -> bool:
 class ZarrcBackendArray(BackendArray):
     """A lazy zarrc array for xarray: each selection reads only the chunks it touches."""
 
-    __slots__ = ("_array", "_strings", "dtype", "shape")
+    __slots__ = ("_array", "dtype", "shape")
 
     def __init__(self, array: zarrc.Array) -> None:
         self._array = array
         self.shape = array.shape
-        self._strings = _is_vlen_utf8(array)
         dtype = array.dtype
-        if self._strings:
+        if _is_vlen_utf8(array):
             # zarr-python (3.1+) reads vlen-utf8 as numpy 2's StringDType, and xarray
             # keeps it; with numpy 1, xarray's vlen str (object) dtype
             dtype = np.dtypes.StringDType() if STRING_DTYPE else create_vlen_dtype(str)
