@@ -151,6 +151,7 @@ def test_sharded_store_chunks(tmp_path):
     ds.to_zarr(path, zarr_format=3, encoding={"temp": {"chunks": (2, 3, 5), "shards": (8, 6, 5)}})
     a, b = open_both(path, chunks={})
     assert a["temp"].encoding["shards"] == (8, 6, 5)
+    assert a["temp"].chunks == ((2,) * 12, (3, 3), (5,))     # the inner chunks, as engine="zarr"
     assert_same(a, b, chunked=True)
     assert_same(a.compute(), b.compute())
 
