@@ -270,6 +270,8 @@ def test_storage_options_need_a_url(tmp_path):
     path = write(sample_dataset(), tmp_path / "s.zarr", 3, True)
     with pytest.raises(TypeError, match="storage_options"):
         xr.open_dataset(path, engine="zarrc", storage_options={"anon": True})
+    with pytest.raises(zarrc.errors.StoreError, match="s3"):      # no remote stores (yet)
+        xr.open_dataset("s3://bucket/x.zarr", engine="zarrc", storage_options={"anon": True})
     assert_same(xr.open_dataset(Path(path).as_uri(), engine="zarrc", storage_options={}),
                 xr.open_dataset(path, engine="zarr"))
 
