@@ -21,6 +21,7 @@ ROOT = Path(zarrc.__file__).parent
 # submodules).  Modules in one entry may import each other (without circles)
 # unless INDEPENDENT says otherwise.
 LAYERS = [
+    ["zarrc.xarray_backend"],                           # xarray's engine="zarrc" (not imported by zarrc)
     ["zarrc.demo"],
     ["zarrc.mpi"],                                      # collective MPI writes (not imported by zarrc)
     ["zarrc"],                                          # the package: re-exports the API

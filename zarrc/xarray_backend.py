@@ -1,0 +1,315 @@
+"""xarray's backend for zarrc: ``xr.open_dataset(path, engine="zarrc")``.
+
+Registered as the ``xarray.backends`` entry point ``zarrc`` (pyproject.toml);
+xarray loads this module, zarrc itself never imports it (nor xarray).  Reading
+only: variables are lazy :class:`ZarrcBackendArray` objects whose BASIC, OUTER
+and VECTORIZED selections go to zarrc's ``arr[...]``, ``arr.oindex[...]`` and
+``arr.vindex[...]``.  Attributes, dimensions, encodings and fill values are
+mapped as xarray's own zarr backend maps them, and CF decoding is left to
+xarray (its StoreBackendEntrypoint), so a dataset opened here is identical to
+one opened with ``engine="zarr"``.  docs/xarray.md lists the options.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from xarray.backends.common import AbstractDataStore, BackendArray, BackendEntrypoint
+from xarray.backends.store import StoreBackendEntrypoint
+from xarray.backends.zarr import FillValueCoder
+from xarray.coding.strings import create_vlen_dtype
+from xarray.core import indexing
+from xarray.core.utils import FrozenDict, close_on_error
+from xarray.core.variable import Variable
+
+import zarrc
+from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError
+
+DIMENSION_KEY = "_ARRAY_DIMENSIONS"
+STRING_DTYPE = hasattr(np.dtypes, "StringDType")
+
+
+@contextlib.contextmanager
+def _nczarr_keys_expected() -> Iterator[None]:
+    """Opening NCZarr nodes: zarrc's warning about their ``_NCZARR_*`` metadata keys
+    is silenced (this backend reads them)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r'.*unknown key\(s\) "_NCZARR_', category=UserWarning)
+        yield
+
+
+def _is_vlen_utf8(array: zarrc.Array) -> bool:
+    """True for a variable-length UTF-8 string array (v3 ``vlen-utf8`` serializer,
+    v2 ``vlen-utf8`` object filter)."""
+    serializer = array.serializer
+    if serializer is not None:
+        return getattr(serializer, "name", None) == "vlen-utf8"
+    return any(f.get("id") == "vlen-utf8" for f in getattr(array.metadata, "filters", None) or ())
+
+
+class ZarrcBackendArray(BackendArray):
+    """A lazy zarrc array for xarray: each selection reads only the chunks it touches."""
+
+    __slots__ = ("_array", "dtype", "shape")
+
+    def __init__(self, array: zarrc.Array) -> None:
+        self._array = array
+        self.shape = array.shape
+        dtype = array.dtype
+        if _is_vlen_utf8(array):
+            # zarr-python (3.1+) reads vlen-utf8 as numpy 2's StringDType, and xarray
+            # keeps it; with numpy 1, xarray's vlen str (object) dtype
+            dtype = np.dtypes.StringDType() if STRING_DTYPE else create_vlen_dtype(str)
+        self.dtype = dtype
+
+    def get_array(self) -> zarrc.Array:
+        """The zarrc Array served."""
+        return self._array
+
+    def _method(self, key: Any) -> Any:
+        if isinstance(key, indexing.VectorizedIndexer):
+            return self._vindex
+        if isinstance(key, indexing.OuterIndexer):
+            return self._array.oindex.__getitem__
+        return self._array.__getitem__
+
+    def _async_method(self, key: Any) -> Any:
+        arr = zarrc.AsyncArray(self._array)
+        if isinstance(key, indexing.VectorizedIndexer):
+            return self._async_vindex
+        if isinstance(key, indexing.OuterIndexer):
+            return arr.oindex.getitem
+        return arr.getitem
+
+    def _points(self, key: tuple) -> tuple:
+        # zarrc's vindex takes integer arrays only: the slices of a vectorized key
+        # become the index arrays they stand for, broadcast beside the others
+        if not any(isinstance(k, slice) for k in key):
+            return key
+        return indexing._arrayize_vectorized_indexer(indexing.VectorizedIndexer(key), self.shape).tuple
+
+    def _vindex(self, key: tuple) -> Any:
+        return self._array.vindex[self._points(key)]
+
+    async def _async_vindex(self, key: tuple) -> Any:
+        return await zarrc.AsyncArray(self._array).vindex.getitem(self._points(key))
+
+    def _preserve_string_dtype(self, value: Any) -> Any:
+        if self.dtype.kind == "T" and (isinstance(value, str) or value.dtype != self.dtype):
+            return np.asarray(value).astype(self.dtype)     # zarrc reads strings as objects
+        return value
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
+        value = indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._method(key))
+        return self._preserve_string_dtype(value)
+
+    async def async_getitem(self, key: indexing.ExplicitIndexer) -> Any:
+        """As ``__getitem__``, awaited (zarrc's AsyncArray: the read runs in a thread)."""
+        value = await indexing.async_explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.VECTORIZED, self._async_method(key))
+        return self._preserve_string_dtype(value)
+
+
+def _nczarr_dims(array: zarrc.Array) -> list[str] | None:
+    """The dimension names of an NCZarr array: the last parts of the dimension
+    references in ``.zarray``'s ``_NCZARR_ARRAY`` (netCDF-C 4.8) or the
+    attribute ``_nczarr_array`` (netCDF-C 4.9+), else None."""
+    raw = array.store.get(f"{array.path}/.zarray".lstrip("/"))
+    found = [json.loads(raw) if raw is not None else {}, dict(array.attrs)]
+    for doc in found:
+        for key in ("_NCZARR_ARRAY", "_nczarr_array"):
+            entry = doc.get(key)
+            if isinstance(entry, dict):
+                refs = entry.get("dimrefs", entry.get("dimension_references"))
+                if isinstance(refs, list):
+                    return [os.path.basename(str(r)) for r in refs]
+    return None
+
+
+def dims_and_attrs(array: zarrc.Array) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The dimension names and the user attributes of ``array``, as xarray reads them:
+    v3 ``dimension_names``; v2 ``_ARRAY_DIMENSIONS`` or NCZarr's dimension
+    references (MetadataError if none), without that attribute and NCZarr's ``_nc*``."""
+    attrs = dict(array.attrs)
+    if array.metadata.zarr_format == 3:
+        dims = tuple(array.metadata.dimension_names or ())
+        if len(dims) != array.ndim:
+            raise MetadataError(f"array {array.name} has no `dimension_names`, which xarray "
+                                "needs for its dimensions")
+        return dims, attrs
+    found = attrs.get(DIMENSION_KEY)
+    if found is None:
+        found = _nczarr_dims(array)
+        if found is None:
+            raise MetadataError(f"array {array.name} has neither the attribute `{DIMENSION_KEY}` "
+                                "nor NCZarr's dimension references, which xarray needs for its dimensions")
+    hidden = {k for k in attrs if k == DIMENSION_KEY or k.lower().startswith("_nc")}
+    return tuple(found), {k: v for k, v in attrs.items() if k not in hidden}
+
+
+class ZarrcDataStore(AbstractDataStore):
+    """One zarrc group as an xarray data store (read only)."""
+
+    __slots__ = ("_arrays", "_fill_as_mask", "zarr_group")
+
+    def __init__(self, group: zarrc.Group, use_zarr_fill_value_as_mask: bool | None = None) -> None:
+        self.zarr_group = group
+        with _nczarr_keys_expected():       # the members as the store is opened (as xarray)
+            self._arrays = list(group.arrays())
+        if use_zarr_fill_value_as_mask is None:     # xarray's default: v2 yes, v3 no
+            use_zarr_fill_value_as_mask = group.metadata.zarr_format == 2
+        self._fill_as_mask = use_zarr_fill_value_as_mask
+
+    def arrays(self) -> list[tuple[str, zarrc.Array]]:
+        """The group's arrays, (name, array), as they were when the store was opened."""
+        return self._arrays
+
+    def open_store_variable(self, name: str, array: zarrc.Array) -> Variable:
+        """The lazy xarray Variable of ``array``, with xarray's zarr encodings."""
+        dims, attrs = dims_and_attrs(array)
+        wrapper = ZarrcBackendArray(array)
+        chunks = tuple(array.chunks)
+        encoding: dict[str, Any] = {"chunks": chunks,
+                                    "preferred_chunks": dict(zip(dims, chunks, strict=True)),
+                                    "shards": array.shards}
+        if wrapper.dtype.kind == "T":
+            encoding["dtype"] = wrapper.dtype
+        if self._fill_as_mask:
+            if array.fill_value is not None:
+                attrs["_FillValue"] = array.fill_value
+        else:
+            if array.metadata.zarr_format == 3:
+                encoding["fill_value"] = array.fill_value
+            if "_FillValue" in attrs:
+                dtype = "string" if array.dtype.kind == "T" else array.dtype
+                attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], dtype)
+        return Variable(dims, indexing.LazilyIndexedArray(wrapper), attrs, encoding)
+
+    def get_variables(self) -> Any:
+        return FrozenDict((k, self.open_store_variable(k, a)) for k, a in self.arrays())
+
+    def get_attrs(self) -> dict[str, Any]:
+        return {k: v for k, v in self.zarr_group.attrs.asdict().items() if not k.lower().startswith("_nc")}
+
+    def get_dimensions(self) -> dict[str, int]:
+        dims: dict[str, int] = {}
+        for _, array in self.arrays():
+            for d, n in zip(dims_and_attrs(array)[0], array.shape, strict=True):
+                if dims.setdefault(d, n) != n:
+                    raise MetadataError(f"found conflicting lengths for dimension {d} ({n} != {dims[d]})")
+        return dims
+
+    def close(self) -> None:
+        self.zarr_group.close()
+
+
+def open_root(store: Any, *, group: str | None, consolidated: bool | None, zarr_format: int | None,
+              storage_options: dict | None) -> zarrc.Group:
+    """The zarrc group at ``group`` in ``store`` opened read only (consolidated: None
+    uses consolidated metadata when present, True requires it, False ignores it)."""
+    with _nczarr_keys_expected():
+        return _open_root(store, group, consolidated, zarr_format, storage_options)
+
+
+def _open_root(store: Any, group: str | None, consolidated: bool | None, zarr_format: int | None,
+               storage_options: dict | None) -> zarrc.Group:
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    if zarr_format not in (None, 2, 3):
+        raise ArgumentError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
+    if consolidated not in (None, True, False):
+        raise ArgumentTypeError(f"consolidated must be True, False or None, got {consolidated!r}")
+    path = (group or "").strip("/")
+    if consolidated is False or not path:
+        return zarrc.open_group(store, mode="r", path=path, zarr_format=zarr_format,
+                                use_consolidated=consolidated, storage_options=storage_options)
+    # a subgroup with consolidated metadata: the root's covers it (xarray opens the root)
+    root = zarrc.open_group(store, mode="r", zarr_format=zarr_format, use_consolidated=consolidated,
+                            storage_options=storage_options)
+    node = root[path]
+    if not isinstance(node, zarrc.Group):
+        raise ArgumentError(f"group {group!r} in {store!r} is an array, not a group")
+    return node
+
+
+def _all_groups(root: zarrc.Group, parent: str) -> list[tuple[str, zarrc.Group]]:
+    with _nczarr_keys_expected():
+        children = list(root.groups())
+    found = [(parent, root)]
+    for name, child in children:
+        found += _all_groups(child, f"{parent.rstrip('/')}/{name}")
+    return found
+
+
+def _decoders(**options: Any) -> dict[str, Any]:
+    """The CF decoding options handed on to xarray's StoreBackendEntrypoint."""
+    return options
+
+
+class ZarrcBackendEntrypoint(BackendEntrypoint):
+    """``engine="zarrc"``: open Zarr v2 / v3 stores with zarrc's native reader."""
+
+    description = "Open Zarr v2 and v3 stores (.zarr) with zarrc's native kernels"
+    url = "docs/xarray.md (in zarrc's source)"
+    supports_groups = True
+    open_dataset_parameters = (
+        "filename_or_obj", "mask_and_scale", "decode_times", "concat_characters", "decode_coords",
+        "drop_variables", "use_cftime", "decode_timedelta", "group", "consolidated", "zarr_format",
+        "storage_options", "use_zarr_fill_value_as_mask",
+    )
+
+    def guess_can_open(self, filename_or_obj: Any) -> bool:
+        if isinstance(filename_or_obj, str | os.PathLike):
+            return os.path.splitext(str(filename_or_obj).rstrip("/"))[1] == ".zarr"
+        return False
+
+    def _decode(self, store: ZarrcDataStore, decoders: dict[str, Any]) -> Any:
+        with close_on_error(store):
+            return StoreBackendEntrypoint().open_dataset(store, **decoders)
+
+    def open_dataset(
+        self, filename_or_obj: Any, *, mask_and_scale: Any = True, decode_times: Any = True,
+        concat_characters: Any = True, decode_coords: Any = True,
+        drop_variables: str | Iterable[str] | None = None, use_cftime: Any = None,
+        decode_timedelta: Any = None, group: str | None = None, consolidated: bool | None = None,
+        zarr_format: int | None = None, storage_options: dict | None = None,
+        use_zarr_fill_value_as_mask: bool | None = None,
+    ) -> Any:
+        """The dataset of the group ``group`` (default the root) of the store."""
+        root = open_root(filename_or_obj, group=group, consolidated=consolidated,
+                         zarr_format=zarr_format, storage_options=storage_options)
+        return self._decode(ZarrcDataStore(root, use_zarr_fill_value_as_mask), _decoders(
+            mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
+            decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
+            decode_timedelta=decode_timedelta))
+
+    def open_groups_as_dict(
+        self, filename_or_obj: Any, *, mask_and_scale: Any = True, decode_times: Any = True,
+        concat_characters: Any = True, decode_coords: Any = True,
+        drop_variables: str | Iterable[str] | None = None, use_cftime: Any = None,
+        decode_timedelta: Any = None, group: str | None = None, consolidated: bool | None = None,
+        zarr_format: int | None = None, storage_options: dict | None = None,
+    ) -> dict[str, Any]:
+        """{"/path": dataset} for the group ``group`` (default the root) and every group below it."""
+        root = open_root(filename_or_obj, group=group, consolidated=consolidated,
+                         zarr_format=zarr_format, storage_options=storage_options)
+        decoders = _decoders(
+            mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
+            decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
+            decode_timedelta=decode_timedelta)
+        return {path: self._decode(ZarrcDataStore(g), decoders) for path, g in _all_groups(root, "/")}
+
+    def open_datatree(
+        self, filename_or_obj: Any, **kwargs: Any,
+    ) -> Any:
+        """The DataTree of the group ``group`` (default the root) and every group below it."""
+        from xarray.backends.common import datatree_from_dict_with_io_cleanup
+
+        return datatree_from_dict_with_io_cleanup(self.open_groups_as_dict(filename_or_obj, **kwargs))
