@@ -63,6 +63,10 @@ class _Unsupported(Exception):
     """Internal: this call goes to the fallback pipeline (the message says why)."""
 
 
+class _Grown(Exception):
+    """Internal: the selection reaches beyond the array's shape in hand (resized)."""
+
+
 def _strict() -> bool:
     return bool(zarr_config.get("codec_pipeline.strict", False))
 
@@ -140,6 +144,16 @@ class ZarrcCodecPipeline(CodecPipeline):
         name = type(store).__name__
         if name not in ("LocalStore", "MemoryStore") or type(store).__module__.split(".")[0] != "zarr":
             raise _Unsupported(f"zarrc does not run zarr-python's {name} natively")
+
+    def __eq__(self, other: object) -> bool:
+        """Pipelines of equal metadata over equal stores are equal (zarr-python's
+        arrays compare their pipelines)."""
+        if not isinstance(other, ZarrcCodecPipeline):
+            return NotImplemented
+        return bool(self.metadata == other.metadata and self.store == other.store)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(self.metadata.shape)))
 
     # pickling: the description, prepared again where it is unpickled
     def __getstate__(self) -> dict[str, Any]:
@@ -235,12 +249,22 @@ class ZarrcCodecPipeline(CodecPipeline):
             raise _Unsupported(f"the buffer holds a {type(arr).__name__}, not a numpy array")
         write_empty = bool(getattr(spec.config, "write_empty_chunks", False))
         prepared = self._prepare(batch[0][0].path, write_empty)
+        prefix_len = len(self._array_prefix(batch[0][0].path))
+        ndim = len(prepared.strategy.arr.shape)
+        coords = [prepared.encoding.decode(info[0].path[prefix_len:], ndim) for info in batch]
         strategy = prepared.strategy
         za = strategy.arr
-        if reading and arr.dtype != za.dtype and (
-                arr.dtype.newbyteorder("=") != za.dtype.newbyteorder("=") or arr.dtype.names):
-            raise _Unsupported(f"out dtype {arr.dtype} is not the array's {za.dtype}")
-        dims = self._plan(prepared, batch, arr, drop_axes, reading)
+        if arr.dtype != za.dtype and not _same_but_order(arr.dtype, za.dtype):
+            raise _Unsupported(f"buffer dtype {arr.dtype} is not the array's {za.dtype}")
+        try:
+            dims = self._plan(prepared, batch, coords, arr, drop_axes)
+        except _Grown:
+            # zarr-python resizes an array by replacing its metadata object, not the
+            # pipeline: the new shape is read from the store
+            self._reload(batch[0][0].path[:prefix_len])
+            prepared = self._prepare(batch[0][0].path, write_empty)
+            strategy = prepared.strategy
+            dims = self._plan(prepared, batch, coords, arr, drop_axes)
         if reading:
             target = arr
 
@@ -289,25 +313,36 @@ class ZarrcCodecPipeline(CodecPipeline):
         head = pieces[:len(pieces) - parts]
         return "/".join(head) + "/" if head else ""
 
-    def _plan(self, prepared: Prepared, batch: list, arr: np.ndarray,
-              drop_axes: tuple[int, ...], reading: bool) -> indexing.Plan:
+    def _reload(self, prefix: str) -> None:
+        """The array's metadata read again from the store (after a resize)."""
+        key = prefix + (".zarray" if isinstance(self._zmd, ArrayMetadataV2) else "zarr.json")
+        try:
+            doc = self._zstore.get(key)
+            doc = doc.to_bytes() if hasattr(doc, "to_bytes") else doc
+            if isinstance(self._zmd, ArrayMetadataV2):
+                md: Any = ArrayMetadataV2.from_json(bytes(doc))
+            else:
+                md = metadata_from_json(bytes(doc))
+        except Exception as e:       # (whatever the store or the parser raises)
+            raise _Unsupported(f"the array's metadata could not be read again: {e}") from e
+        self._zmd = md
+        self._prepared.clear()
+
+    def _plan(self, prepared: Prepared, batch: list, coords_list: list[tuple[int, ...]],
+              arr: np.ndarray, drop_axes: tuple[int, ...]) -> indexing.Plan:
         """zarrc's plan of the whole selection the per-chunk triples describe."""
         za = prepared.strategy.arr
         shape = za.shape
-        md = self._zmd
-        outer = tuple(md.chunks) if isinstance(md, ArrayMetadataV2) else _outer_chunks(md)
-        enc = prepared.encoding
-        prefix_len = len(self._array_prefix(batch[0][0].path))
+        outer = _outer(self._zmd)
         ndim = len(shape)
         first_out = batch[0][3]
         if ndim == 0:
             return indexing.plan_orthogonal((), shape, za.chunks)[0]
         if not isinstance(first_out, tuple):
-            return self._plan_points(batch, enc, prefix_len, outer, shape, za.chunks, arr)
+            return _plan_points(batch, coords_list, outer, shape, za.chunks, arr)
         dims: list[dict[int, tuple[Any, Any]]] = [{} for _ in range(ndim)]
         dropped = [False] * ndim
-        for bg, _spec, chunk_sel, out_sel, _complete in batch:
-            coords = enc.decode(bg.path[prefix_len:], ndim)
+        for (_bg, _spec, chunk_sel, out_sel, _complete), coords in zip(batch, coords_list):
             if len(chunk_sel) != ndim:
                 raise _Unsupported("chunk selection of an unexpected form")
             k = 0
@@ -325,33 +360,40 @@ class ZarrcCodecPipeline(CodecPipeline):
             if dropped[d]:
                 c, (cs, _) = next(iter(dims[d].items()))
                 selection.append(int(_indices(cs, outer[d])[0]) + c * outer[d])
+                if selection[-1] >= shape[d]:
+                    raise _Grown
                 continue
             size = max(_end(os_) for _, os_ in dims[d].values())
             g = np.empty(size, np.int64)
             for c, (cs, os_) in dims[d].items():
                 g[_indices(os_, size)] = _indices(cs, outer[d]) + c * outer[d]
+            if size and int(g.max()) >= shape[d]:
+                raise _Grown
             selection.append(_as_slice(g))
         return indexing.plan_orthogonal(tuple(selection), shape, za.chunks)[0]
 
-    def _plan_points(self, batch: list, enc: Any, prefix_len: int, outer: tuple[int, ...],
-                     shape: tuple[int, ...], chunks: tuple[int, ...], arr: np.ndarray) -> indexing.Plan:
-        """A coordinate or mask selection: one coordinate array per dimension, in output order."""
-        ndim = len(shape)
-        if arr.ndim > 1:
-            raise _Unsupported("coordinate selection with an output of more than one dimension")
-        n = max(_end(b[3]) for b in batch)
-        coords_out = np.empty((ndim, n), np.int64)
-        for bg, _spec, chunk_sel, out_sel, _complete in batch:
-            coords = enc.decode(bg.path[prefix_len:], ndim)
-            pos = _indices(out_sel, n)
-            for d in range(ndim):
-                coords_out[d, pos] = np.asarray(chunk_sel[d]).reshape(-1) + coords[d] * outer[d]
-        return indexing.plan_coordinate(tuple(coords_out), shape, chunks)
 
 
-def _outer_chunks(md: ArrayMetadataV3) -> tuple[int, ...]:
+def _plan_points(batch: list, coords_list: list[tuple[int, ...]], outer: tuple[int, ...],
+                 shape: tuple[int, ...], chunks: tuple[int, ...], arr: np.ndarray) -> indexing.Plan:
+    """A coordinate or mask selection: one coordinate array per dimension, in output order."""
+    ndim = len(shape)
+    if arr.ndim > 1:
+        raise _Unsupported("coordinate selection with an output of more than one dimension")
+    n = max(_end(b[3]) for b in batch)
+    coords_out = np.empty((ndim, n), np.int64)
+    for (_bg, _spec, chunk_sel, out_sel, _complete), coords in zip(batch, coords_list):
+        pos = _indices(out_sel, n)
+        for d in range(ndim):
+            coords_out[d, pos] = np.asarray(chunk_sel[d]).reshape(-1) + coords[d] * outer[d]
+    if n and bool((coords_out.max(axis=1) >= np.asarray(shape)).any()):
+        raise _Grown
+    return indexing.plan_coordinate(tuple(coords_out), shape, chunks)
+
+
+def _outer(md: ArrayMetadataV2 | ArrayMetadataV3) -> tuple[int, ...]:
     """The chunk shape of the array's grid (a shard's shape for a sharded array)."""
-    return tuple(md.chunk_shape)
+    return tuple(md.chunks) if isinstance(md, ArrayMetadataV2) else tuple(md.chunk_shape)
 
 
 def _indices(sel: Any, size: int) -> np.ndarray:
@@ -365,6 +407,13 @@ def _indices(sel: Any, size: int) -> np.ndarray:
     if a.dtype == bool:
         return np.flatnonzero(a).astype(np.int64)
     return a.reshape(-1).astype(np.int64, copy=False)
+
+
+def _same_but_order(a: np.dtype, b: np.dtype) -> bool:
+    """Whether two dtypes differ in byte order only (not for fields or new-style dtypes)."""
+    if a.names or b.names or a.kind not in "biufc" or b.kind not in "biufc":
+        return False
+    return a.newbyteorder("=") == b.newbyteorder("=")
 
 
 def _end(sel: Any) -> int:
