@@ -34,6 +34,7 @@ is a lazy attribute).
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -46,7 +47,7 @@ from zarr.core.config import config as zarr_config
 from zarrc import indexing
 from zarrc.engine import api as engine_api
 from zarrc.engine.prepare import Prepared, prepare
-from zarrc.errors import ZarrcError
+from zarrc.errors import ReadOnlyError, ZarrcError
 from zarrc.metadata.v2 import ArrayMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, metadata_from_json
 from zarrc.stores.zarr_python import from_zarr_python
@@ -127,17 +128,26 @@ class ZarrcCodecPipeline(CodecPipeline):
         self.native_calls = 0          # reads and writes run by zarrc (not exact under threads)
         self.fallback_calls = 0        # reads and writes handed to zarr-python's pipeline
         self._zstore: Any = None
+        self._root: str | None = None
         self._zmd: Any = None
         try:
             self._check_store(store)
             self._zmd = _zarrc_metadata(metadata)
-            self._zstore = from_zarr_python(store)
+            self._connect()
         except _Unsupported as e:
             self.unsupported = str(e)
-        except ZarrcError as e:
-            self.unsupported = f"zarrc cannot use the store: {e}"
         if self.unsupported is not None and _strict():
             raise ZarrcPipelineUnsupported(self.unsupported)
+
+    def _connect(self) -> None:
+        """zarrc's store over zarr-python's (again, after a LocalStore moved)."""
+        root = getattr(self.store, "root", None)
+        try:
+            self._zstore = from_zarr_python(self.store)
+        except ZarrcError as e:
+            raise _Unsupported(f"zarrc cannot use the store: {e}") from e
+        self._root = None if root is None else os.fspath(root)
+        self._prepared.clear()
 
     @staticmethod
     def _check_store(store: Any) -> None:
@@ -247,6 +257,12 @@ class ZarrcCodecPipeline(CodecPipeline):
         arr = buf.as_ndarray_like()
         if not isinstance(arr, np.ndarray):
             raise _Unsupported(f"the buffer holds a {type(arr).__name__}, not a numpy array")
+        if not reading and getattr(self.store, "read_only", False):
+            raise ReadOnlyError("store was opened in read-only mode and does not support writing")
+        root = getattr(self.store, "root", None)
+        if root is not None and os.fspath(root) != self._root:
+            # (zarr-python's LocalStore.move changes its root in place)
+            self._connect()
         write_empty = bool(getattr(spec.config, "write_empty_chunks", False))
         prepared = self._prepare(batch[0][0].path, write_empty)
         prefix_len = len(self._array_prefix(batch[0][0].path))
