@@ -260,8 +260,7 @@ def main(argv=None) -> int:
             print(f"\n== {layout}: median ms")
             print_table(rows, ["workload"] + libs + ["zarrc / fastest peer", "zarrc / encode floor"])
             cases.append({"layout": layout, "median_s": med, "runs": runs})
-    print("\ntargets: reads <= %.2f x the fastest peer; writes <= %.2f x the encode floor"
-          % (READ_TARGET, FLOOR_TARGET))
+    print(f"\ntargets: reads <= {READ_TARGET:.2f} x the fastest peer; writes <= {FLOOR_TARGET:.2f} x the encode floor")
     for c in checks:
         print(f"  {c['layout']}: {c['check']}: {c['value']:.3f} (target <= {c['target']}): {c['status']}")
     conclude(args.json, args, facts, libs, cases, checks, t_start)

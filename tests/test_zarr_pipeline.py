@@ -12,29 +12,28 @@ import sys
 
 import numpy as np
 import pytest
-
 from helpers import NO_ZARR_PYTHON, files
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 zc = zarr.codecs
 
-import zarrc  # noqa: E402
+import zarrc
 
 PIPE = "zarrc.ZarrcCodecPipeline"
 SHAPE = (37, 50)
 
 LAYOUTS = {
-    "v3-blosc": dict(chunks=(10, 16), compressors=[zc.BloscCodec(cname="lz4", clevel=5)]),
-    "v3-zstd-crc32c": dict(chunks=(10, 16), compressors=[zc.ZstdCodec(level=3), zc.Crc32cCodec()]),
-    "v3-gzip": dict(chunks=(10, 16), compressors=[zc.GzipCodec(level=5)]),
-    "v3-transpose": dict(chunks=(10, 16), filters=[zc.TransposeCodec(order=(1, 0))],
-                         compressors=[zc.ZstdCodec(level=1)]),
-    "v3-sharded": dict(chunks=(5, 8), shards=(10, 16), compressors=[zc.ZstdCodec(level=3)]),
-    "v3-sharded-blosc": dict(chunks=(5, 8), shards=(20, 32),
-                             compressors=[zc.BloscCodec(cname="zstd", clevel=3)]),
-    "v3-raw": dict(chunks=(10, 16), compressors=None),
-    "v2-blosc": dict(zarr_format=2, chunks=(10, 16)),
-    "v2-zstd": dict(zarr_format=2, chunks=(10, 16)),
+    "v3-blosc": {"chunks": (10, 16), "compressors": [zc.BloscCodec(cname="lz4", clevel=5)]},
+    "v3-zstd-crc32c": {"chunks": (10, 16), "compressors": [zc.ZstdCodec(level=3), zc.Crc32cCodec()]},
+    "v3-gzip": {"chunks": (10, 16), "compressors": [zc.GzipCodec(level=5)]},
+    "v3-transpose": {"chunks": (10, 16), "filters": [zc.TransposeCodec(order=(1, 0))],
+                         "compressors": [zc.ZstdCodec(level=1)]},
+    "v3-sharded": {"chunks": (5, 8), "shards": (10, 16), "compressors": [zc.ZstdCodec(level=3)]},
+    "v3-sharded-blosc": {"chunks": (5, 8), "shards": (20, 32),
+                             "compressors": [zc.BloscCodec(cname="zstd", clevel=3)]},
+    "v3-raw": {"chunks": (10, 16), "compressors": None},
+    "v2-blosc": {"zarr_format": 2, "chunks": (10, 16)},
+    "v2-zstd": {"zarr_format": 2, "chunks": (10, 16)},
 }
 # gzip streams need not be byte-identical between zlib builds: compared by value.  A
 # shard updated in part is laid out by each writer its own way (zarrc copies the
@@ -219,9 +218,9 @@ def test_fallback_and_strict():
         assert "LoggingStore" in pipe.unsupported
         assert pipe.fallback_calls == 1 and pipe.native_calls == 0
         np.testing.assert_array_equal(a[:], np.r_[[0] * 3, np.arange(14), [0] * 3])
-        with zarr.config.set({"codec_pipeline.strict": True}):
-            with pytest.raises(zarrc.ZarrcPipelineUnsupported, match="LoggingStore"):
-                zarr.open_array(store)
+        with zarr.config.set({"codec_pipeline.strict": True}), \
+                pytest.raises(zarrc.ZarrcPipelineUnsupported, match="LoggingStore"):
+            zarr.open_array(store)
     # (zarr-python takes a NotImplementedError from the pipeline's constructor as "use
     # from_codecs", which would fall back in silence)
     assert not issubclass(zarrc.ZarrcPipelineUnsupported, NotImplementedError)
