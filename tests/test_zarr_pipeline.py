@@ -245,3 +245,23 @@ def test_registry_pickling_and_import():
             "print(get_pipeline_class().__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ZarrcCodecPipeline"
+
+
+def test_dask_through_zarr_python(tmp_path):
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    x = da.from_array(np.arange(60 * 40, dtype="float64").reshape(60, 40), chunks=(15, 10))
+    with zarr.config.set({"codec_pipeline.path": PIPE}), dask.config.set(scheduler="threads"):
+        da.to_zarr(x, str(tmp_path / "x.zarr"))
+        z = zarr.open_array(str(tmp_path / "x.zarr"))
+        assert type(_pipeline(z)) is zarrc.ZarrcCodecPipeline
+        y = da.from_zarr(str(tmp_path / "x.zarr"))
+        got = (y[5:55] * 2).compute()
+        pipe = _pipeline(z)
+        assert pipe.native_calls == 0          # (a new array object each time: its own pipeline)
+        np.testing.assert_array_equal(z[:], x.compute())
+        assert pipe.native_calls == 1 and pipe.fallback_calls == 0
+    np.testing.assert_array_equal(got, x.compute()[5:55] * 2)
+    # written through zarrc's pipeline, read back by zarr-python's own
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "x.zarr"))[:], x.compute())
