@@ -68,6 +68,22 @@ class _Grown(Exception):
     """Internal: the selection reaches beyond the array's shape in hand (resized)."""
 
 
+# calls touching at most this many chunks run on the event loop's thread: the hand-off
+# to a thread costs more than decoding a few chunks (zarrc's kernels release the GIL
+# and use their own worker threads either way)
+INLINE_CHUNKS = 4
+
+
+async def _run(call: Any, nchunks: int) -> None:
+    """Run a native call: inline when small, else on a thread (the loop stays free)."""
+    if call is None:
+        return
+    if nchunks <= INLINE_CHUNKS:
+        call()
+    else:
+        await asyncio.to_thread(call)
+
+
 def _strict() -> bool:
     return bool(zarr_config.get("codec_pipeline.strict", False))
 
@@ -225,8 +241,7 @@ class ZarrcCodecPipeline(CodecPipeline):
             self.fallback_calls += 1
             return await self.fallback.read(batch, out, drop_axes)
         self.native_calls += 1
-        if call is not None:
-            await asyncio.to_thread(call)
+        await _run(call, len(batch))
         return None
 
     async def write(self, batch_info: Iterable[Any], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
@@ -242,8 +257,7 @@ class ZarrcCodecPipeline(CodecPipeline):
             await self.fallback.write(batch, value, drop_axes)
             return
         self.native_calls += 1
-        if call is not None:
-            await asyncio.to_thread(call)
+        await _run(call, len(batch))
 
     def _call(self, batch: list, buf: Any, drop_axes: tuple[int, ...], reading: bool) -> Any:
         """The native call for one read or write (None: nothing to do), or _Unsupported."""
@@ -379,6 +393,12 @@ class ZarrcCodecPipeline(CodecPipeline):
                 if selection[-1] >= shape[d]:
                     raise _Grown
                 continue
+            merged = _merged_slices(dims[d], outer[d])
+            if merged is not None:
+                if merged.stop > shape[d]:
+                    raise _Grown
+                selection.append(merged)
+                continue
             size = max(_end(os_) for _, os_ in dims[d].values())
             g = np.empty(size, np.int64)
             for c, (cs, os_) in dims[d].items():
@@ -423,6 +443,37 @@ def _indices(sel: Any, size: int) -> np.ndarray:
     if a.dtype == bool:
         return np.flatnonzero(a).astype(np.int64)
     return a.reshape(-1).astype(np.int64, copy=False)
+
+
+def _merged_slices(entries: dict[int, tuple[Any, Any]], chunk: int) -> slice | None:
+    """The one slice of the array that per-chunk (chunk slice, output slice) pairs of a
+    dimension make up, or None when they are not all slices of one step that line up
+    (the common case of basic selections, without building index arrays)."""
+    step = g0 = None
+    n = 0
+    for c, (cs, os_) in entries.items():
+        if type(cs) is not slice or type(os_) is not slice or os_.stop is None:
+            return None
+        cstart, cstop, cstep = cs.indices(chunk)
+        ostart, ostop, ostep = os_.indices(os_.stop)
+        count = len(range(cstart, cstop, cstep))
+        if ostep != 1 or cstep < 1 or count != ostop - ostart or count == 0:
+            return None
+        if step is None:
+            step = cstep
+        elif step != cstep:
+            return None
+        start = c * chunk + cstart - step * ostart     # the global index of output 0
+        if g0 is None:
+            g0 = start
+        elif g0 != start:
+            return None
+        n += count
+    if g0 is None or step is None or g0 < 0:
+        return None
+    if n != max(os_.stop for _, os_ in entries.values()):
+        return None                                    # (gaps or overlaps in the output)
+    return slice(g0, g0 + step * (n - 1) + 1, step)
 
 
 def _same_but_order(a: np.dtype, b: np.dtype) -> bool:
