@@ -265,3 +265,19 @@ def test_dask_through_zarr_python(tmp_path):
     np.testing.assert_array_equal(got, x.compute()[5:55] * 2)
     # written through zarrc's pipeline, read back by zarr-python's own
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "x.zarr"))[:], x.compute())
+
+
+def test_read_missing_chunks_false_goes_to_zarr_python():
+    # zarr-python >= 3.2's array.read_missing_chunks=False reports missing chunks, which
+    # zarrc fills: such reads go to zarr-python's pipeline (3.1 has no such setting)
+    errors = pytest.importorskip("zarr.errors")
+    if not hasattr(errors, "ChunkNotFoundError"):
+        pytest.skip("this zarr-python has no read_missing_chunks setting")
+    with zarr.config.set({"codec_pipeline.path": PIPE}):
+        a = zarr.create_array(zarr.storage.MemoryStore(), shape=(4,), chunks=(2,), dtype="i4",
+                              config={"read_missing_chunks": False})
+        a[:2] = [1, 2]
+        with pytest.raises(errors.ChunkNotFoundError):
+            a[:]
+        np.testing.assert_array_equal(a[:2], [1, 2])
+        assert _pipeline(a).fallback_calls == 2 and _pipeline(a).native_calls == 1

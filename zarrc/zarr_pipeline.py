@@ -266,7 +266,7 @@ class ZarrcCodecPipeline(CodecPipeline):
         if not batch:
             return None
         spec = batch[0][1]
-        if reading and zarr_config.get("array.read_missing_chunks", True) is False:
+        if reading and getattr(spec.config, "read_missing_chunks", True) is False:
             raise _Unsupported("array.read_missing_chunks=False (zarrc fills missing chunks)")
         arr = buf.as_ndarray_like()
         if not isinstance(arr, np.ndarray):
