@@ -25,6 +25,7 @@ LAYERS = [
     ["zarrc.demo"],
     ["zarrc.mpi"],                                      # collective MPI writes (not imported by zarrc)
     ["zarrc"],                                          # the package: re-exports the API
+    ["zarrc.zarr_pipeline"],                            # zarr-python's codec pipeline (lazy)
     ["zarrc.asynchronous"],                             # the asyncio API over the sync one
     ["zarrc.copy"],                                     # copy, copy_all, copy_store
     ["zarrc.api_data"],                                 # the data functions (create, zeros, save ...)

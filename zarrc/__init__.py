@@ -1,5 +1,7 @@
 """zarrc: a fast Zarr library with native, GIL-free kernels (zarr-python 3 style API)."""
 
+from typing import Any
+
 from zarrc import codecs, errors, storage
 from zarrc.api import (
     consolidate_metadata,
@@ -42,7 +44,15 @@ from zarrc.copy import copy, copy_all, copy_store
 from zarrc.group import Group
 
 
-def __getattr__(name: str) -> str:
+def __getattr__(name: str) -> Any:
+    # zarr-python's codec pipeline on zarrc's kernels: imports zarr, so only on use
+    # (zarr's registry finds it as "zarrc.ZarrcCodecPipeline" through the entry point)
+    if name in ("ZarrcCodecPipeline", "ZarrcPipelineUnsupported"):
+        from zarrc import zarr_pipeline
+
+        value = getattr(zarr_pipeline, name)
+        globals()[name] = value
+        return value
     # __version__ comes from the installed metadata (whose version meson.build's
     # project() sets), read on first use: importlib.metadata takes longer to import
     # than the rest of zarrc's Python layer.
