@@ -280,7 +280,7 @@ def blosc_decode(data, int nthreads=1):
     return out
 
 
-def blosc_decode_rows(data, out, count=None):
+def blosc_decode_rows(data, out, count=None, bint stream=False):
     """Decode a whole blosc frame into ``out`` row by row, the way a chunk's frame is
     decoded into its place in a larger output (no chunk-sized buffer).
 
@@ -290,7 +290,8 @@ def blosc_decode_rows(data, out, count=None):
     positions to write (rows and items past an array's edge are skipped; default:
     all).  Returns True, or False when the frame is not one decoded this way
     (byte-shuffled LZ4 of typesize 2, 4 or 8, or stored as is): ``out`` may then
-    be partly written.
+    be partly written.  ``stream``: rows are written with streaming stores where
+    they cover whole cache lines, as the read engine does for a large output.
     """
     cdef View src = View(data)
     cdef zc_rows rows
@@ -321,7 +322,7 @@ def blosc_decode_rows(data, out, count=None):
     rows.row_bytes = <size_t>(row_items * itemsize)
     rows.keep_bytes = <size_t>(count[nd - 1] * itemsize)
     rows.dst = <char*><size_t>out.ctypes.data
-    rows.stream = 0
+    rows.stream = stream
     with nogil:
         tmp = <uint8_t*>malloc(max(1, nbytes))
         if tmp != NULL:

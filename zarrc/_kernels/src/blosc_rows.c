@@ -96,44 +96,12 @@ static int use_stream(const char* dst, size_t n, int stream) {
   return stream && (n >= 256 || (n >= 64 && !(((uintptr_t)dst | n) & 63)));
 }
 
-/* Items [first, first + m) of typesize-t byte planes p[0..t) into dst, interleaved
- * (dst[k * t + j] = p[j][first + k]).  t is 1, 2, 4 or 8. */
-ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t first, size_t m, int t,
-                                    int stream) {
-  size_t k = 0;
-  int nt = use_stream(dst, m * (size_t)t, stream);
-  if (t == 1) {
-    const uint8_t* s = p[0] + first;
 #if defined(ZC_HAVE_SSE2)
-    if (nt) {
-      for (; k < m && ((uintptr_t)(dst + k) & 15); k++) dst[k] = (char)s[k];
-      for (; k + 64 <= m; k += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i*)(s + k));
-        __m128i b = _mm_loadu_si128((const __m128i*)(s + k + 16));
-        __m128i c = _mm_loadu_si128((const __m128i*)(s + k + 32));
-        __m128i d = _mm_loadu_si128((const __m128i*)(s + k + 48));
-        _mm_stream_si128((__m128i*)(dst + k), a);
-        _mm_stream_si128((__m128i*)(dst + k + 16), b);
-        _mm_stream_si128((__m128i*)(dst + k + 32), c);
-        _mm_stream_si128((__m128i*)(dst + k + 48), d);
-      }
-    }
-#else
-    (void)nt;                                   /* (no streaming stores here) */
-#endif
-    memcpy(dst + k, s + k, m - k);
-    return;
-  }
-#if defined(ZC_HAVE_SSE2)
-  /* with streaming stores the output must be 16-byte aligned: items one by one
-   * until it is (an output not aligned to its items never is: plain stores) */
-  if (nt) {
-    while (k < m && k < 16 && ((uintptr_t)(dst + k * (size_t)t) & 15)) {
-      for (int j = 0; j < t; j++) dst[k * (size_t)t + (size_t)j] = (char)p[j][first + k];
-      k++;
-    }
-    if ((uintptr_t)(dst + k * (size_t)t) & 15) nt = 0;
-  }
+/* Groups of 16 items [k, kend) of unshuffle_run (t 2, 4 or 8), as far as m allows;
+ * with streaming stores (nt) the output at k is on a cache line.  Returns the
+ * first item not written. */
+ZC_ALWAYS_INLINE size_t unshuffle_groups(char* dst, const uint8_t* const* p, size_t first, size_t k,
+                                         size_t kend, size_t m, int t, int nt) {
 #define ZC_PUT(off, v)                                                  \
   do {                                                                  \
     if (nt) _mm_stream_si128((__m128i*)(o + (off)), (v));               \
@@ -142,7 +110,7 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
   if (t == 2) {
     const uint8_t* s0 = p[0] + first;
     const uint8_t* s1 = p[1] + first;
-    for (; k + 16 <= m; k += 16) {
+    for (; k < kend && k + 16 <= m; k += 16) {
       __m128i a = _mm_loadu_si128((const __m128i*)(s0 + k));
       __m128i b = _mm_loadu_si128((const __m128i*)(s1 + k));
       char* o = dst + 2 * k;
@@ -150,7 +118,7 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
       ZC_PUT(16, _mm_unpackhi_epi8(a, b));
     }
   } else if (t == 4) {
-    for (; k + 16 <= m; k += 16) {
+    for (; k < kend && k + 16 <= m; k += 16) {
       size_t i = first + k;
       __m128i a = _mm_loadu_si128((const __m128i*)(p[0] + i));
       __m128i b = _mm_loadu_si128((const __m128i*)(p[1] + i));
@@ -165,7 +133,7 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
       ZC_PUT(48, _mm_unpackhi_epi16(ab_hi, cd_hi));
     }
   } else if (t == 8) {
-    for (; k + 16 <= m; k += 16) {
+    for (; k < kend && k + 16 <= m; k += 16) {
       size_t i = first + k;
       __m128i x[8], y[8], z[8];
       for (int j = 0; j < 8; j++) x[j] = _mm_loadu_si128((const __m128i*)(p[j] + i));
@@ -187,6 +155,59 @@ ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t f
     }
   }
 #undef ZC_PUT
+  return k;
+}
+#endif
+
+/* Items [first, first + m) of typesize-t byte planes p[0..t) into dst, interleaved
+ * (dst[k * t + j] = p[j][first + k]).  t is 1, 2, 4 or 8. */
+ZC_ALWAYS_INLINE void unshuffle_run(char* dst, const uint8_t* const* p, size_t first, size_t m, int t,
+                                    int stream) {
+  size_t k = 0;
+  int nt = use_stream(dst, m * (size_t)t, stream);
+  if (t == 1) {
+    const uint8_t* s = p[0] + first;
+#if defined(ZC_HAVE_SSE2)
+    if (nt) {
+      k = (size_t)(-(uintptr_t)dst) & 63;      /* to the first cache line boundary */
+      if (k > m) k = m;
+      memcpy(dst, s, k);
+      for (; k + 64 <= m; k += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i*)(s + k));
+        __m128i b = _mm_loadu_si128((const __m128i*)(s + k + 16));
+        __m128i c = _mm_loadu_si128((const __m128i*)(s + k + 32));
+        __m128i d = _mm_loadu_si128((const __m128i*)(s + k + 48));
+        _mm_stream_si128((__m128i*)(dst + k), a);
+        _mm_stream_si128((__m128i*)(dst + k + 16), b);
+        _mm_stream_si128((__m128i*)(dst + k + 32), c);
+        _mm_stream_si128((__m128i*)(dst + k + 48), d);
+      }
+    }
+#else
+    (void)nt;                                   /* (no streaming stores here) */
+#endif
+    memcpy(dst + k, s + k, m - k);
+    return;
+  }
+#if defined(ZC_HAVE_SSE2)
+  /* streaming stores go to whole cache lines (a group of them that straddles two
+   * lines writes each in part: a partial write-combining flush, about 2x slower on
+   * an output numpy aligned to 16 bytes): the items before the output's first line
+   * boundary are unshuffled in whole groups into a buffer and copied, and streaming
+   * starts there (an output not aligned to its items, or a run too short: plain
+   * stores) */
+  if (nt) {
+    size_t h = (size_t)(-(uintptr_t)dst) & 63;
+    if (h % (size_t)t || h / (size_t)t + 16 > m) nt = 0;
+    else if (h) {                             /* (through a buffer: a plain store to a
+                                                   line also streamed to is slow) */
+      char head[128];
+      unshuffle_groups(head, p, first, 0, h / (size_t)t, m, t, 0);
+      memcpy(dst, head, h);
+      k = h / (size_t)t;
+    }
+  }
+  k = unshuffle_groups(dst, p, first, k, m, m, t, nt);
 #endif
   for (; k < m; k++)
     for (int j = 0; j < t; j++) dst[k * (size_t)t + (size_t)j] = (char)p[j][first + k];
