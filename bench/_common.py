@@ -204,6 +204,25 @@ def reset_peak_rss() -> bool:
         return False
 
 
+# -- the options of a benchmark run in one process per library -------------------------
+
+def process_parser(doc: str, libs: Sequence[str], json_name: str, repeat: int = 3) -> Any:
+    """An argument parser with the options every process-per-library benchmark takes:
+    ``--rounds``, ``--repeat``, ``--libs``, ``--dir``, ``--json`` (``.bench/<json_name>``)
+    and the hidden ``--worker LIB --path P`` a round's process is started with."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument("--libs", default=",".join(libs))
+    parser.add_argument("--dir", default=None, help="where the data goes (default: a temporary directory)")
+    parser.add_argument("--json", default=str(REPO_ROOT / ".bench" / json_name))
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    return parser
+
+
 # -- a benchmark run's header and footer ------------------------------------------------
 
 def announce(wanted: Sequence[str], libs: Sequence[str], repeat: int) -> dict[str, object]:

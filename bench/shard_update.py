@@ -20,7 +20,6 @@ this interpreter are skipped.  Target: zarrc <= 0.5x the fastest peer.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -40,6 +39,7 @@ from bench._common import (
     conclude,
     print_table,
     proc_status,
+    process_parser,
     reset_peak_rss,
     smooth_field,
     split_names,
@@ -151,15 +151,8 @@ def run_worker(python: str, lib: str, path: str, repeat: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser = process_parser(__doc__, LIBS, "shard-update.json", repeat=5)
     parser.add_argument("--data", choices=("random", "smooth"), default="random")
-    parser.add_argument("--libs", default=",".join(LIBS))
-    parser.add_argument("--dir", default=None, help="where the data goes (default: a temporary directory)")
-    parser.add_argument("--json", default=str(REPO_ROOT / ".bench" / "shard-update.json"))
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, args.path, args.repeat)))

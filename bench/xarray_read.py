@@ -34,7 +34,6 @@ zarrc / the fastest peer; target <= 0.8.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -47,7 +46,16 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import REPO_ROOT, MiB, announce, conclude, print_table, smooth_field, split_names
+from bench._common import (
+    REPO_ROOT,
+    MiB,
+    announce,
+    conclude,
+    print_table,
+    process_parser,
+    smooth_field,
+    split_names,
+)
 
 SIZES = {  # name: (shape, chunks, shards)
     "full": ((256, 512, 512), (16, 128, 128), (64, 512, 512)),
@@ -160,16 +168,9 @@ def same_check(a: dict, b: dict) -> bool:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = process_parser(__doc__, LIBS, "xarray-read.json")
     parser.add_argument("--small", action="store_true", help="2 MiB instead of 256 MiB: a smoke test")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--layouts", default=",".join(LAYOUTS))
-    parser.add_argument("--libs", default=",".join(LIBS))
-    parser.add_argument("--dir", default=None, help="where the data goes (default: a temporary directory)")
-    parser.add_argument("--json", default=str(REPO_ROOT / ".bench" / "xarray-read.json"))
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, args.path, args.repeat)))

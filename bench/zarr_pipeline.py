@@ -46,7 +46,16 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import REPO_ROOT, MiB, announce, conclude, print_table, smooth_field, split_names
+from bench._common import (
+    REPO_ROOT,
+    MiB,
+    announce,
+    conclude,
+    print_table,
+    process_parser,
+    smooth_field,
+    split_names,
+)
 
 PIPELINES = {
     "zarrc": "zarrc.ZarrcCodecPipeline",
@@ -199,16 +208,9 @@ def run_worker(lib: str, root: str, layout: str, size: str, repeat: int) -> dict
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = process_parser(__doc__, LIBS, "zarr-pipeline.json")
     parser.add_argument("--small", action="store_true", help="4 MiB of data instead of 256 MiB")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--libs", default=",".join(LIBS))
     parser.add_argument("--layouts", default=",".join(LAYOUTS))
-    parser.add_argument("--dir", default=None, help="where the data goes (default: a temporary directory)")
-    parser.add_argument("--json", default=str(REPO_ROOT / ".bench" / "zarr-pipeline.json"))
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--path", help=argparse.SUPPRESS)
     parser.add_argument("--layout", help=argparse.SUPPRESS)
     parser.add_argument("--size", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -233,31 +233,30 @@ class ZarrcCodecPipeline(CodecPipeline):
     async def read(self, batch_info: Iterable[Any], out: Any, drop_axes: tuple[int, ...] = ()) -> Any:
         """Read the chunks of one selection into ``out`` (an NDBuffer) in one native batch."""
         batch = list(batch_info)
-        try:
-            call = self._call(batch, out, drop_axes, reading=True)
-        except _Unsupported as e:
-            if _strict():
-                raise ZarrcPipelineUnsupported(str(e)) from None
-            self.fallback_calls += 1
+        if not await self._run_natively(batch, out, drop_axes, reading=True):
             return await self.fallback.read(batch, out, drop_axes)
-        self.native_calls += 1
-        await _run(call, len(batch))
         return None
 
     async def write(self, batch_info: Iterable[Any], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
         """Write ``value`` (an NDBuffer, broadcast to the selection) to the chunks of one
         selection in one native batch (partial chunks read, updated and stored back)."""
         batch = list(batch_info)
+        if not await self._run_natively(batch, value, drop_axes, reading=False):
+            await self.fallback.write(batch, value, drop_axes)
+
+    async def _run_natively(self, batch: list, buffer: Any, drop_axes: tuple[int, ...], reading: bool) -> bool:
+        """Run one read or write call in one native batch; False (counted) when zarrc
+        cannot and zarr-python's pipeline is to run it (with the strict setting: raise)."""
         try:
-            call = self._call(batch, value, drop_axes, reading=False)
+            call = self._call(batch, buffer, drop_axes, reading=reading)
         except _Unsupported as e:
             if _strict():
                 raise ZarrcPipelineUnsupported(str(e)) from None
             self.fallback_calls += 1
-            await self.fallback.write(batch, value, drop_axes)
-            return
+            return False
         self.native_calls += 1
         await _run(call, len(batch))
+        return True
 
     def _call(self, batch: list, buf: Any, drop_axes: tuple[int, ...], reading: bool) -> Any:
         """The native call for one read or write (None: nothing to do), or _Unsupported."""
