@@ -223,6 +223,28 @@ def process_parser(doc: str, libs: Sequence[str], json_name: str, repeat: int = 
     return parser
 
 
+def library_available(lib: str, needs: Sequence[str] = ()) -> bool:
+    """Whether library ``lib`` of a benchmark can run in this interpreter, with the
+    modules ``needs`` too: ``zarrc``, ``tensorstore`` (modules), ``zarr``, ``zarrs``
+    (its pipeline, and zarr-python), ``zarr-fused`` (zarr-python's FusedCodecPipeline,
+    zarr >= 3.4)."""
+    import importlib.util
+
+    if any(importlib.util.find_spec(m) is None for m in needs):
+        return False
+    if lib in ("zarrc", "tensorstore"):
+        return importlib.util.find_spec(lib) is not None
+    if importlib.util.find_spec("zarr") is None:
+        return False
+    if lib == "zarrs":
+        return importlib.util.find_spec("zarrs") is not None
+    if lib == "zarr-fused":
+        import zarr.core.codec_pipeline as pipelines
+
+        return hasattr(pipelines, "FusedCodecPipeline")
+    return True
+
+
 # -- a benchmark run's header and footer ------------------------------------------------
 
 def announce(wanted: Sequence[str], libs: Sequence[str], repeat: int) -> dict[str, object]:

@@ -37,6 +37,7 @@ from bench._common import (
     MiB,
     announce,
     conclude,
+    library_available,
     print_table,
     proc_status,
     process_parser,
@@ -58,19 +59,7 @@ TARGET = 0.5
 
 def available(lib: str) -> bool:
     """Whether ``lib`` can run in this interpreter."""
-    import importlib.util
-
-    if lib == "zarrc" or lib == "tensorstore":
-        return importlib.util.find_spec(lib) is not None
-    if importlib.util.find_spec("zarr") is None:
-        return False
-    if lib == "zarrs":
-        return importlib.util.find_spec("zarrs") is not None
-    if lib == "zarr-fused":
-        import zarr.core.codec_pipeline as pipelines
-
-        return hasattr(pipelines, "FusedCodecPipeline")
-    return True
+    return library_available(lib)
 
 
 def make_data(path: str, kind: str) -> int:

@@ -51,6 +51,7 @@ from bench._common import (
     MiB,
     announce,
     conclude,
+    library_available,
     print_table,
     process_parser,
     smooth_field,
@@ -74,17 +75,7 @@ TARGET = 0.8
 
 def available(lib: str) -> bool:
     """Whether ``lib`` can run in this interpreter (xarray, dask and its library)."""
-    import importlib.util
-
-    if any(importlib.util.find_spec(m) is None for m in ("xarray", "dask", "zarr")):
-        return False
-    if lib == "zarrc" or lib == "zarrs":
-        return importlib.util.find_spec(lib) is not None
-    if lib == "zarr-fused":
-        import zarr.core.codec_pipeline as pipelines
-
-        return hasattr(pipelines, "FusedCodecPipeline")
-    return True
+    return library_available(lib, needs=("xarray", "dask", "zarr"))
 
 
 def write_data(path: str, layout: str, size: str) -> int:

@@ -51,6 +51,7 @@ from bench._common import (
     MiB,
     announce,
     conclude,
+    library_available,
     print_table,
     process_parser,
     smooth_field,
@@ -79,19 +80,7 @@ SIZES = {
 
 def available(lib: str) -> bool:
     """Whether ``lib``'s pipeline can run in this interpreter."""
-    import importlib.util
-
-    if importlib.util.find_spec("zarr") is None:
-        return False
-    if lib == "zarrs":
-        return importlib.util.find_spec("zarrs") is not None
-    if lib == "zarrc":
-        return importlib.util.find_spec("zarrc") is not None
-    if lib == "zarr-fused":
-        import zarr.core.codec_pipeline as pipelines
-
-        return hasattr(pipelines, "FusedCodecPipeline")
-    return True
+    return library_available(lib, needs=("zarr",))
 
 
 def layout_kwargs(layout: str, size: str) -> dict:
