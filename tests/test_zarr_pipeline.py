@@ -267,6 +267,45 @@ def test_dask_through_zarr_python(tmp_path):
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "x.zarr"))[:], x.compute())
 
 
+def test_xarray_through_zarr_python(tmp_path, monkeypatch):
+    """xarray's to_zarr (whole and region writes) and open_zarr on zarrc's pipeline, in
+    strict mode (nothing falls back): the same stored chunks and the same dataset as
+    with zarr-python's own pipeline."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("dask.array")
+    import pandas as pd
+
+    rng = np.random.default_rng(8)
+    ds = xr.Dataset(
+        {"v": (("time", "y", "x"), rng.standard_normal((12, 20, 30)).astype("float32"),
+               {"units": "K"}),
+         "n": (("time", "y"), rng.integers(0, 100, (12, 20)).astype("int16"))},
+        coords={"time": pd.date_range("2026-01-01", periods=12, freq="6h"), "y": np.arange(20.0)})
+    encoding = {"v": {"chunks": (4, 10, 16), "compressors": [zc.BloscCodec(cname="lz4", clevel=5)]},
+                "n": {"chunks": (5, 8), "compressors": [zc.ZstdCodec(level=3)]}}
+    patch = ds.isel(time=slice(4, 8)) * 2
+
+    def write_and_read(path):
+        ds.to_zarr(path, zarr_format=3, encoding=encoding, consolidated=False)
+        patch.drop_vars(["y"]).to_zarr(path, region={"time": slice(4, 8)}, consolidated=False)
+        return xr.open_zarr(path, consolidated=False).load()
+
+    ref = write_and_read(tmp_path / "default.zarr")
+    calls = []                              # (reading?) of every call zarrc's pipeline ran
+    run = zarrc.ZarrcCodecPipeline._run_natively
+
+    async def counted(self, batch, buffer, drop_axes, reading):
+        calls.append(reading)
+        return await run(self, batch, buffer, drop_axes, reading)
+
+    monkeypatch.setattr(zarrc.ZarrcCodecPipeline, "_run_natively", counted)
+    with zarr.config.set({"codec_pipeline.path": PIPE, "codec_pipeline.strict": True}):
+        got = write_and_read(tmp_path / "zarrc.zarr")
+    assert calls.count(False) >= 4 and calls.count(True) >= 2      # (the variables and coordinates)
+    xr.testing.assert_identical(got, ref)
+    assert files(tmp_path / "zarrc.zarr") == files(tmp_path / "default.zarr")
+
+
 def test_read_missing_chunks_false_goes_to_zarr_python():
     # zarr-python >= 3.2's array.read_missing_chunks=False reports missing chunks, which
     # zarrc fills: such reads go to zarr-python's pipeline (3.1 has no such setting)
