@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from zarrc.chunk_key import ChunkKeyEncoding
 from zarrc.errors import SelectionError, StoreError
 from zarrc.metadata import ArrayMetadataV3
+from zarrc.metadata.v2 import ArrayMetadataV2
 
 ENCODINGS = [("default", "/"), ("default", "."), ("v2", "."), ("v2", "/")]
 
@@ -120,3 +123,20 @@ def test_encode_many_matches_encode(encoding, ndim, data):
     rows = data.draw(st.lists(st.lists(st.integers(0, 10**6), min_size=ndim, max_size=ndim), max_size=20))
     coords = np.array(rows, dtype=np.int64).reshape(len(rows), ndim)
     assert encoding.encode_many(coords, prefix="p/") == [encoding.encode(r, prefix="p/") for r in rows]
+
+
+@pytest.mark.parametrize(("name", "sep"), ENCODINGS)
+@pytest.mark.parametrize("ndim", [0, 1, 3])
+def test_key_parts_count_what_encode_writes(name, sep, ndim):
+    """key_parts(ndim) is the number of "/"-separated parts of a key encode writes
+    (what precedes them in a store key is the array's prefix)."""
+    enc = ChunkKeyEncoding(name, sep)
+    assert enc.key_parts(ndim) == len(enc.encode((12,) * ndim).split("/"))
+
+
+@pytest.mark.parametrize("sep", [".", "/"])
+def test_from_metadata_of_v2_arrays(sep):
+    doc = {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "compressor": None,
+           "fill_value": 0, "order": "C", "filters": None, "dimension_separator": sep}
+    md = ArrayMetadataV2.from_json(json.dumps(doc).encode())
+    assert ChunkKeyEncoding.from_metadata(md) == ChunkKeyEncoding("v2", sep)

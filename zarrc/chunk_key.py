@@ -37,10 +37,20 @@ class ChunkKeyEncoding:
 
     @classmethod
     def from_metadata(cls, spec: Any) -> ChunkKeyEncoding:
-        """From a ChunkKeyEncodingSpec, or array metadata holding one
-        (``chunk_key_encoding``), or anything with ``name`` and ``separator``."""
+        """From a ChunkKeyEncodingSpec, or v3 array metadata holding one
+        (``chunk_key_encoding``), or v2 array metadata (the "v2" encoding of its
+        ``dimension_separator``), or anything with ``name`` and ``separator``."""
+        if getattr(spec, "zarr_format", None) == 2:
+            return cls("v2", spec.dimension_separator)
         spec = getattr(spec, "chunk_key_encoding", spec)
         return cls(spec.name, spec.separator)
+
+    def key_parts(self, ndim: int) -> int:
+        """How many "/"-separated parts the key of a chunk of an ``ndim``-dimensional
+        array has (what comes before them in a store key is the array's prefix)."""
+        if ndim == 0 or self.separator == ".":
+            return 1
+        return ndim + (1 if self.lead else 0)
 
     def __repr__(self) -> str:
         return f"ChunkKeyEncoding({self.name!r}, {self.separator!r})"

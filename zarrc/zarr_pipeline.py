@@ -45,6 +45,7 @@ from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.config import config as zarr_config
 
 from zarrc import indexing
+from zarrc.chunk_key import ChunkKeyEncoding
 from zarrc.engine import api as engine_api
 from zarrc.engine.prepare import Prepared, prepare
 from zarrc.errors import ReadOnlyError, ZarrcError
@@ -277,10 +278,10 @@ class ZarrcCodecPipeline(CodecPipeline):
             # (zarr-python's LocalStore.move changes its root in place)
             self._connect()
         write_empty = bool(getattr(spec.config, "write_empty_chunks", False))
-        prepared = self._prepare(batch[0][0].path, write_empty)
-        prefix_len = len(self._array_prefix(batch[0][0].path))
+        prefix = self._array_prefix(batch[0][0].path)
+        prepared = self._prepare(prefix, write_empty)
         ndim = len(prepared.strategy.arr.shape)
-        coords = [prepared.encoding.decode(info[0].path[prefix_len:], ndim) for info in batch]
+        coords = [prepared.encoding.decode(info[0].path[len(prefix):], ndim) for info in batch]
         strategy = prepared.strategy
         za = strategy.arr
         if arr.dtype != za.dtype and not _same_but_order(arr.dtype, za.dtype):
@@ -290,8 +291,8 @@ class ZarrcCodecPipeline(CodecPipeline):
         except _Grown:
             # zarr-python resizes an array by replacing its metadata object, not the
             # pipeline: the new shape is read from the store
-            self._reload(batch[0][0].path[:prefix_len])
-            prepared = self._prepare(batch[0][0].path, write_empty)
+            self._reload(prefix)
+            prepared = self._prepare(prefix, write_empty)
             strategy = prepared.strategy
             dims = self._plan(prepared, batch, coords, arr, drop_axes)
         if reading:
@@ -312,10 +313,8 @@ class ZarrcCodecPipeline(CodecPipeline):
             engine_api.write_selection(strategy, dims, value)
         return run_write
 
-    def _prepare(self, key_path: str, write_empty: bool) -> Prepared:
-        """The prepared array whose chunk key is ``key_path`` (an array's path is known
-        from its keys only: zarr-python gives the pipeline no path)."""
-        prefix = self._array_prefix(key_path)
+    def _prepare(self, prefix: str, write_empty: bool) -> Prepared:
+        """The prepared array at key prefix ``prefix`` (``_array_prefix``)."""
         got = self._prepared.get((prefix, write_empty))
         if got is None:
             try:
@@ -326,16 +325,10 @@ class ZarrcCodecPipeline(CodecPipeline):
         return got
 
     def _array_prefix(self, key_path: str) -> str:
+        """The array's key prefix ("" or ending in "/") in chunk key ``key_path`` (an
+        array's path is known from its keys only: zarr-python gives the pipeline no path)."""
         md = self._zmd
-        if isinstance(md, ArrayMetadataV2):
-            sep, lead = md.dimension_separator, 0
-        else:
-            enc = md.chunk_key_encoding
-            sep = enc.separator
-            lead = 1 if enc.name == "default" else 0
-        parts = 1 if sep == "." or not md.shape else len(md.shape) + lead
-        if not md.shape:
-            parts = 1
+        parts = ChunkKeyEncoding.from_metadata(md).key_parts(len(md.shape))
         pieces = key_path.split("/")
         if len(pieces) < parts:
             raise _Unsupported(f"unexpected chunk key {key_path!r}")

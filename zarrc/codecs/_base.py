@@ -29,7 +29,7 @@ def codec_fail(codec: str) -> Fail:
 @dataclass(frozen=True)
 class NativeStep:
     """One bytes -> bytes step of the kernels' prepared Chain (a subclass per kind,
-    beside its codec: ``BloscStep``, ``ZstdStep``, ``DeflateStep``, ``Crc32cStep``).
+    beside its codec: ``BloscStep``, ``ZstdStep``, ``GzipStep``, ``ZlibStep``, ``Crc32cStep``).
     ``kind`` is the kernel's name of the step; :meth:`kernel_args` is the one place the
     record becomes the kernel's argument (``zarrc._kernels.chain.Chain``)."""
 

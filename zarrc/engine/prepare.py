@@ -65,8 +65,7 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
     """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
     MetadataError for codecs the engine cannot run together."""
     prefix = key_prefix(path)
-    encoding = (ChunkKeyEncoding("v2", md.dimension_separator) if md.zarr_format == 2
-                else ChunkKeyEncoding.from_metadata(md))
+    encoding = ChunkKeyEncoding.from_metadata(md)
 
     def chunk_keys(coords: np.ndarray) -> list[str]:
         return encoding.encode_many(coords, prefix)
