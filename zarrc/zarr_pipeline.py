@@ -147,6 +147,7 @@ class ZarrcCodecPipeline(CodecPipeline):
         self._zstore: Any = None
         self._root: str | None = None
         self._zmd: Any = None
+        self._key_parts: dict[int, int] = {}     # (of the metadata _zmd: by its id)
         try:
             self._check_store(store)
             self._zmd = _zarrc_metadata(metadata)
@@ -287,16 +288,25 @@ class ZarrcCodecPipeline(CodecPipeline):
         if arr.dtype != za.dtype and not _same_but_order(arr.dtype, za.dtype):
             raise _Unsupported(f"buffer dtype {arr.dtype} is not the array's {za.dtype}")
         try:
-            dims = self._plan(prepared, batch, coords, arr, drop_axes)
+            sel = self._selection(prepared, batch, coords, arr, drop_axes)
         except _Grown:
             # zarr-python resizes an array by replacing its metadata object, not the
             # pipeline: the new shape is read from the store
             self._reload(prefix)
             prepared = self._prepare(prefix, write_empty)
             strategy = prepared.strategy
-            dims = self._plan(prepared, batch, coords, arr, drop_axes)
+            sel = self._selection(prepared, batch, coords, arr, drop_axes)
+        za = strategy.arr
         if reading:
             target = arr
+            if isinstance(sel, tuple) and target.dtype == za.dtype and _basic(sel):
+                # ints and slices: planned and read in one native call where the
+                # strategy can (plain chunk or shard files), else planned here
+                def run_basic() -> None:
+                    if not strategy.read_basic_into(sel, target):
+                        engine_api.read_into(strategy, _planned(sel, za), target)
+                return run_basic
+            dims = _planned(sel, za)
 
             def run_read() -> None:
                 if target.dtype == za.dtype:
@@ -304,6 +314,7 @@ class ZarrcCodecPipeline(CodecPipeline):
                 else:
                     target[...] = engine_api.read_selection(strategy, dims)
             return run_read
+        dims = _planned(sel, za)
 
         value = arr
         if value.dtype != za.dtype:
@@ -328,7 +339,10 @@ class ZarrcCodecPipeline(CodecPipeline):
         """The array's key prefix ("" or ending in "/") in chunk key ``key_path`` (an
         array's path is known from its keys only: zarr-python gives the pipeline no path)."""
         md = self._zmd
-        parts = ChunkKeyEncoding.from_metadata(md).key_parts(len(md.shape))
+        parts = self._key_parts.get(id(md))
+        if parts is None:
+            parts = ChunkKeyEncoding.from_metadata(md).key_parts(len(md.shape))
+            self._key_parts = {id(md): parts}
         pieces = key_path.split("/")
         if len(pieces) < parts:
             raise _Unsupported(f"unexpected chunk key {key_path!r}")
@@ -350,16 +364,17 @@ class ZarrcCodecPipeline(CodecPipeline):
         self._zmd = md
         self._prepared.clear()
 
-    def _plan(self, prepared: Prepared, batch: list, coords_list: list[tuple[int, ...]],
-              arr: np.ndarray, drop_axes: tuple[int, ...]) -> indexing.Plan:
-        """zarrc's plan of the whole selection the per-chunk triples describe."""
+    def _selection(self, prepared: Prepared, batch: list, coords_list: list[tuple[int, ...]],
+                   arr: np.ndarray, drop_axes: tuple[int, ...]) -> tuple | indexing.Plan:
+        """The whole selection the per-chunk triples describe: per dimension an int, a
+        slice or an index array (orthogonal), or zarrc's plan of points."""
         za = prepared.strategy.arr
         shape = za.shape
         outer = _outer(self._zmd)
         ndim = len(shape)
         first_out = batch[0][3]
         if ndim == 0:
-            return indexing.plan_orthogonal((), shape, za.chunks)[0]
+            return ()
         if not isinstance(first_out, tuple):
             return _plan_points(batch, coords_list, outer, shape, za.chunks, arr)
         dims: list[dict[int, tuple[Any, Any]]] = [{} for _ in range(ndim)]
@@ -398,7 +413,20 @@ class ZarrcCodecPipeline(CodecPipeline):
             if size and int(g.max()) >= shape[d]:
                 raise _Grown
             selection.append(_as_slice(g))
-        return indexing.plan_orthogonal(tuple(selection), shape, za.chunks)[0]
+        return tuple(selection)
+
+
+def _planned(sel: tuple | indexing.Plan, za: Any) -> indexing.Plan:
+    """zarrc's plan of a selection from ``_selection``."""
+    if isinstance(sel, tuple):
+        return indexing.plan_orthogonal(sel, za.shape, za.chunks)[0]
+    return sel
+
+
+def _basic(sel: tuple) -> bool:
+    """Whether a selection from ``_selection`` is made of ints and slices only (its
+    slices have positive steps)."""
+    return all(type(x) is int or type(x) is slice for x in sel)
 
 
 

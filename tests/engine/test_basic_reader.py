@@ -45,6 +45,12 @@ def _check_random_selections(a: zarrc.Array, data: np.ndarray, rng: random.Rando
         np.testing.assert_array_equal(got, expected)
         assert got.shape == expected.shape and got.dtype == expected.dtype
         np.testing.assert_array_equal(_general(a, sel), expected)
+        # into a given output: Fortran order (strides not C's), every element written
+        out = np.full(expected.shape[::-1], -1, data.dtype).T
+        if a._engine.read_basic_into(sel, out):
+            np.testing.assert_array_equal(out, expected)
+        else:
+            assert a._engine.reader.read(sel) is None and (out == -1).all()
 
 
 @pytest.mark.parametrize("chain", ["bytes", "blosc", "zstd+crc32c", "transpose", "big-endian"])
@@ -246,3 +252,33 @@ def test_one_chunk_reads_into_fresh_outputs(tmp_path):
         for i, out in enumerate(kept[:4]):
             np.testing.assert_array_equal(out, data[i * 128:(i + 1) * 128])
         np.testing.assert_array_equal(kept[4], data[5:300, 7:900])
+
+
+def test_basic_reads_into_a_given_output(tmp_path):
+    """read_basic_into fills an output of the selection's shape and the array's dtype
+    (a view with gaps between its elements too) and touches nothing else; an output
+    of another shape or dtype is declined with nothing written; a corrupt chunk
+    raises naming its key."""
+    shape, chunks = (20, 30), (8, 8)
+    data = np.arange(600, dtype="float64").reshape(shape)
+    a = make_array(LocalStore(str(tmp_path / "a.zarr"), mode="w"), shape, chunks, "float64", "blosc")
+    a[...] = data
+    engine = a._engine
+    whole = np.full((12, 40), -7.0)
+    view = whole[1:6, ::3][:, :9]                 # (5, 9), gaps between its elements
+    assert engine.read_basic_into((slice(3, 8), slice(4, 13)), view)
+    np.testing.assert_array_equal(view, data[3:8, 4:13])
+    untouched = np.full((12, 40), True)
+    untouched[1:6, 0:27:3] = False
+    assert (whole[untouched] == -7.0).all()
+    for wrong in (np.zeros((5, 8)), np.zeros((5, 9), "float32"), np.zeros((9, 5)).T[:, :8]):
+        before = wrong.copy()
+        assert not engine.read_basic_into((slice(3, 8), slice(4, 13)), wrong)
+        np.testing.assert_array_equal(wrong, before)
+    row = np.zeros(30)
+    assert engine.read_basic_into((7, slice(None)), row)
+    np.testing.assert_array_equal(row, data[7])
+    chunk_file = tmp_path / "a.zarr" / "c" / "0" / "1"
+    chunk_file.write_bytes(b"not a blosc frame" * 4)
+    with pytest.raises(CodecError, match="c/0/1"):
+        engine.read_basic_into((slice(0, 8), slice(8, 16)), np.zeros((8, 8)))

@@ -545,14 +545,17 @@ cdef class BasicReader:
         self.run_batch = run_batch
         self.raise_error = raise_error
 
-    def read(self, selection):
-        """``array[selection]`` as a new numpy array, or None if ``selection`` is not
-        made of integers and slices with positive steps (or an integer is out of
-        bounds: the general path words the error), or it touches more than
-        ``max_open`` shards (the general path reads them a group at a time)."""
+    def read(self, selection, out=None):
+        """``array[selection]`` as a new numpy array, or into ``out`` (a writable numpy
+        array of the selection's shape and the array's dtype, any strides; returned);
+        None if ``selection`` is not made of integers and slices with positive steps
+        (or an integer is out of bounds: the general path words the error), if it
+        touches more than ``max_open`` shards (the general path reads them a group at
+        a time), or if ``out`` is not of the selection's shape and dtype."""
         cdef Plan plan
         cdef ReadBatch batch
         cdef Py_ssize_t d, t, ntasks, work, nbytes = self.chain.itemsize
+        cdef bint fresh = out is None
         if not plan_selection(selection, self.shape, self.chunks, &plan):
             return None
         try:
@@ -561,7 +564,10 @@ cdef class BasicReader:
                 if not plan.dropped[d]:
                     out_shape.append(plan.count[d])
                     nbytes *= plan.count[d]
-            out = new_output(tuple(out_shape), self.dtype, nbytes)
+            if fresh:
+                out = new_output(tuple(out_shape), self.dtype, nbytes)
+            elif out.shape != tuple(out_shape) or out.dtype != self.dtype:
+                return None
             if nbytes == 0:
                 return out
             ntasks = plan.ntasks
@@ -581,7 +587,7 @@ cdef class BasicReader:
         add_calls(1)
         try:
             if ntasks == 1 or work < 2 * self.parallel_min_bytes:
-                if nbytes >= PREFAULT_MIN_BYTES and nbytes < STREAM_MIN:
+                if fresh and nbytes >= PREFAULT_MIN_BYTES and nbytes < STREAM_MIN:
                     with nogil:        # (one thread: its faults would all be in a row)
                         prefault(<char*>batch.arr.buf, <size_t>nbytes)
                 batch.run()            # (run_batch would give it one thread too)

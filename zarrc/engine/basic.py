@@ -68,13 +68,20 @@ class BasicStrategy(Strategy):
 
     def read(self, selection: Any) -> Any:
         """``arr[selection]`` (see NativeStrategy.read)."""
-        try:
-            out = self.reader.read(selection)
-        except OSError as exc:       # a shard file that cannot be opened (not: is missing)
-            if isinstance(exc, StoreError):
-                raise
-            raise StoreError(f"cannot read {exc.filename} of {self.arr.name}: {exc.strerror}") from None
+        out = self._read_basic(selection, None)
         if out is not None:
             return out
         # what the BasicReader declines, the native plan would too: the general path
         return self.read_general(selection)
+
+    def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
+        """See Strategy.read_basic_into: the BasicReader, in one native call."""
+        return self._read_basic(selection, out) is not None
+
+    def _read_basic(self, selection: Any, out: np.ndarray | None) -> np.ndarray | None:
+        try:
+            return self.reader.read(selection, out)
+        except OSError as exc:       # a shard file that cannot be opened (not: is missing)
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"cannot read {exc.filename} of {self.arr.name}: {exc.strerror}") from None

@@ -70,6 +70,13 @@ class Strategy:
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
         raise NotImplementedError
 
+    def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
+        """Read a selection of ints and slices (positive steps) into ``out`` (the
+        selection's shape, ``arr.dtype``, writable) by a shortcut that plans and reads
+        in one native call; False, with nothing read, where there is none for this
+        array or selection (the caller plans it and calls ``read_into``)."""
+        return False
+
     def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
         raise NotImplementedError
 
