@@ -22,6 +22,15 @@ from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer, shard_i
 
 from zarrc._kernels import chunk_files
 
+cdef extern from *:
+    """
+    #include "src/zc_platform.h"
+    static inline Py_ssize_t zc_take_spare(Py_ssize_t* counter) {
+        return zc_fetch_add_relaxed(counter, 1);
+    }
+    """
+    Py_ssize_t zc_take_spare(Py_ssize_t* counter) noexcept nogil
+
 # the shortest rows of a value worth writing straight from it (each costs the
 # kernel a segment of a writev call)
 cdef enum:
@@ -71,11 +80,23 @@ cdef class WriteBatch(_Batch):
     cdef int* outcomes
     cdef uint8_t** results
     cdef size_t* result_len
+    cdef size_t* result_cap
+    cdef uint8_t** spare           # buffers of a spent batch (adopt), taken by the workers
+    cdef size_t* spare_cap
+    cdef Py_ssize_t nspare
+    cdef Py_ssize_t next_spare
+    cdef bint spent
 
     def __cinit__(self):
         self.outcomes = NULL
         self.results = NULL
         self.result_len = NULL
+        self.result_cap = NULL
+        self.spare = NULL
+        self.spare_cap = NULL
+        self.nspare = 0
+        self.next_spare = 0
+        self.spent = False
 
     def __dealloc__(self):
         cdef Py_ssize_t t
@@ -84,7 +105,20 @@ cdef class WriteBatch(_Batch):
                 free(self.results[t])
         free(self.results)
         free(self.result_len)
+        free(self.result_cap)
+        self.free_spare()
         free(self.outcomes)
+
+    cdef void free_spare(self) noexcept:
+        cdef Py_ssize_t i
+        if self.spare != NULL:
+            for i in range(self.nspare):
+                free(self.spare[i])
+        free(self.spare)
+        free(self.spare_cap)
+        self.spare = NULL
+        self.spare_cap = NULL
+        self.nspare = 0
 
     def __init__(self, Chain chain, table, local, outidx, tasks, value, tuple value_strides,
                  bytes fill, sources, bytes temp_tag=None, bint write_empty=False,
@@ -99,12 +133,37 @@ cdef class WriteBatch(_Batch):
         self.outcomes = <int*>malloc(max(1, self.ntasks) * sizeof(int))
         self.results = <uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
         self.result_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
-        if not (self.outcomes and self.results and self.result_len):
+        self.result_cap = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
+        if not (self.outcomes and self.results and self.result_len and self.result_cap):
             raise MemoryError()
         for t in range(self.ntasks):
             self.outcomes[t] = 0
             self.results[t] = NULL
             self.result_len[t] = 0
+            self.result_cap[t] = 0
+
+    def adopt(self, WriteBatch spent):
+        """Take the encoded chunks' buffers of ``spent``, a batch whose results are no
+        longer needed (its shards written), for this batch's encoder outputs: they are
+        reused, not allocated and faulted in again.  ``spent`` can be used no more.
+        Call before run()."""
+        cdef Py_ssize_t t, n = 0
+        if self.next_spare or self.nspare:
+            raise ValueError("this batch has adopted buffers already")
+        for t in range(spent.ntasks):
+            n += spent.results[t] != NULL
+        self.spare = <uint8_t**>malloc(max(1, n) * sizeof(void*))
+        self.spare_cap = <size_t*>malloc(max(1, n) * sizeof(size_t))
+        if self.spare == NULL or self.spare_cap == NULL:
+            self.free_spare()
+            raise MemoryError()
+        for t in range(spent.ntasks):
+            if spent.results[t] != NULL:
+                self.spare[self.nspare] = spent.results[t]
+                self.spare_cap[self.nspare] = spent.result_cap[t]
+                self.nspare += 1
+                spent.results[t] = NULL
+        spent.spent = True
 
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         if self.committing:
@@ -214,8 +273,8 @@ cdef class WriteBatch(_Batch):
         cdef const uint8_t* src = NULL
         cdef const uint8_t* p
         cdef const uint8_t* encoded
-        cdef Py_ssize_t n, r
-        cdef int d
+        cdef Py_ssize_t n, r, i
+        cdef int d, slot
         cdef bint full = self.covers_chunk(t), edge = False
         cdef size_t nbytes
         cdef uint8_t* chunk
@@ -281,6 +340,21 @@ cdef class WriteBatch(_Batch):
                 self.outcomes[t] = 0
                 self.status[t] = -1
             return
+        for slot in range(1, 3):
+            if encoded == s.buf[slot] and s.buf[slot] != NULL:
+                # the encoder's output buffer becomes the result (no copy); the
+                # worker's next output goes to a spare buffer, else a new one
+                self.results[t] = s.buf[slot]
+                self.result_cap[t] = s.cap[slot]
+                self.result_len[t] = <size_t>r
+                s.buf[slot] = NULL
+                s.cap[slot] = 0
+                i = zc_take_spare(&self.next_spare)
+                if i < self.nspare:
+                    s.buf[slot] = self.spare[i]
+                    s.cap[slot] = self.spare_cap[i]
+                    self.spare[i] = NULL
+                return
         self.results[t] = <uint8_t*>malloc(r if r > 0 else 1)
         if self.results[t] == NULL:
             fail(err, ZC_NOMEM, 0, 0, NULL)
@@ -288,6 +362,7 @@ cdef class WriteBatch(_Batch):
             return
         memcpy(self.results[t], encoded, r)
         self.result_len[t] = <size_t>r
+        self.result_cap[t] = <size_t>(r if r > 0 else 1)
 
     def outcome(self, Py_ssize_t t):
         """STORED, DELETED, or 0 (task failed or not run)."""
@@ -307,6 +382,8 @@ cdef class WriteBatch(_Batch):
         cdef const int64_t[::1] sizes = None
         cdef const uint8_t* blob = NULL
         cdef bint in_file = False
+        if self.spent:
+            raise ValueError("this batch's buffers were adopted by another")
         if src_offs != NULL:
             for i in range(n):
                 src_offs[i] = -1
@@ -442,6 +519,8 @@ cdef class WriteBatch(_Batch):
 
     def encoded(self, Py_ssize_t t):
         """The encoded chunk of a STORED task that had no path (bytes), else None."""
+        if self.spent:
+            raise ValueError("this batch's buffers were adopted by another")
         if self.results[t] == NULL:
             return None
         return PyBytes_FromStringAndSize(<const char*>self.results[t], self.result_len[t])

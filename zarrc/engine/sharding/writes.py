@@ -116,6 +116,7 @@ class _ShardWrite:
         self.lock = threading.Lock()          # (staged, emptied, held: also the stager's)
         self.stager: threading.Thread | None = None
         self.error: BaseException | None = None
+        self.spent: WriteBatch | None = None      # a staged group's batch: its buffers reused
 
     def _locked(self) -> None:
         """Take the locks (once) if write_from was given some."""
@@ -254,6 +255,7 @@ class _ShardWrite:
         if arr.files is None:
             for k in range(k0, k1):
                 self.built.append((self.keys[k], batch.shard(*plan_shard(k), *self.layout)))
+            self.spent = batch
             return None
 
         def stage(k: int) -> None:
@@ -269,7 +271,11 @@ class _ShardWrite:
                 else:
                     self.emptied.append(key)
 
-        return lambda: run_each(range(k0, k1), stage, item_threads(k1 - k0))
+        def staging() -> None:
+            run_each(range(k0, k1), stage, item_threads(k1 - k0))
+            with self.lock:
+                self.spent = batch
+        return staging
 
     def _encode(self, members: np.ndarray, old: tuple | None) -> WriteBatch:
         """The batch of ``members``' inner chunks, run: each gathered from the value
@@ -281,6 +287,10 @@ class _ShardWrite:
         batch = WriteBatch(arr.chain, self.table, self.local, self.outidx,
                            np.ascontiguousarray(self.tasks[members]), self.value, self.strides, arr.fill,
                            old, b".tmp", arr.write_empty_chunks)
+        with self.lock:
+            spent, self.spent = self.spent, None
+        if spent is not None:
+            batch.adopt(spent)          # (the encoded chunks of a group already staged)
         b.run_batch(batch, n)
         b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
         return batch
