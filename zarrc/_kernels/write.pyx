@@ -8,7 +8,7 @@ then its name).
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int64_t, uint8_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
 from zarrc._kernels.batch cimport MISSING, _Batch, raise_task_error
@@ -278,6 +278,7 @@ cdef class WriteBatch(_Batch):
         cdef bint full = self.covers_chunk(t), edge = False
         cdef size_t nbytes
         cdef uint8_t* chunk
+        cdef uint8_t* kept
         cdef const char* fill = self.fill_ptr
         if self.build_dims(t, dims, s, True) != 0 or ensure(s, 3, self.chain.chunk_nbytes) != 0:
             fail(err, ZC_NOMEM, 0, 0, NULL)
@@ -347,6 +348,11 @@ cdef class WriteBatch(_Batch):
                 self.results[t] = s.buf[slot]
                 self.result_cap[t] = s.cap[slot]
                 self.result_len[t] = <size_t>r
+                if <size_t>r < s.cap[slot] // 2:     # (well compressed: hold what it needs)
+                    kept = <uint8_t*>realloc(s.buf[slot], r if r > 0 else 1)
+                    if kept != NULL:
+                        self.results[t] = kept
+                        self.result_cap[t] = <size_t>(r if r > 0 else 1)
                 s.buf[slot] = NULL
                 s.cap[slot] = 0
                 i = zc_take_spare(&self.next_spare)
