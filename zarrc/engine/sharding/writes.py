@@ -8,7 +8,10 @@ them.  A partly written shard is read from one snapshot: its index and the inner
 chunks written in part, nothing else.  For a store of files, the untouched inner
 chunks are copied from the old file into the new one's temporary file by the
 kernel (copy_file_range, else blocks of a few MiB, without the GIL), so memory
-holds the touched inner chunks, never the whole shard.
+holds the touched inner chunks, never the whole shard.  Shards go a group at a
+time; a group's files are staged on a thread of their own while the next group
+is encoded on all cores, and its encoded inner chunks' buffers are then reused
+by the group after (``WriteBatch.adopt``).
 """
 
 from __future__ import annotations
