@@ -8,7 +8,7 @@ then its name).
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int64_t, uint8_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
 from zarrc._kernels.batch cimport MISSING, _Batch, raise_task_error
@@ -21,6 +21,15 @@ from zarrc._kernels.plan cimport PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_STEP, PL
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer, shard_index_nbytes
 
 from zarrc._kernels import chunk_files
+
+cdef extern from *:
+    """
+    #include "src/zc_platform.h"
+    static inline Py_ssize_t zc_take_spare(Py_ssize_t* counter) {
+        return zc_fetch_add_relaxed(counter, 1);
+    }
+    """
+    Py_ssize_t zc_take_spare(Py_ssize_t* counter) noexcept nogil
 
 # the shortest rows of a value worth writing straight from it (each costs the
 # kernel a segment of a writev call)
@@ -71,11 +80,23 @@ cdef class WriteBatch(_Batch):
     cdef int* outcomes
     cdef uint8_t** results
     cdef size_t* result_len
+    cdef size_t* result_cap
+    cdef uint8_t** spare           # buffers of a spent batch (adopt), taken by the workers
+    cdef size_t* spare_cap
+    cdef Py_ssize_t nspare
+    cdef Py_ssize_t next_spare
+    cdef bint spent
 
     def __cinit__(self):
         self.outcomes = NULL
         self.results = NULL
         self.result_len = NULL
+        self.result_cap = NULL
+        self.spare = NULL
+        self.spare_cap = NULL
+        self.nspare = 0
+        self.next_spare = 0
+        self.spent = False
 
     def __dealloc__(self):
         cdef Py_ssize_t t
@@ -84,7 +105,20 @@ cdef class WriteBatch(_Batch):
                 free(self.results[t])
         free(self.results)
         free(self.result_len)
+        free(self.result_cap)
+        self.free_spare()
         free(self.outcomes)
+
+    cdef void free_spare(self) noexcept:
+        cdef Py_ssize_t i
+        if self.spare != NULL:
+            for i in range(self.nspare):
+                free(self.spare[i])
+        free(self.spare)
+        free(self.spare_cap)
+        self.spare = NULL
+        self.spare_cap = NULL
+        self.nspare = 0
 
     def __init__(self, Chain chain, table, local, outidx, tasks, value, tuple value_strides,
                  bytes fill, sources, bytes temp_tag=None, bint write_empty=False,
@@ -99,12 +133,37 @@ cdef class WriteBatch(_Batch):
         self.outcomes = <int*>malloc(max(1, self.ntasks) * sizeof(int))
         self.results = <uint8_t**>malloc(max(1, self.ntasks) * sizeof(void*))
         self.result_len = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
-        if not (self.outcomes and self.results and self.result_len):
+        self.result_cap = <size_t*>malloc(max(1, self.ntasks) * sizeof(size_t))
+        if not (self.outcomes and self.results and self.result_len and self.result_cap):
             raise MemoryError()
         for t in range(self.ntasks):
             self.outcomes[t] = 0
             self.results[t] = NULL
             self.result_len[t] = 0
+            self.result_cap[t] = 0
+
+    def adopt(self, WriteBatch spent):
+        """Take the encoded chunks' buffers of ``spent``, a batch whose results are no
+        longer needed (its shards written), for this batch's encoder outputs: they are
+        reused, not allocated and faulted in again.  ``spent`` can be used no more.
+        Call before run()."""
+        cdef Py_ssize_t t, n = 0
+        if self.next_spare or self.nspare:
+            raise ValueError("this batch has adopted buffers already")
+        for t in range(spent.ntasks):
+            n += spent.results[t] != NULL
+        self.spare = <uint8_t**>malloc(max(1, n) * sizeof(void*))
+        self.spare_cap = <size_t*>malloc(max(1, n) * sizeof(size_t))
+        if self.spare == NULL or self.spare_cap == NULL:
+            self.free_spare()
+            raise MemoryError()
+        for t in range(spent.ntasks):
+            if spent.results[t] != NULL:
+                self.spare[self.nspare] = spent.results[t]
+                self.spare_cap[self.nspare] = spent.result_cap[t]
+                self.nspare += 1
+                spent.results[t] = NULL
+        spent.spent = True
 
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         if self.committing:
@@ -214,11 +273,12 @@ cdef class WriteBatch(_Batch):
         cdef const uint8_t* src = NULL
         cdef const uint8_t* p
         cdef const uint8_t* encoded
-        cdef Py_ssize_t n, r
-        cdef int d
+        cdef Py_ssize_t n, r, i
+        cdef int d, slot
         cdef bint full = self.covers_chunk(t), edge = False
         cdef size_t nbytes
         cdef uint8_t* chunk
+        cdef uint8_t* kept
         cdef const char* fill = self.fill_ptr
         if self.build_dims(t, dims, s, True) != 0 or ensure(s, 3, self.chain.chunk_nbytes) != 0:
             fail(err, ZC_NOMEM, 0, 0, NULL)
@@ -281,6 +341,26 @@ cdef class WriteBatch(_Batch):
                 self.outcomes[t] = 0
                 self.status[t] = -1
             return
+        for slot in range(1, 3):
+            if encoded == s.buf[slot] and s.buf[slot] != NULL:
+                # the encoder's output buffer becomes the result (no copy); the
+                # worker's next output goes to a spare buffer, else a new one
+                self.results[t] = s.buf[slot]
+                self.result_cap[t] = s.cap[slot]
+                self.result_len[t] = <size_t>r
+                if <size_t>r < s.cap[slot] // 2:     # (well compressed: hold what it needs)
+                    kept = <uint8_t*>realloc(s.buf[slot], r if r > 0 else 1)
+                    if kept != NULL:
+                        self.results[t] = kept
+                        self.result_cap[t] = <size_t>(r if r > 0 else 1)
+                s.buf[slot] = NULL
+                s.cap[slot] = 0
+                i = zc_take_spare(&self.next_spare)
+                if i < self.nspare:
+                    s.buf[slot] = self.spare[i]
+                    s.cap[slot] = self.spare_cap[i]
+                    self.spare[i] = NULL
+                return
         self.results[t] = <uint8_t*>malloc(r if r > 0 else 1)
         if self.results[t] == NULL:
             fail(err, ZC_NOMEM, 0, 0, NULL)
@@ -288,6 +368,7 @@ cdef class WriteBatch(_Batch):
             return
         memcpy(self.results[t], encoded, r)
         self.result_len[t] = <size_t>r
+        self.result_cap[t] = <size_t>(r if r > 0 else 1)
 
     def outcome(self, Py_ssize_t t):
         """STORED, DELETED, or 0 (task failed or not run)."""
@@ -307,6 +388,8 @@ cdef class WriteBatch(_Batch):
         cdef const int64_t[::1] sizes = None
         cdef const uint8_t* blob = NULL
         cdef bint in_file = False
+        if self.spent:
+            raise ValueError("this batch's buffers were adopted by another")
         if src_offs != NULL:
             for i in range(n):
                 src_offs[i] = -1
@@ -442,6 +525,8 @@ cdef class WriteBatch(_Batch):
 
     def encoded(self, Py_ssize_t t):
         """The encoded chunk of a STORED task that had no path (bytes), else None."""
+        if self.spent:
+            raise ValueError("this batch's buffers were adopted by another")
         if self.results[t] == NULL:
             return None
         return PyBytes_FromStringAndSize(<const char*>self.results[t], self.result_len[t])

@@ -8,13 +8,17 @@ them.  A partly written shard is read from one snapshot: its index and the inner
 chunks written in part, nothing else.  For a store of files, the untouched inner
 chunks are copied from the old file into the new one's temporary file by the
 kernel (copy_file_range, else blocks of a few MiB, without the GIL), so memory
-holds the touched inner chunks, never the whole shard.
+holds the touched inner chunks, never the whole shard.  Shards go a group at a
+time; a group's files are staged on a thread of their own while the next group
+is encoded on all cores, and its encoded inner chunks' buffers are then reused
+by the group after (``WriteBatch.adopt``).
 """
 
 from __future__ import annotations
 
 import math
 import sys
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any
@@ -70,8 +74,14 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
             work.take_locks = lambda: held.enter_context(hold())
         try:
             for k0 in range(0, len(keys), per_group):
-                work.group(k0, min(len(keys), k0 + per_group))
+                # group k's files are staged on a thread of their own while group
+                # k + 1 is encoded: at most two groups in memory
+                staging = work.group(k0, min(len(keys), k0 + per_group))
+                work.wait()
+                work.start(staging)
+            work.wait()
         except BaseException:
+            work.wait(quiet=True)
             work.discard()
             raise
         work.commit()
@@ -106,6 +116,10 @@ class _ShardWrite:
         self.held: list[ShardReads] = []               # old shards' snapshots kept open
         self.held_files = 0
         self.take_locks: Callable[[], Any] | None = None     # (see write_from's hold)
+        self.lock = threading.Lock()          # (staged, emptied, held: also the stager's)
+        self.stager: threading.Thread | None = None
+        self.error: BaseException | None = None
+        self.spent: WriteBatch | None = None      # a staged group's batch: its buffers reused
 
     def _locked(self) -> None:
         """Take the locks (once) if write_from was given some."""
@@ -113,24 +127,63 @@ class _ShardWrite:
             take, self.take_locks = self.take_locks, None
             take()
 
-    def group(self, k0: int, k1: int) -> None:
+    def group(self, k0: int, k1: int) -> Callable[[], None] | None:
         """Rewrite shards k0..k1-1 (their tasks: ``order[bounds[k0]:bounds[k1]]``),
         each old shard read from one snapshot (``ShardReads``) held open until the new
-        one is staged."""
+        one is staged.  Returns, for a store of files, the staging of the group's
+        shards still to run (``start``), else None (the shards are ``built``)."""
         reads = ShardReads(self.arr)
         try:
-            self._group(reads, k0, k1)
-        finally:
-            # the old shard files are held open until their replacements are named
-            # (at most MAX_OPEN_SHARDS): the old versions are then freed by the last
-            # close, not by the rename (which on ext4 frees a file nothing holds);
-            # not on Windows, where a file held open may refuse to be replaced
+            stage = self._group(reads, k0, k1)
+        except BaseException:
+            self._keep(reads)
+            raise
+        if stage is None:
+            self._keep(reads)
+            return None
+
+        def staging() -> None:
+            try:
+                stage()
+            finally:
+                self._keep(reads)
+        return staging
+
+    def _keep(self, reads: ShardReads) -> None:
+        """A group's old shards are read (and their replacements staged)."""
+        # the old shard files are held open until their replacements are named
+        # (at most MAX_OPEN_SHARDS): the old versions are then freed by the last
+        # close, not by the rename (which on ext4 frees a file nothing holds);
+        # not on Windows, where a file held open may refuse to be replaced
+        with self.lock:
             if (self.arr.files is not None and sys.platform != "win32"
                     and self.held_files + len(reads.opened) <= MAX_OPEN_SHARDS):
                 self.held.append(reads)
                 self.held_files += len(reads.opened)
-            else:
-                reads.close()
+                return
+        reads.close()
+
+    def start(self, staging: Callable[[], None] | None) -> None:
+        """Run a group's ``staging`` on a thread of its own (``wait`` joins it), so
+        that the next group's inner chunks are encoded meanwhile."""
+        if staging is None:
+            return
+        def run() -> None:
+            try:
+                staging()
+            except BaseException as exc:      # noqa: BLE001 - re-raised by wait()
+                self.error = exc
+        self.stager = threading.Thread(target=run, name="zarrc-stage", daemon=True)
+        self.stager.start()
+
+    def wait(self, quiet: bool = False) -> None:
+        """Wait for the group being staged; re-raise its error (unless ``quiet``)."""
+        if self.stager is not None:
+            self.stager.join()
+            self.stager = None
+        error, self.error = self.error, None
+        if error is not None and not quiet:
+            raise error
 
     def _old_shard(self, reads: ShardReads, k: int) -> tuple[Any, int, np.ndarray] | None:
         """The old shard ``k``: (its holder: a bytes object or, for a store of files, an
@@ -149,7 +202,7 @@ class _ShardWrite:
         index_table = cached_index(arr, reads, 0, key, 0, None)
         return None if index_table is None else (held[0], held[1], index_table)
 
-    def _group(self, reads: ShardReads, k0: int, k1: int) -> None:
+    def _group(self, reads: ShardReads, k0: int, k1: int) -> Callable[[], None] | None:
         arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
         members = self.order[bounds[k0]:bounds[k1]]
         n = len(members)
@@ -205,7 +258,8 @@ class _ShardWrite:
         if arr.files is None:
             for k in range(k0, k1):
                 self.built.append((self.keys[k], batch.shard(*plan_shard(k), *self.layout)))
-            return
+            self.spent = batch
+            return None
 
         def stage(k: int) -> None:
             key = self.keys[k]
@@ -214,12 +268,17 @@ class _ShardWrite:
                 written = batch.write_shard(path, self.tag, *plan_shard(k), *self.layout, stage=True)
             except TaskError as exc:     # (a failed I/O call: a StoreError)
                 raise from_kernel(exc, f"shard {key} of {arr.name}: ") from None
-            if written:
-                self.staged.append((key, path))
-            else:
-                self.emptied.append(key)
+            with self.lock:
+                if written:
+                    self.staged.append((key, path))
+                else:
+                    self.emptied.append(key)
 
-        run_each(range(k0, k1), stage, item_threads(k1 - k0))
+        def staging() -> None:
+            run_each(range(k0, k1), stage, item_threads(k1 - k0))
+            with self.lock:
+                self.spent = batch
+        return staging
 
     def _encode(self, members: np.ndarray, old: tuple | None) -> WriteBatch:
         """The batch of ``members``' inner chunks, run: each gathered from the value
@@ -231,6 +290,10 @@ class _ShardWrite:
         batch = WriteBatch(arr.chain, self.table, self.local, self.outidx,
                            np.ascontiguousarray(self.tasks[members]), self.value, self.strides, arr.fill,
                            old, b".tmp", arr.write_empty_chunks)
+        with self.lock:
+            spent, self.spent = self.spent, None
+        if spent is not None:
+            batch.adopt(spent)          # (the encoded chunks of a group already staged)
         b.run_batch(batch, n)
         b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
         return batch
