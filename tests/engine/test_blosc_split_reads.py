@@ -85,8 +85,13 @@ def test_single_chunk_reads(tmp_path, split_small, dtype, clevel):
         for split, box, via_api, via_into in got:
             np.testing.assert_array_equal(via_api, data[box], err_msg=f"split={split} {box}")
             np.testing.assert_array_equal(via_into, data[box], err_msg=f"split={split} {box}")
-    if (os.cpu_count() or 1) > 1 and (itemsize > 1 or clevel == 0):
-        assert kernel_batch.shared_blocks() > before      # (some blocks were taken by a helper)
+    if (os.cpu_count() or 1) > 1 and itemsize > 1 and clevel:
+        # some blocks were taken by a helper (timing: a busy machine may need more reads)
+        for _ in range(50):
+            if kernel_batch.shared_blocks() > before:
+                break
+            _reads(a, boxes, lambda box: data[box].shape)
+        assert kernel_batch.shared_blocks() > before
 
 
 def test_dropped_and_partial_leading_dims(tmp_path, split_small):
