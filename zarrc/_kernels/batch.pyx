@@ -96,6 +96,7 @@ cdef Py_ssize_t add_calls(Py_ssize_t delta) noexcept nogil:
 # time, over all batches: src/blosc_rows.h), and how many blocks were taken.
 cdef zc_rows_share rows_share
 cdef Py_ssize_t blocks_helped = 0
+cdef Py_ssize_t threads_lingering = 0
 
 
 cdef zc_rows_share* blocks_share() noexcept nogil:
@@ -123,6 +124,11 @@ def shared_blocks():
     return zc_load_count(&blocks_helped)
 
 
+def lingering():
+    """How many pool threads are in ``linger`` now."""
+    return zc_load_count(&threads_lingering)
+
+
 def linger(double seconds):
     """A pool thread out of work: take the blocks of large chunks that reads on other
     threads publish until none has come for ``seconds`` (back-to-back reads of one
@@ -134,6 +140,7 @@ def linger(double seconds):
         return
     with nogil:
         s = thread_scratch()
+        zc_add_count(&threads_lingering, 1)
         if s != NULL:
             until = zc_clock_ns() + wait
             while zc_clock_ns() < until:
@@ -143,6 +150,7 @@ def linger(double seconds):
                 else:
                     blosc_rows_share_wait(&spins)
             scratch_trim(s)
+        zc_add_count(&threads_lingering, -1)
 
 
 cdef object raise_task_error(ZcError* err, str context):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
+from zarrc._kernels.batch import lingering
 from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
 from zarrc.config import config
 from zarrc.engine.state import ChunkedArray
@@ -45,6 +46,8 @@ def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
         workers, share = batch_threads(ntasks, work_bytes, True)
         if workers > ntasks:        # (threads to spare: see zarrc.threads.spare_threads)
             batch.split_on()
+            if ntasks == 1:         # (pool threads lingering after such a read take its blocks)
+                workers = max(1, workers - lingering())
             run_parallel(batch.run, workers, share=share, blocks=True)
             return
     workers, share = batch_threads(ntasks, work_bytes)
