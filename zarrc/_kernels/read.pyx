@@ -80,8 +80,9 @@ cdef extern from *:
     Py_ssize_t zc_count_load(const Py_ssize_t* p) noexcept nogil
 
 # a read batch with fewer tasks than threads shares the blocks of each blosc chunk
-# of at least this many bytes among its threads (block_split_min)
-cdef Py_ssize_t split_min_bytes = 512 << 10
+# of at least this many bytes among its threads (block_split_min): c-blosc gives a
+# smaller chunk one block (its own choice of blocksize for LZ4 at the usual levels)
+cdef Py_ssize_t split_min_bytes = 1 << 20
 
 
 def blosc_rows(enabled=None):
@@ -153,12 +154,15 @@ cdef class ReadBatch(_Batch):
 
     def can_split(self, Py_ssize_t threads):
         """Whether threads with no task left can share the blocks of a task's chunk:
-        fewer tasks than ``threads``, whole blosc chunks of at least block_split_min()
-        bytes decoded row by row (blosc_rows())."""
+        fewer tasks than ``threads``, blosc chunks (LZ4, no bit shuffle: decoded row
+        by row, blosc_rows()) of at least block_split_min() bytes and more than one
+        block (a blocksize the codec names, if any)."""
+        cdef size_t forced = self.chain.steps[0].blocksize
         return (self.ntasks < threads and zc_blosc_rows_get() and self.chain.n == 1
-                and self.chain.steps[0].kind == BLOSC and self.chain.swap_unit == 0
-                and self.chain.c_layout and self.ndim > 0
-                and self.chain.chunk_nbytes >= split_min_bytes)
+                and self.chain.steps[0].kind == BLOSC and self.chain.steps[0].ranges
+                and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
+                and self.chain.chunk_nbytes >= split_min_bytes
+                and (forced == 0 or forced < <size_t>self.chain.chunk_nbytes))
 
     def split_on(self):
         """Share the chunks' blocks (run() of each thread: the thread that fetched a
