@@ -26,12 +26,14 @@ from zarrc.indexing import plan_orthogonal
 @pytest.fixture
 def split_small(monkeypatch):
     """Split every chunk's blocks (2 threads), restoring the settings after."""
-    before = kernel_read.block_split_min()
+    before = kernel_read.block_split_min(), kernel_batch.blocks_steady()
     monkeypatch.setattr(zarrc.threads, "PARALLEL_MIN_BYTES", 1)
     kernel_read.block_split_min(0)
+    kernel_batch.blocks_steady(True)        # (no pause after a share that lost)
     with zarrc.config.set(threads=2):
         yield
-    kernel_read.block_split_min(before)
+    kernel_read.block_split_min(before[0])
+    kernel_batch.blocks_steady(before[1])
 
 
 def _blosc(typesize, clevel=5, blocksize=1 << 16):

@@ -124,6 +124,25 @@ def shared_blocks():
     return zc_load_count(&blocks_helped)
 
 
+cdef extern from * nogil:
+    """
+    #include "src/zc_platform.h"
+    #include "src/blosc_rows.h"
+    static inline void zc_share_steady(zc_rows_share* sh, int on) { zc_store_int_relaxed(&sh->steady, on); }
+    static inline int zc_share_is_steady(zc_rows_share* sh) { return zc_load_int_relaxed(&sh->steady); }
+    """
+    void zc_share_steady(zc_rows_share* sh, int on)
+    int zc_share_is_steady(zc_rows_share* sh)
+
+
+def blocks_steady(enabled=None):
+    """Whether reads share blocks even after sharing lost (for tests: normally it
+    stops for a while, see src/blosc_rows.h); ``enabled`` sets that first."""
+    if enabled is not None:
+        zc_share_steady(&rows_share, 1 if enabled else 0)
+    return bool(zc_share_is_steady(&rows_share))
+
+
 def lingering():
     """How many pool threads are in ``linger`` now."""
     return zc_load_count(&threads_lingering)

@@ -57,3 +57,4 @@ cdef int blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job,
 cdef void blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
                               uint8_t* tmp, size_t tmp_cap) noexcept nogil
 cdef void blosc_rows_share_wait(int* spins) noexcept nogil
+cdef bint blosc_rows_share_open(zc_rows_share* sh) noexcept nogil

@@ -63,6 +63,7 @@ cdef extern from "src/blosc_rows.h" nogil:
     void zc_blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
                                 uint8_t* tmp, size_t tmp_cap)
     void zc_blosc_rows_share_wait(int* spins)
+    int zc_blosc_rows_share_open(zc_rows_share* sh)
 
 
 cdef extern from "src/blosc_partial.h" nogil:
@@ -187,6 +188,10 @@ cdef int blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job,
 cdef void blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
                               uint8_t* tmp, size_t tmp_cap) noexcept nogil:
     zc_blosc_rows_share_do(sh, job, block, tmp, tmp_cap)
+
+
+cdef bint blosc_rows_share_open(zc_rows_share* sh) noexcept nogil:
+    return zc_blosc_rows_share_open(sh)
 
 
 cdef void blosc_rows_share_wait(int* spins) noexcept nogil:

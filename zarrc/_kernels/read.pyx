@@ -21,7 +21,7 @@ from zarrc._kernels.batch cimport (MISSING, NOT_TAKEN, STREAM_MIN, _Batch, add_c
                                    help_block, write_path)
 from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blosc_decoded_size,
                                    zc_blosc_file_range, blosc_rows_blocks, blosc_rows_open,
-                                   blosc_rows_share_run, blosc_rows_share_wait, zc_rows,
+                                   blosc_rows_share_open, blosc_rows_share_run, blosc_rows_share_wait, zc_rows,
                                    zc_rows_frame)
 from zarrc._kernels.chain cimport BLOSC, ZSTD, Chain, Scratch, ensure
 from zarrc._kernels.chunk_files cimport close_file, open_regular, read_chunk_slabs
@@ -156,13 +156,15 @@ cdef class ReadBatch(_Batch):
         """Whether threads with no task left can share the blocks of a task's chunk:
         fewer tasks than ``threads``, blosc chunks (LZ4, no bit shuffle: decoded row
         by row, blosc_rows()) of at least block_split_min() bytes and more than one
-        block (a blocksize the codec names, if any)."""
+        block (a blocksize the codec names, if any); not for a while after sharing
+        lost (src/blosc_rows.h: zc_blosc_rows_share_open)."""
         cdef size_t forced = self.chain.steps[0].blocksize
         return (self.ntasks < threads and zc_blosc_rows_get() and self.chain.n == 1
                 and self.chain.steps[0].kind == BLOSC and self.chain.steps[0].ranges
                 and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
                 and self.chain.chunk_nbytes >= split_min_bytes
-                and (forced == 0 or forced < <size_t>self.chain.chunk_nbytes))
+                and (forced == 0 or forced < <size_t>self.chain.chunk_nbytes)
+                and blosc_rows_share_open(blocks_share()))
 
     def split_on(self):
         """Share the chunks' blocks (run() of each thread: the thread that fetched a

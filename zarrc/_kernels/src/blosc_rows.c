@@ -356,6 +356,12 @@ int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const 
 #define WORD_BITS 20
 #define WORD_MASK ((INT64_C(1) << WORD_BITS) - 1)
 #define GEN_MASK ((INT64_C(1) << 23) - 1)
+/* a publisher that waited for helpers longer than one of its blocks took (plus
+ * this) stops sharing for a while: 2 ms, doubled on each loss in a row, at most
+ * 256 ms (then one chunk tries again) */
+#define SHARE_SLACK_NS 20000
+#define SHARE_BACKOFF_MIN_NS 2000000
+#define SHARE_BACKOFF_MAX_NS 256000000
 
 /* One round of a wait for another thread: a pause, and after a while a yield (the
  * thread waited for may be waiting for this CPU). */
@@ -400,13 +406,33 @@ int zc_blosc_rows_share_run(zc_rows_share* sh, const zc_rows_frame* f, uint8_t* 
   zc_store_i64_release(&sh->done, 0);
   zc_store_i64_release(&sh->word, (gen << (2 * WORD_BITS)) | (f->nblocks << WORD_BITS));
   const zc_rows_frame* job;
-  int64_t b;
-  while (share_take(sh, &job, &b)) share_do(sh, job, b, tmp, tmp_cap);
+  int64_t b, mine = 0, t0 = zc_now_ns();
+  while (share_take(sh, &job, &b)) {
+    share_do(sh, job, b, tmp, tmp_cap);
+    mine++;
+  }
+  int64_t t1 = zc_now_ns();
   int spins = 0;
   while (zc_load_i64_acquire(&sh->done) < f->nblocks) share_wait(&spins);
+  int64_t t2 = zc_now_ns();
+  /* (no helper came, or it took every block: nothing learnt) */
+  if (mine > 0 && mine < f->nblocks && !zc_load_int_relaxed(&sh->steady)) {
+    if (t2 - t1 > (t1 - t0) / mine + SHARE_SLACK_NS) {
+      sh->backoff = sh->backoff ? 2 * sh->backoff : SHARE_BACKOFF_MIN_NS;
+      if (sh->backoff > SHARE_BACKOFF_MAX_NS) sh->backoff = SHARE_BACKOFF_MAX_NS;
+      zc_store_i64_release(&sh->until, t2 + sh->backoff);
+    } else {
+      sh->backoff = 0;
+    }
+  }
   int ok = !zc_load_int_relaxed(&sh->failed);
   zc_store_i64_release(&sh->busy, 0);
   return ok;
+}
+
+int zc_blosc_rows_share_open(zc_rows_share* sh) {
+  int64_t until = zc_load_i64_acquire(&sh->until);
+  return until == 0 || zc_load_int_relaxed(&sh->steady) || zc_now_ns() >= until;
 }
 
 int zc_blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* block) {

@@ -61,7 +61,15 @@ typedef struct {
   int64_t busy;               /* a job is published */
   int failed;                 /* a block of the job was amiss */
   const zc_rows_frame* job;
+  int64_t until;              /* no sharing before this time (ns): it lost lately */
+  int64_t backoff;            /* how long the last loss stopped it for (ns) */
+  int steady;                 /* never stop (tests) */
 } zc_rows_share;
+
+/* Whether sharing blocks pays now: it stops for a while (longer each time) after a
+ * publisher waited for a helper longer than one of its own blocks took (a helper
+ * with no core to run on: a busy machine). */
+int zc_blosc_rows_share_open(zc_rows_share* sh);
 
 /* Decode every block of f, shared with the threads that take them: 1, or 0 if
  * any block was amiss (as zc_blosc_rows_blocks). */
