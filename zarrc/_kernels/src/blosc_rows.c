@@ -356,9 +356,9 @@ int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const 
 #define WORD_BITS 20
 #define WORD_MASK ((INT64_C(1) << WORD_BITS) - 1)
 #define GEN_MASK ((INT64_C(1) << 23) - 1)
-/* a publisher that waited for helpers longer than one of its blocks took (plus
- * this) stops sharing for a while: 2 ms, doubled on each loss in a row, at most
- * 256 ms (then one chunk tries again) */
+/* a publisher that no helper joined, or that waited for helpers longer than one
+ * of its blocks took (plus this), stops sharing for a while: 2 ms, doubled on each
+ * loss in a row, at most 256 ms (then one chunk tries again) */
 #define SHARE_SLACK_NS 20000
 #define SHARE_BACKOFF_MIN_NS 2000000
 #define SHARE_BACKOFF_MAX_NS 256000000
@@ -415,9 +415,10 @@ int zc_blosc_rows_share_run(zc_rows_share* sh, const zc_rows_frame* f, uint8_t* 
   int spins = 0;
   while (zc_load_i64_acquire(&sh->done) < f->nblocks) share_wait(&spins);
   int64_t t2 = zc_now_ns();
-  /* (no helper came, or it took every block: nothing learnt) */
-  if (mine > 0 && mine < f->nblocks && !zc_load_int_relaxed(&sh->steady)) {
-    if (t2 - t1 > (t1 - t0) / mine + SHARE_SLACK_NS) {
+  /* lost: no helper came in time (it costs a thread handed the call for nothing),
+   * or one kept the publisher waiting; a helper that took every block: nothing learnt */
+  if (mine > 0 && !zc_load_int_relaxed(&sh->steady)) {
+    if (mine == f->nblocks || t2 - t1 > (t1 - t0) / mine + SHARE_SLACK_NS) {
       sh->backoff = sh->backoff ? 2 * sh->backoff : SHARE_BACKOFF_MIN_NS;
       if (sh->backoff > SHARE_BACKOFF_MAX_NS) sh->backoff = SHARE_BACKOFF_MAX_NS;
       zc_store_i64_release(&sh->until, t2 + sh->backoff);

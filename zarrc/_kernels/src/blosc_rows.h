@@ -67,8 +67,8 @@ typedef struct {
 } zc_rows_share;
 
 /* Whether sharing blocks pays now: it stops for a while (longer each time) after a
- * publisher waited for a helper longer than one of its own blocks took (a helper
- * with no core to run on: a busy machine). */
+ * publisher decoded every block itself, or waited for a helper longer than one of
+ * its own blocks took (helpers with no core to run on: a busy machine). */
 int zc_blosc_rows_share_open(zc_rows_share* sh);
 
 /* Decode every block of f, shared with the threads that take them: 1, or 0 if
