@@ -11,7 +11,9 @@ pool threads at once.  Each ``fn`` is expected to take work from a shared source
 until none is left (a native batch's atomic counter, a queue of block ranges), so
 a pool thread that starts once the caller is done finds nothing to do (a busy
 pool never delays a call that could finish alone), and one whose call has run
-out of work helps another call in progress.
+out of work helps another call in progress.  A read of one large blosc chunk
+shares the chunk's blocks (ReadBatch.can_split); a pool thread that helped one
+stays a moment in native code for the next one's blocks (``linger``).
 """
 
 from __future__ import annotations
