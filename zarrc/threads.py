@@ -11,7 +11,9 @@ pool threads at once.  Each ``fn`` is expected to take work from a shared source
 until none is left (a native batch's atomic counter, a queue of block ranges), so
 a pool thread that starts once the caller is done finds nothing to do (a busy
 pool never delays a call that could finish alone), and one whose call has run
-out of work helps another call in progress.
+out of work helps another call in progress.  A read of one large blosc chunk
+shares the chunk's blocks (ReadBatch.can_split); a pool thread that helped one
+stays a moment in native code for the next one's blocks (``linger``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from zarrc._kernels.batch import count_calls, mark_pool_thread
+from zarrc._kernels.batch import count_calls, linger, mark_pool_thread
 from zarrc.config import config
 
 if TYPE_CHECKING:
@@ -32,6 +34,12 @@ T = TypeVar("T")
 # Work (bytes decoded or encoded) each thread beyond the caller needs: waking a
 # pool worker costs more than it saves on less.
 PARALLEL_MIN_BYTES = 512 << 10
+
+# A pool thread that helped decode the blocks of one large chunk (a read of few
+# chunks, see ReadBatch.can_split) stays this long (seconds) for the blocks of the
+# next one before it waits for work the usual way: back-to-back single-chunk reads
+# then find a helper at once.
+LINGER_SECONDS = 0.0005
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -58,14 +66,15 @@ def spare_threads(threads: int) -> int:
     return max(1, threads - count_calls(0) + 1)
 
 
-def batch_threads(ntasks: int, work_bytes: int) -> tuple[int, bool]:
+def batch_threads(ntasks: int, work_bytes: int, split: bool = False) -> tuple[int, bool]:
     """(threads, share) for a native batch of ``ntasks`` chunk tasks doing
-    ``work_bytes`` of work: up to ``config.threads``, one per task at most, each
+    ``work_bytes`` of work: up to ``config.threads``, one per task at most (or,
+    ``split``: tasks shared by threads, see ReadBatch.can_split, any number), each
     beyond the caller needing PARALLEL_MIN_BYTES of the work, and no more than the
     calls in progress leave (spare_threads).  ``share``: the batch could use more
     than one thread, so pool threads freed by other calls may join it."""
     threads = config.threads
-    useful = min(threads, ntasks, max(1, work_bytes // PARALLEL_MIN_BYTES))
+    useful = min(threads, threads if split else ntasks, max(1, work_bytes // PARALLEL_MIN_BYTES))
     return min(spare_threads(threads), useful), useful > 1
 
 
@@ -105,8 +114,9 @@ def executor(workers: int) -> ThreadPoolExecutor:
 class _Work:
     """One call's shareable work: ``fn`` takes items until none are left."""
 
-    def __init__(self, fn: Callable[[], object]) -> None:
+    def __init__(self, fn: Callable[[], object], blocks: bool) -> None:
         self.fn = fn
+        self.blocks = blocks          # a batch sharing the blocks of its chunks
         self.running = 1              # threads inside fn (the caller first)
         self.drained = False          # fn has returned somewhere: no items left to take
         self.error: BaseException | None = None
@@ -144,17 +154,22 @@ def _help() -> None:
             exc = e
         with _active_lock:
             _leave(work, exc)
+        if work.blocks:
+            linger(LINGER_SECONDS)
 
 
-def run_parallel(fn: Callable[[], object], workers: int, share: bool = False) -> None:
+def run_parallel(fn: Callable[[], object], workers: int, share: bool = False,
+                 blocks: bool = False) -> None:
     """Run ``fn`` on the caller and up to ``workers - 1`` pool threads (which go on
     to other calls' items when this one has none left); re-raise the first error.
     ``share``: pool threads freed by other calls may join even if ``workers`` is 1
-    (for calls with work enough to pay for one)."""
+    (for calls with work enough to pay for one).  ``blocks``: ``fn`` shares the
+    blocks of large chunks (ReadBatch.split_on): its pool threads linger for the next
+    such chunk (LINGER_SECONDS)."""
     if workers <= 1 and not share:
         fn()
         return
-    work = _Work(fn)
+    work = _Work(fn, blocks)
     with _active_lock:
         _active.append(work)
     if workers > 1:

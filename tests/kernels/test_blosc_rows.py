@@ -173,3 +173,72 @@ def test_streaming_rows_at_every_alignment(dtype):
         contiguous = raw[base:base + x.nbytes].view(dtype).reshape(x.shape)
         assert k.blosc_decode_rows(frame, contiguous, stream=True) is True
         assert contiguous.tobytes() == x.tobytes()
+
+
+def _nblocks(frame, nbytes):
+    blocksize = int.from_bytes(frame[8:12], "little")
+    return -(-nbytes // blocksize)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32", "float64"])
+@pytest.mark.parametrize("clevel", [5, 0])
+def test_every_block_split(dtype, clevel):
+    """A frame decoded as two threads sharing it would (the blocks from `split` on,
+    then those before it: each range starts the row cursor at its first block) gives
+    the same bytes for every split point: a short last block, rows dropped at the
+    edges (count < shape), rows shorter and longer than a block, frames stored as
+    is (clevel 0).  Shuffled uint8 frames are declined either way."""
+    rng = np.random.default_rng(11)
+    for shape, count, blocksize in [((9, 10, 300), None, 2048), ((9, 10, 300), (5, 7, 299), 2048),
+                                    ((3, 1000), (2, 999), 1000), ((6, 40, 8), (6, 39, 5), 256),
+                                    ((4, 7, 777), None, 4096)]:
+        x = _chunk(rng, shape, dtype, "smooth")
+        frame = numcodecs.Blosc(cname="lz4", clevel=clevel, shuffle=1, blocksize=blocksize).encode(x)
+        nblocks = _nblocks(frame, x.nbytes)
+        keep = tuple(slice(0, c) for c in (count or shape))
+        whole = np.zeros(shape, dtype)
+        taken = k.blosc_decode_rows(frame, whole, count)
+        assert taken or (clevel and np.dtype(dtype).itemsize == 1)   # (uint8: stored as is, or not)
+        for split in range(nblocks + 1):
+            big, region = _region(rng, shape, dtype)
+            before = big.copy()
+            out = big[region]
+            assert k.blosc_decode_rows(frame, out, count, split=split) is taken
+            if not taken:
+                continue
+            expected = before[region].copy()
+            expected[keep] = x[keep]
+            assert out.tobytes() == expected.tobytes(), (shape, count, split)
+            outside = np.ones(big.shape, bool)
+            outside[region] = False
+            assert big[outside].tobytes() == before[outside].tobytes()
+
+
+def test_split_corrupt_block_in_second_half():
+    """Bytes flipped in the blocks of the frame's second half: whatever the split, the
+    frame is taken exactly when the unsplit decode takes it (with the same bytes),
+    never when c-blosc refuses it, and nothing crashes."""
+    rng = np.random.default_rng(12)
+    x = _chunk(rng, (8, 64, 64), "float32", "smooth")
+    good = bytes(numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1, blocksize=8192).encode(x))
+    nblocks = _nblocks(good, x.nbytes)
+    half = int.from_bytes(good[16 + 4 * (nblocks // 2):20 + 4 * (nblocks // 2)], "little")
+    refused = 0
+    for _ in range(300):
+        frame = bytearray(good)
+        for _ in range(int(rng.integers(1, 4))):
+            frame[int(rng.integers(half, len(frame)))] = int(rng.integers(0, 256))
+        frame = bytes(frame)
+        whole = np.zeros_like(x)
+        taken = k.blosc_decode_rows(frame, whole)
+        try:
+            k.blosc_decode(frame)
+        except k.KernelError:
+            refused += 1
+            assert not taken
+        for split in range(0, nblocks + 1, 3):
+            out = np.zeros_like(x)
+            assert k.blosc_decode_rows(frame, out, split=split) is taken
+            if taken:
+                assert out.tobytes() == whole.tobytes()
+    assert refused > 0

@@ -2,6 +2,7 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+from zarrc._kernels.blosc cimport zc_rows_share
 from zarrc._kernels.chain cimport Chain, Scratch
 from zarrc._kernels.chunk_files cimport ZC_FILE_MISSING
 from zarrc._kernels.copy cimport DimPlan
@@ -64,6 +65,8 @@ cdef class _Batch:
     cdef Py_ssize_t fetch(self, Py_ssize_t t, const uint8_t** data, Scratch* s,
                           ZcError* err) noexcept nogil
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil
+    cdef Py_ssize_t take_task(self) noexcept nogil
+    cdef void help_tasks(self, Scratch* s) noexcept nogil
 
 
 # Raise a task's ZcError as TaskError (MemoryError for ZC_NOMEM), context first.
@@ -73,3 +76,7 @@ cdef object raise_task_error(ZcError* err, str context)
 cdef write_path(char* p, bytes head, bytes separator, const int64_t* coords, Py_ssize_t ndim)
 # Add delta to the count of array reads and writes in progress (count_calls).
 cdef Py_ssize_t add_calls(Py_ssize_t delta) noexcept nogil
+# The blosc chunk whose blocks threads share (one at a time, over all batches), and
+# one of its blocks taken and decoded with scratch s: whether there was one.
+cdef zc_rows_share* blocks_share() noexcept nogil
+cdef bint help_block(Scratch* s) noexcept nogil

@@ -14,7 +14,9 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
-from zarrc._kernels.chain cimport scratch_free, scratch_trim, thread_scratch
+from zarrc._kernels.blosc cimport (blosc_rows_share_do, blosc_rows_share_take, blosc_rows_share_wait,
+                                   blosc_rows_tmp, zc_rows_frame, zc_rows_share)
+from zarrc._kernels.chain cimport ensure, scratch_free, scratch_trim, thread_scratch
 from zarrc._kernels.chunk_files cimport close_file, read_file, read_range
 from zarrc._kernels.copy cimport stream_fence
 from zarrc._kernels.errors cimport ZC_CHECKSUM, ZC_IO, ZC_NOMEM, describe
@@ -32,9 +34,15 @@ cdef extern from *:
     static inline Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) {
         return zc_fetch_add_relaxed(counter, delta) + delta;
     }
+    static inline Py_ssize_t zc_load_count(const Py_ssize_t* counter) {
+        return zc_load_ssize_relaxed(counter);
+    }
+    static inline int64_t zc_clock_ns(void) { return zc_now_ns(); }
     """
     Py_ssize_t zc_next_task(Py_ssize_t* counter) noexcept nogil
     Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) noexcept nogil
+    Py_ssize_t zc_load_count(const Py_ssize_t* counter) noexcept nogil
+    int64_t zc_clock_ns() noexcept nogil
 
 cdef extern from "src/gil_handoff.h" nogil:
     void zc_gil_pool_thread() noexcept
@@ -80,6 +88,88 @@ def count_calls(Py_ssize_t delta):
 
 cdef Py_ssize_t add_calls(Py_ssize_t delta) noexcept nogil:
     return zc_add_count(&calls_in_progress, delta)
+
+
+# ---------------------------------------------------------------- shared blocks
+
+# The blosc chunk whose blocks a read publishes for other threads to take (one at a
+# time, over all batches: src/blosc_rows.h), and how many blocks were taken.
+cdef zc_rows_share rows_share
+cdef Py_ssize_t blocks_helped = 0
+cdef Py_ssize_t threads_lingering = 0
+
+
+cdef zc_rows_share* blocks_share() noexcept nogil:
+    return &rows_share
+
+
+cdef bint help_block(Scratch* s) noexcept nogil:
+    cdef const zc_rows_frame* job
+    cdef int64_t block
+    cdef size_t need
+    if not blosc_rows_share_take(&rows_share, &job, &block):
+        return False
+    zc_add_count(&blocks_helped, 1)
+    need = blosc_rows_tmp(job)
+    if need == 0 or ensure(s, 3, need) == 0:
+        blosc_rows_share_do(&rows_share, job, block, s.buf[3], s.cap[3])
+    else:
+        blosc_rows_share_do(&rows_share, job, block, NULL, 0)     # (counts as amiss)
+    return True
+
+
+def shared_blocks():
+    """How many blosc blocks threads have taken from chunks other threads read (a
+    count for tests and measurements: ReadBatch.can_split)."""
+    return zc_load_count(&blocks_helped)
+
+
+cdef extern from * nogil:
+    """
+    #include "src/zc_platform.h"
+    #include "src/blosc_rows.h"
+    static inline void zc_share_steady(zc_rows_share* sh, int on) { zc_store_int_relaxed(&sh->steady, on); }
+    static inline int zc_share_is_steady(zc_rows_share* sh) { return zc_load_int_relaxed(&sh->steady); }
+    """
+    void zc_share_steady(zc_rows_share* sh, int on)
+    int zc_share_is_steady(zc_rows_share* sh)
+
+
+def blocks_steady(enabled=None):
+    """Whether reads share blocks even after sharing lost (for tests: normally it
+    stops for a while, see src/blosc_rows.h); ``enabled`` sets that first."""
+    if enabled is not None:
+        zc_share_steady(&rows_share, 1 if enabled else 0)
+    return bool(zc_share_is_steady(&rows_share))
+
+
+def lingering():
+    """How many pool threads are in ``linger`` now."""
+    return zc_load_count(&threads_lingering)
+
+
+def linger(double seconds):
+    """A pool thread out of work: take the blocks of large chunks that reads on other
+    threads publish until none has come for ``seconds`` (back-to-back reads of one
+    chunk each then find a helper at once, not one woken through the pool)."""
+    cdef Scratch* s
+    cdef int64_t wait = <int64_t>(seconds * 1e9), until
+    cdef int spins = 0
+    if wait <= 0:
+        return
+    with nogil:
+        s = thread_scratch()
+        zc_add_count(&threads_lingering, 1)
+        if s != NULL:
+            until = zc_clock_ns() + wait
+            while zc_clock_ns() < until:
+                if help_block(s):
+                    until = zc_clock_ns() + wait
+                    spins = 0
+                else:
+                    blosc_rows_share_wait(&spins)
+            scratch_trim(s)
+        zc_add_count(&threads_lingering, -1)
 
 
 cdef object raise_task_error(ZcError* err, str context):
@@ -471,6 +561,25 @@ cdef class _Batch:
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         pass
 
+    cdef Py_ssize_t take_task(self) noexcept nogil:
+        """The next task to run (ntasks or more: none left)."""
+        return zc_next_task(&self.next_task)
+
+    cdef void help_tasks(self, Scratch* s) noexcept nogil:
+        """Once no task is left to take: help the tasks still running (a read's
+        shared blosc blocks)."""
+        pass
+
+    def can_split(self, Py_ssize_t threads):
+        """Whether the batch's tasks can be shared by more threads than it has tasks
+        (a read's large blosc chunks, decoded a block range per thread) when up to
+        ``threads`` run it."""
+        return False
+
+    def split_on(self):
+        """Share each task's work among the threads that run the batch (see can_split)."""
+        pass
+
     def run(self):
         """Work through the batch's tasks until none are left (call from each worker)."""
         cdef Scratch local
@@ -483,10 +592,11 @@ cdef class _Batch:
             if s == NULL:
                 s = &local
             while True:
-                t = zc_next_task(&self.next_task)
+                t = self.take_task()
                 if t >= self.ntasks:
                     break
                 self.run_task(t, s)
+            self.help_tasks(s)
             if self.stream:
                 stream_fence()
             if s == &local:

@@ -34,8 +34,27 @@ cdef extern from "src/blosc_rows.h":
         size_t keep_bytes
         char* dst
         int stream
+    ctypedef struct zc_rows_frame:
+        int64_t nblocks
+    ctypedef struct zc_rows_share:
+        pass
 
 # A whole blosc frame decoded straight into rows: nbytes, or 0 when the frame is
 # not one decoded that way (the caller then decodes it with zc_blosc_decode_into).
 cdef Py_ssize_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const zc_rows* rows,
                                      uint8_t* tmp, size_t tmp_cap) noexcept nogil
+
+# The same frame by blocks, on any threads (src/blosc_rows.h: zc_blosc_rows_*).
+cdef int blosc_rows_open(zc_rows_frame* f, const uint8_t* src, size_t n, size_t nbytes,
+                         const zc_rows* rows) noexcept nogil
+cdef size_t blosc_rows_tmp(const zc_rows_frame* f) noexcept nogil
+cdef int blosc_rows_blocks(const zc_rows_frame* f, int64_t b0, int64_t b1, uint8_t* tmp,
+                           size_t tmp_cap) noexcept nogil
+cdef int blosc_rows_share_run(zc_rows_share* sh, const zc_rows_frame* f, uint8_t* tmp,
+                              size_t tmp_cap) noexcept nogil
+cdef int blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job,
+                               int64_t* block) noexcept nogil
+cdef void blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
+                              uint8_t* tmp, size_t tmp_cap) noexcept nogil
+cdef void blosc_rows_share_wait(int* spins) noexcept nogil
+cdef bint blosc_rows_share_open(zc_rows_share* sh) noexcept nogil

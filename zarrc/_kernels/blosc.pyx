@@ -52,6 +52,18 @@ zc_blosc_use_zstd(zc_zstd_blosc_calls())
 cdef extern from "src/blosc_rows.h" nogil:
     int64_t zc_blosc_rows_c "zc_blosc_decode_rows" (const uint8_t* src, size_t n, size_t nbytes,
                                                      const zc_rows* rows, uint8_t* tmp, size_t tmp_cap)
+    int zc_blosc_rows_open(zc_rows_frame* f, const uint8_t* src, size_t n, size_t nbytes,
+                           const zc_rows* rows)
+    size_t zc_blosc_rows_tmp(const zc_rows_frame* f)
+    int zc_blosc_rows_blocks(const zc_rows_frame* f, int64_t b0, int64_t b1, uint8_t* tmp,
+                             size_t tmp_cap)
+    int zc_blosc_rows_share_run(zc_rows_share* sh, const zc_rows_frame* f, uint8_t* tmp,
+                                size_t tmp_cap)
+    int zc_blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* block)
+    void zc_blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
+                                uint8_t* tmp, size_t tmp_cap)
+    void zc_blosc_rows_share_wait(int* spins)
+    int zc_blosc_rows_share_open(zc_rows_share* sh)
 
 
 cdef extern from "src/blosc_partial.h" nogil:
@@ -147,6 +159,43 @@ cdef Py_ssize_t zc_blosc_decode_into(const uint8_t* src, size_t n, uint8_t* dst,
 cdef Py_ssize_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const zc_rows* rows,
                                      uint8_t* tmp, size_t tmp_cap) noexcept nogil:
     return <Py_ssize_t>zc_blosc_rows_c(src, n, nbytes, rows, tmp, tmp_cap)
+
+
+cdef int blosc_rows_open(zc_rows_frame* f, const uint8_t* src, size_t n, size_t nbytes,
+                         const zc_rows* rows) noexcept nogil:
+    return zc_blosc_rows_open(f, src, n, nbytes, rows)
+
+
+cdef size_t blosc_rows_tmp(const zc_rows_frame* f) noexcept nogil:
+    return zc_blosc_rows_tmp(f)
+
+
+cdef int blosc_rows_blocks(const zc_rows_frame* f, int64_t b0, int64_t b1, uint8_t* tmp,
+                           size_t tmp_cap) noexcept nogil:
+    return zc_blosc_rows_blocks(f, b0, b1, tmp, tmp_cap)
+
+
+cdef int blosc_rows_share_run(zc_rows_share* sh, const zc_rows_frame* f, uint8_t* tmp,
+                              size_t tmp_cap) noexcept nogil:
+    return zc_blosc_rows_share_run(sh, f, tmp, tmp_cap)
+
+
+cdef int blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job,
+                               int64_t* block) noexcept nogil:
+    return zc_blosc_rows_share_take(sh, job, block)
+
+
+cdef void blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
+                              uint8_t* tmp, size_t tmp_cap) noexcept nogil:
+    zc_blosc_rows_share_do(sh, job, block, tmp, tmp_cap)
+
+
+cdef bint blosc_rows_share_open(zc_rows_share* sh) noexcept nogil:
+    return zc_blosc_rows_share_open(sh)
+
+
+cdef void blosc_rows_share_wait(int* spins) noexcept nogil:
+    zc_blosc_rows_share_wait(spins)
 
 
 cdef Py_ssize_t zc_blosc_decode_range(const uint8_t* src, size_t n, size_t start, size_t length,
@@ -280,7 +329,7 @@ def blosc_decode(data, int nthreads=1):
     return out
 
 
-def blosc_decode_rows(data, out, count=None, bint stream=False):
+def blosc_decode_rows(data, out, count=None, bint stream=False, Py_ssize_t split=-1):
     """Decode a whole blosc frame into ``out`` row by row, the way a chunk's frame is
     decoded into its place in a larger output (no chunk-sized buffer).
 
@@ -292,9 +341,14 @@ def blosc_decode_rows(data, out, count=None, bint stream=False):
     (byte-shuffled LZ4 of typesize 2, 4 or 8, or stored as is): ``out`` may then
     be partly written.  ``stream``: rows are written with streaming stores where
     they cover whole cache lines, as the read engine does for a large output.
+    ``split`` (0 or more): the blocks from ``split`` on are decoded first, then those
+    before it, as two threads sharing the frame would (zc_blosc_rows_blocks; a
+    ``split`` past the last block is clipped to it).
     """
     cdef View src = View(data)
     cdef zc_rows rows
+    cdef zc_rows_frame frame
+    cdef int64_t at
     cdef Py_ssize_t nd = out.ndim, itemsize = out.itemsize
     cdef Py_ssize_t r = -1, nbytes = out.nbytes
     cdef uint8_t* tmp
@@ -326,7 +380,15 @@ def blosc_decode_rows(data, out, count=None, bint stream=False):
     with nogil:
         tmp = <uint8_t*>malloc(max(1, nbytes))
         if tmp != NULL:
-            r = zc_blosc_decode_rows(src.ptr(), src.size(), <size_t>nbytes, &rows, tmp, <size_t>nbytes)
+            if split < 0:
+                r = zc_blosc_decode_rows(src.ptr(), src.size(), <size_t>nbytes, &rows, tmp,
+                                         <size_t>nbytes)
+            elif zc_blosc_rows_open(&frame, src.ptr(), src.size(), <size_t>nbytes, &rows):
+                at = min(split, frame.nblocks)
+                r = (nbytes if zc_blosc_rows_blocks(&frame, at, frame.nblocks, tmp, <size_t>nbytes)
+                     and zc_blosc_rows_blocks(&frame, 0, at, tmp, <size_t>nbytes) else 0)
+            else:
+                r = 0
             free(tmp)
     if tmp == NULL:
         raise MemoryError()

@@ -17,9 +17,12 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memset, strerror
 
-from zarrc._kernels.batch cimport MISSING, NOT_TAKEN, STREAM_MIN, _Batch, add_calls, write_path
-from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blosc_decode_rows,
-                                   zc_blosc_decoded_size, zc_blosc_file_range, zc_rows)
+from zarrc._kernels.batch cimport (MISSING, NOT_TAKEN, STREAM_MIN, _Batch, add_calls, blocks_share,
+                                   help_block, write_path)
+from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blosc_decoded_size,
+                                   zc_blosc_file_range, blosc_rows_blocks, blosc_rows_open,
+                                   blosc_rows_share_open, blosc_rows_share_run, blosc_rows_share_wait, zc_rows,
+                                   zc_rows_frame)
 from zarrc._kernels.chain cimport BLOSC, ZSTD, Chain, Scratch, ensure
 from zarrc._kernels.chunk_files cimport close_file, open_regular, read_chunk_slabs
 from zarrc._kernels.copy cimport DimPlan, byteswap, copy_nd, fill_nd, prefault
@@ -68,9 +71,18 @@ cdef extern from *:
     static int zc_blosc_rows_on = 1;
     static inline int zc_blosc_rows_get(void) { return zc_load_int_relaxed(&zc_blosc_rows_on); }
     static inline void zc_blosc_rows_set(int on) { zc_store_int_relaxed(&zc_blosc_rows_on, on); }
+    static inline Py_ssize_t zc_count_add(Py_ssize_t* p, Py_ssize_t d) { return zc_fetch_add_relaxed(p, d); }
+    static inline Py_ssize_t zc_count_load(const Py_ssize_t* p) { return zc_load_ssize_relaxed(p); }
     """
     bint zc_blosc_rows_get() noexcept nogil
     void zc_blosc_rows_set(int on) noexcept nogil
+    Py_ssize_t zc_count_add(Py_ssize_t* p, Py_ssize_t d) noexcept nogil
+    Py_ssize_t zc_count_load(const Py_ssize_t* p) noexcept nogil
+
+# a read batch with fewer tasks than threads shares the blocks of each blosc chunk
+# of at least this many bytes among its threads (block_split_min): c-blosc gives a
+# smaller chunk one block (its own choice of blocksize for LZ4 at the usual levels)
+cdef Py_ssize_t split_min_bytes = 1 << 20
 
 
 def blosc_rows(enabled=None):
@@ -80,6 +92,16 @@ def blosc_rows(enabled=None):
     if enabled is not None:
         zc_blosc_rows_set(1 if enabled else 0)
     return bool(zc_blosc_rows_get())
+
+
+def block_split_min(n=None):
+    """The least decoded bytes of a blosc chunk whose blocks the threads of a read
+    batch with fewer tasks than threads share (ReadBatch.can_split); ``n`` sets it
+    first (for tests and measurements)."""
+    global split_min_bytes
+    if n is not None:
+        split_min_bytes = max(0, n)
+    return split_min_bytes
 
 
 cdef object new_output(tuple shape, object dtype, Py_ssize_t nbytes):
@@ -121,11 +143,72 @@ cdef class ReadBatch(_Batch):
     holds open, read here with pread: a shard's inner chunk), or None (missing).
     """
 
+    # shared blocks (see can_split): whether tasks share them, the tasks taken that
+    # may still publish a chunk's blocks (batch.pxd blocks_share: where they do)
+    cdef bint split
+    cdef Py_ssize_t pending
+
     def __init__(self, Chain chain, table, local, outidx, tasks, out, tuple out_strides,
                  bytes fill, sources):
         self.setup(chain, table, local, outidx, tasks, out, out_strides, fill, sources, True)
 
+    def can_split(self, Py_ssize_t threads):
+        """Whether threads with no task left can share the blocks of a task's chunk:
+        fewer tasks than ``threads``, blosc chunks (LZ4, no bit shuffle: decoded row
+        by row, blosc_rows()) of at least block_split_min() bytes and more than one
+        block (a blocksize the codec names, if any); not for a while after sharing
+        lost (src/blosc_rows.h: zc_blosc_rows_share_open)."""
+        cdef size_t forced = self.chain.steps[0].blocksize
+        return (self.ntasks < threads and zc_blosc_rows_get() and self.chain.n == 1
+                and self.chain.steps[0].kind == BLOSC and self.chain.steps[0].ranges
+                and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
+                and self.chain.chunk_nbytes >= split_min_bytes
+                and (forced == 0 or forced < <size_t>self.chain.chunk_nbytes)
+                and blosc_rows_share_open(blocks_share()))
+
+    def split_on(self):
+        """Share the chunks' blocks (run() of each thread: the thread that fetched a
+        chunk publishes its blocks, threads with no task left take them)."""
+        self.split = True
+
+    cdef Py_ssize_t take_task(self) noexcept nogil:
+        cdef Py_ssize_t t
+        if not self.split:
+            return _Batch.take_task(self)
+        zc_count_add(&self.pending, 1)          # (before the task is taken: see help_tasks)
+        t = _Batch.take_task(self)
+        if t >= self.ntasks:
+            zc_count_add(&self.pending, -1)
+        return t
+
+    cdef void help_tasks(self, Scratch* s) noexcept nogil:
+        """Take blocks of the chunks other threads publish until every task is taken
+        and none can publish any more (a thread that arrives while a task fetches
+        its chunk waits for its blocks)."""
+        cdef int spins = 0
+        if not self.split:
+            return
+        while True:
+            if help_block(s):
+                spins = 0
+            elif (zc_count_load(&self.next_task) >= self.ntasks
+                  and zc_count_load(&self.pending) == 0):
+                return
+            else:
+                blosc_rows_share_wait(&spins)
+
+    cdef void decided(self, bint* undecided) noexcept nogil:
+        """The task will publish no (more) blocks."""
+        if undecided[0]:
+            undecided[0] = False
+            zc_count_add(&self.pending, -1)
+
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
+        cdef bint undecided = self.split
+        self.read_task(t, s, &undecided)
+        self.decided(&undecided)
+
+    cdef void read_task(self, Py_ssize_t t, Scratch* s, bint* undecided) noexcept nogil:
         cdef DimPlan dims[PLAN_MAX_DIMS]
         cdef ZcError* err = &self.errs[t]
         cdef const uint8_t* data = NULL
@@ -183,8 +266,9 @@ cdef class ReadBatch(_Batch):
         if (zc_blosc_rows_get() and self.chain.n == 1 and self.chain.steps[0].kind == BLOSC
                 and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
                 and dims[self.ndim - 1].contiguous and self.covers_chunk(t)
-                and self.read_blosc_rows(dims, data, n, out, s) > 0):
+                and self.read_blosc_rows(dims, data, n, out, s, undecided) > 0):
             return
+        self.decided(undecided)
         if direct:
             p = self.chain.decode(data, <size_t>n, <uint8_t*>(out + base), s, err)
             if p == NULL:
@@ -225,12 +309,16 @@ cdef class ReadBatch(_Batch):
         copy_nd(<const char*>p, out, self.ndim, dims, self.chain.itemsize, self.stream)
 
     cdef Py_ssize_t read_blosc_rows(self, DimPlan* dims, const uint8_t* data, Py_ssize_t n, char* out,
-                                    Scratch* s) noexcept nogil:
+                                    Scratch* s, bint* undecided) noexcept nogil:
         """A whole blosc chunk (every in-bounds element selected, rows contiguous in
         out) decoded straight into its rows of out: no chunk-sized buffer, no second
-        copy (zc_blosc_decode_rows).  Returns its bytes, or 0 when the frame is not
-        one decoded that way: the caller decodes it as usual, wording any error."""
+        copy (zc_blosc_decode_rows); its blocks shared with the batch's idle threads
+        if the batch splits (``undecided``: this task may still publish them).
+        Returns its bytes, or 0 when the frame is not one decoded that way: the
+        caller decodes it as usual, wording any error."""
         cdef zc_rows rows
+        cdef zc_rows_frame frame
+        cdef int ok
         cdef int64_t shape[PLAN_MAX_DIMS]
         cdef int64_t count[PLAN_MAX_DIMS]
         cdef const ptrdiff_t* offs[PLAN_MAX_DIMS]
@@ -249,8 +337,13 @@ cdef class ReadBatch(_Batch):
         rows.keep_bytes = <size_t>(dims[last].count * self.chain.itemsize)
         rows.dst = out + dims[last].dst_off[0]
         rows.stream = self.stream
-        return zc_blosc_decode_rows(data, <size_t>n, <size_t>self.chain.chunk_nbytes, &rows, s.buf[3],
-                                    s.cap[3])
+        if not blosc_rows_open(&frame, data, <size_t>n, <size_t>self.chain.chunk_nbytes, &rows):
+            return 0
+        if undecided[0] and self.chain.chunk_nbytes >= split_min_bytes:
+            ok = blosc_rows_share_run(blocks_share(), &frame, s.buf[3], s.cap[3])
+        else:
+            ok = blosc_rows_blocks(&frame, 0, frame.nblocks, s.buf[3], s.cap[3])
+        return self.chain.chunk_nbytes if ok else 0
 
     cdef Py_ssize_t read_uncompressed(self, Py_ssize_t t, DimPlan* dims, char* out, Scratch* s,
                                       ZcError* err) noexcept nogil:
@@ -556,6 +649,7 @@ cdef class BasicReader:
         cdef ReadBatch batch
         cdef Py_ssize_t d, t, ntasks, work, nbytes = self.chain.itemsize
         cdef bint fresh = out is None
+        cdef bint split
         if not plan_selection(selection, self.shape, self.chunks, &plan):
             return None
         try:
@@ -586,10 +680,12 @@ cdef class BasicReader:
         work = nbytes if self.chain.n == 0 else ntasks * self.chain.chunk_nbytes
         add_calls(1)
         try:
-            if ntasks == 1 or work < 2 * self.parallel_min_bytes:
-                if fresh and nbytes >= PREFAULT_MIN_BYTES and nbytes < STREAM_MIN:
-                    with nogil:        # (one thread: its faults would all be in a row)
-                        prefault(<char*>batch.arr.buf, <size_t>nbytes)
+            # (one large blosc chunk: its blocks may be shared, see ReadBatch.can_split)
+            split = ntasks == 1 and batch.can_split(2)
+            if fresh and ntasks == 1 and nbytes >= PREFAULT_MIN_BYTES and nbytes < STREAM_MIN:
+                with nogil:            # (one task: its faults would all be in a row)
+                    prefault(<char*>batch.arr.buf, <size_t>nbytes)
+            if not split and (ntasks == 1 or work < 2 * self.parallel_min_bytes):
                 batch.run()            # (run_batch would give it one thread too)
             else:
                 self.run_batch(batch, ntasks, work)

@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 
 from zarrc import indexing
+from zarrc._kernels.batch import lingering
 from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
+from zarrc.config import config
 from zarrc.engine.state import ChunkedArray
 from zarrc.errors import ArgumentError, from_kernel
 from zarrc.threads import batch_threads, run_parallel
@@ -36,9 +38,18 @@ def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
     """Run a native batch on the threads zarrc.threads.batch_threads gives it: the
     caller and pool workers, each taking chunk tasks until none are left.
     ``work_bytes``: the bytes the batch decodes or encodes (default: ``ntasks``
-    whole chunks)."""
+    whole chunks).  A batch with fewer tasks than threads whose tasks threads can
+    share (a read of a few large blosc chunks: ReadBatch.can_split) shares them."""
     if work_bytes is None:
         work_bytes = ntasks * batch.chain.chunk_nbytes
+    if ntasks < config.threads and batch.can_split(config.threads):
+        workers, share = batch_threads(ntasks, work_bytes, True)
+        if workers > ntasks:        # (threads to spare: see zarrc.threads.spare_threads)
+            batch.split_on()
+            if ntasks == 1:         # (pool threads lingering after such a read take its blocks)
+                workers = max(1, workers - lingering())
+            run_parallel(batch.run, workers, share=share, blocks=True)
+            return
     workers, share = batch_threads(ntasks, work_bytes)
     run_parallel(batch.run, workers, share=share)
 

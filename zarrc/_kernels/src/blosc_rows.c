@@ -73,6 +73,19 @@ static void cursor_start(cursor* c, const zc_rows* rows) {
   cursor_row(c);
 }
 
+/* The cursor at item `item` (of t bytes) of the chunk: a block's first item. */
+static void cursor_seek(cursor* c, const zc_rows* rows, size_t item, int t) {
+  cursor_start(c, rows);
+  size_t per_row = rows->row_bytes / (size_t)t, row = item / per_row;
+  c->at = item % per_row;
+  for (int d = rows->nlead - 1; d >= 0; d--) {
+    c->idx[d] = (int64_t)(row % (size_t)rows->shape[d]);
+    row /= (size_t)rows->shape[d];
+  }
+  cursor_outer(c);
+  cursor_row(c);
+}
+
 ZC_ALWAYS_INLINE void cursor_next_row(cursor* c) {
   const zc_rows* r = c->rows;
   c->at = 0;
@@ -240,8 +253,8 @@ static void put_items_8(cursor* c, const uint8_t* const* p, size_t m) { put_item
 
 /* ------------------------------------------------------------ frames */
 
-int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const zc_rows* rows,
-                             uint8_t* tmp, size_t tmp_cap) {
+int zc_blosc_rows_open(zc_rows_frame* f, const uint8_t* src, size_t n, size_t nbytes,
+                       const zc_rows* rows) {
   if (n < HEADER || nbytes == 0 || rows->nlead < 0 || rows->nlead > MAX_LEAD) return 0;
   int flags = src[2], t = src[3];
   int64_t hn = rd32(src + 4), blocksize = rd32(src + 8), cbytes = rd32(src + 12);
@@ -255,25 +268,49 @@ int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const 
       (uint64_t)cbytes > n || rows->row_bytes == 0 || rows->keep_bytes > rows->row_bytes ||
       nrows * rows->row_bytes != nbytes)
     return 0;
-  cursor c;
-  cursor_start(&c, rows);
+  f->src = src;
+  f->nbytes = nbytes;
+  f->rows = rows;
+  f->flags = flags;
+  f->blocksize = blocksize;
+  f->cbytes = cbytes;
+  f->nblocks = ((int64_t)nbytes - 1) / blocksize + 1;
   if (flags & FLAG_MEMCPYED) {
-    if ((uint64_t)cbytes != nbytes + HEADER) return 0;
-    const uint8_t* plane = src + HEADER;
-    put_items_1(&c, &plane, nbytes);
-    return (int64_t)nbytes;
+    f->t = 1;                   /* (blocks of bytes copied as they lie) */
+    return (uint64_t)cbytes == nbytes + HEADER;
   }
+  f->t = t;
   if ((flags & FLAG_BITSHUFFLE) || !(flags & FLAG_SHUFFLE) || (flags >> 5) != LZ4_CODE ||
       !(t == 2 || t == 4 || t == 8) || rows->row_bytes % (size_t)t || rows->keep_bytes % (size_t)t)
     return 0;
-  if (blocksize % t || (uint64_t)blocksize > tmp_cap)
-    return 0;
-  int64_t nblocks = ((int64_t)nbytes - 1) / blocksize + 1, leftover = (int64_t)nbytes % blocksize;
-  if (nblocks > (cbytes - HEADER) / 4) return 0;
-  for (int64_t b = 0; b < nblocks; b++) {
+  if (blocksize % t || f->nblocks > (cbytes - HEADER) / 4) return 0;
+  return 1;
+}
+
+size_t zc_blosc_rows_tmp(const zc_rows_frame* f) {
+  return (f->flags & FLAG_MEMCPYED) ? 0 : (size_t)f->blocksize;
+}
+
+int zc_blosc_rows_blocks(const zc_rows_frame* f, int64_t b0, int64_t b1, uint8_t* tmp,
+                         size_t tmp_cap) {
+  const uint8_t* src = f->src;
+  int t = f->t;
+  int64_t blocksize = f->blocksize, cbytes = f->cbytes, nblocks = f->nblocks;
+  int64_t leftover = (int64_t)f->nbytes % blocksize;
+  if (b0 < 0 || b1 > nblocks || b0 >= b1) return b0 == b1;
+  cursor c;
+  cursor_seek(&c, f->rows, (size_t)(b0 * blocksize / t), t);
+  if (f->flags & FLAG_MEMCPYED) {
+    const uint8_t* plane = src + HEADER + b0 * blocksize;
+    int64_t end = b1 * blocksize < (int64_t)f->nbytes ? b1 * blocksize : (int64_t)f->nbytes;
+    put_items_1(&c, &plane, (size_t)(end - b0 * blocksize));
+    return 1;
+  }
+  if (tmp == NULL || (uint64_t)blocksize > tmp_cap) return 0;
+  for (int64_t b = b0; b < b1; b++) {
     int last = b == nblocks - 1 && leftover > 0;
     int64_t bsize = last ? leftover : blocksize;
-    int split = !(flags & FLAG_DONT_SPLIT) && t <= MAX_SPLITS && bsize / t >= MIN_BUFFERSIZE && !last;
+    int split = !(f->flags & FLAG_DONT_SPLIT) && t <= MAX_SPLITS && bsize / t >= MIN_BUFFERSIZE && !last;
     int nsplits = split ? t : 1;
     int64_t neblock = bsize / nsplits, quot = bsize / t;
     if (bsize % t) return 0;
@@ -301,5 +338,111 @@ int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const 
     else if (t == 4) put_items_4(&c, plane, (size_t)quot);
     else put_items_8(&c, plane, (size_t)quot);
   }
+  return 1;
+}
+
+int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const zc_rows* rows,
+                             uint8_t* tmp, size_t tmp_cap) {
+  zc_rows_frame f;
+  if (!zc_blosc_rows_open(&f, src, n, nbytes, rows) ||
+      !zc_blosc_rows_blocks(&f, 0, f.nblocks, tmp, tmp_cap))
+    return 0;
   return (int64_t)nbytes;
 }
+
+/* ------------------------------------------------------------ shared blocks */
+
+/* share->word: generation << 40 | nblocks << 20 | next block to take */
+#define WORD_BITS 20
+#define WORD_MASK ((INT64_C(1) << WORD_BITS) - 1)
+#define GEN_MASK ((INT64_C(1) << 23) - 1)
+/* a publisher that no helper joined, or that waited for helpers longer than one
+ * of its blocks took (plus this), stops sharing for a while: 2 ms, doubled on each
+ * loss in a row, at most 256 ms (then one chunk tries again) */
+#define SHARE_SLACK_NS 20000
+#define SHARE_BACKOFF_MIN_NS 2000000
+#define SHARE_BACKOFF_MAX_NS 256000000
+
+/* One round of a wait for another thread: a pause, and after a while a yield (the
+ * thread waited for may be waiting for this CPU). */
+static void share_wait(int* spins) {
+  if (++*spins < 256) zc_cpu_relax();
+  else zc_yield();
+}
+
+/* Take a block of the job in progress: 1 (*job, *block set), or 0: none left. */
+static int share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* block) {
+  for (;;) {
+    int64_t w = zc_load_i64_acquire(&sh->word);
+    int64_t nb = (w >> WORD_BITS) & WORD_MASK, next = w & WORD_MASK;
+    if (next >= nb) return 0;
+    if (zc_cas_i64(&sh->word, w, w + 1)) {
+      *job = sh->job;         /* (stays put while a block of it is held) */
+      *block = next;
+      return 1;
+    }
+  }
+}
+
+/* Block `block` of `job` decoded (tmp: the thread's block buffer, or NULL: none)
+ * and counted done. */
+static void share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block, uint8_t* tmp,
+                     size_t tmp_cap) {
+  if (!zc_blosc_rows_blocks(job, block, block + 1, tmp, tmp_cap))
+    zc_store_int_relaxed(&sh->failed, 1);
+#if defined(ZC_HAVE_SSE2)
+  if (job->rows->stream) _mm_sfence();   /* (its streaming stores, before done) */
+#endif
+  zc_fetch_add_i64_acq_rel(&sh->done, 1);
+}
+
+int zc_blosc_rows_share_run(zc_rows_share* sh, const zc_rows_frame* f, uint8_t* tmp,
+                            size_t tmp_cap) {
+  if (f->nblocks < 2 || f->nblocks > WORD_MASK || !zc_cas_i64(&sh->busy, 0, 1))
+    return zc_blosc_rows_blocks(f, 0, f->nblocks, tmp, tmp_cap);   /* alone */
+  int64_t gen = ((zc_load_i64_acquire(&sh->word) >> (2 * WORD_BITS)) + 1) & GEN_MASK;
+  sh->job = f;
+  zc_store_int_relaxed(&sh->failed, 0);
+  zc_store_i64_release(&sh->done, 0);
+  zc_store_i64_release(&sh->word, (gen << (2 * WORD_BITS)) | (f->nblocks << WORD_BITS));
+  const zc_rows_frame* job;
+  int64_t b, mine = 0, t0 = zc_now_ns();
+  while (share_take(sh, &job, &b)) {
+    share_do(sh, job, b, tmp, tmp_cap);
+    mine++;
+  }
+  int64_t t1 = zc_now_ns();
+  int spins = 0;
+  while (zc_load_i64_acquire(&sh->done) < f->nblocks) share_wait(&spins);
+  int64_t t2 = zc_now_ns();
+  /* lost: no helper came in time (it costs a thread handed the call for nothing),
+   * or one kept the publisher waiting; a helper that took every block: nothing learnt */
+  if (mine > 0 && !zc_load_int_relaxed(&sh->steady)) {
+    if (mine == f->nblocks || t2 - t1 > (t1 - t0) / mine + SHARE_SLACK_NS) {
+      sh->backoff = sh->backoff ? 2 * sh->backoff : SHARE_BACKOFF_MIN_NS;
+      if (sh->backoff > SHARE_BACKOFF_MAX_NS) sh->backoff = SHARE_BACKOFF_MAX_NS;
+      zc_store_i64_release(&sh->until, t2 + sh->backoff);
+    } else {
+      sh->backoff = 0;
+    }
+  }
+  int ok = !zc_load_int_relaxed(&sh->failed);
+  zc_store_i64_release(&sh->busy, 0);
+  return ok;
+}
+
+int zc_blosc_rows_share_open(zc_rows_share* sh) {
+  int64_t until = zc_load_i64_acquire(&sh->until);
+  return until == 0 || zc_load_int_relaxed(&sh->steady) || zc_now_ns() >= until;
+}
+
+int zc_blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* block) {
+  return share_take(sh, job, block);
+}
+
+void zc_blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
+                            uint8_t* tmp, size_t tmp_cap) {
+  share_do(sh, job, block, tmp, tmp_cap);
+}
+
+void zc_blosc_rows_share_wait(int* spins) { share_wait(spins); }

@@ -54,6 +54,7 @@ typedef __int64 ssize_t;
 #endif
 #else
 #include <pthread.h>
+#include <sched.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +119,15 @@ static inline void zc_cpu_relax(void) {
 #endif
 }
 
+/* let another thread run on this CPU (a spin-wait that has gone on a while) */
+static inline void zc_yield(void) {
+#if defined(_WIN32)
+  SwitchToThread();
+#else
+  sched_yield();
+#endif
+}
+
 /* ------------------------------------------------------------------- atomics */
 /* relaxed: a flag or counter, no ordering; acquire / release: a value published
  * by one thread and read by others.  On MSVC an aligned volatile access is atomic
@@ -172,6 +182,35 @@ static inline ptrdiff_t zc_fetch_add_relaxed(ptrdiff_t* p, ptrdiff_t d) {
   return (ptrdiff_t)_InterlockedExchangeAdd64((volatile __int64*)p, (__int64)d);
 #else
   return __atomic_fetch_add(p, d, __ATOMIC_RELAXED);
+#endif
+}
+
+/* *p (relaxed), a counter another thread adds to */
+static inline ptrdiff_t zc_load_ssize_relaxed(const ptrdiff_t* p) {
+#if defined(ZC_MSVC)
+  return *(const volatile ptrdiff_t*)p;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+/* *p += d (acquire and release: what one thread wrote before its add is seen by
+ * the thread that loads the sum with acquire); the value before */
+static inline int64_t zc_fetch_add_i64_acq_rel(int64_t* p, int64_t d) {
+#if defined(ZC_MSVC)
+  return (int64_t)_InterlockedExchangeAdd64((volatile __int64*)p, (__int64)d);
+#else
+  return __atomic_fetch_add(p, d, __ATOMIC_ACQ_REL);
+#endif
+}
+
+/* if *p == expected, *p = desired (acquire and release): whether it was */
+static inline int zc_cas_i64(int64_t* p, int64_t expected, int64_t desired) {
+#if defined(ZC_MSVC)
+  return _InterlockedCompareExchange64((volatile __int64*)p, (__int64)desired, (__int64)expected) ==
+         (__int64)expected;
+#else
+  return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 #endif
 }
 
