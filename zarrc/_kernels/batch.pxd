@@ -9,6 +9,26 @@ from zarrc._kernels.copy cimport DimPlan
 from zarrc._kernels.errors cimport ZcError
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS, Plan
 
+# relaxed atomic counters (a task counter, counts of calls, threads, blocks)
+cdef extern from *:
+    """
+    #include "src/zc_platform.h"
+    static inline Py_ssize_t zc_next_task(Py_ssize_t* counter) {
+        return zc_fetch_add_relaxed(counter, 1);
+    }
+    static inline Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) {
+        return zc_fetch_add_relaxed(counter, delta) + delta;
+    }
+    static inline Py_ssize_t zc_load_count(const Py_ssize_t* counter) {
+        return zc_load_ssize_relaxed(counter);
+    }
+    """
+    # the counter's value before adding 1 (the next task, or spare buffer, to take)
+    Py_ssize_t zc_next_task(Py_ssize_t* counter) noexcept nogil
+    # the counter's value after adding delta
+    Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) noexcept nogil
+    Py_ssize_t zc_load_count(const Py_ssize_t* counter) noexcept nogil
+
 cdef enum:
     MISSING = ZC_FILE_MISSING   # chunk absent: read as the fill value
     NOT_TAKEN = -3              # a partial decode declined: decode the whole chunk

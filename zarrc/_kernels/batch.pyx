@@ -28,20 +28,8 @@ import sys
 cdef extern from *:
     """
     #include "src/zc_platform.h"
-    static inline Py_ssize_t zc_next_task(Py_ssize_t* counter) {
-        return zc_fetch_add_relaxed(counter, 1);
-    }
-    static inline Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) {
-        return zc_fetch_add_relaxed(counter, delta) + delta;
-    }
-    static inline Py_ssize_t zc_load_count(const Py_ssize_t* counter) {
-        return zc_load_ssize_relaxed(counter);
-    }
     static inline int64_t zc_clock_ns(void) { return zc_now_ns(); }
     """
-    Py_ssize_t zc_next_task(Py_ssize_t* counter) noexcept nogil
-    Py_ssize_t zc_add_count(Py_ssize_t* counter, Py_ssize_t delta) noexcept nogil
-    Py_ssize_t zc_load_count(const Py_ssize_t* counter) noexcept nogil
     int64_t zc_clock_ns() noexcept nogil
 
 cdef extern from "src/gil_handoff.h" nogil:

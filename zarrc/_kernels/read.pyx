@@ -18,7 +18,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memset, strerror
 
 from zarrc._kernels.batch cimport (MISSING, NOT_TAKEN, STREAM_MIN, _Batch, add_calls, blocks_share,
-                                   help_block, write_path)
+                                   help_block, write_path, zc_add_count, zc_load_count)
 from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blosc_decoded_size,
                                    zc_blosc_file_range, blosc_rows_blocks, blosc_rows_open,
                                    blosc_rows_share_open, blosc_rows_share_run, blosc_rows_share_wait, zc_rows,
@@ -71,13 +71,9 @@ cdef extern from *:
     static int zc_blosc_rows_on = 1;
     static inline int zc_blosc_rows_get(void) { return zc_load_int_relaxed(&zc_blosc_rows_on); }
     static inline void zc_blosc_rows_set(int on) { zc_store_int_relaxed(&zc_blosc_rows_on, on); }
-    static inline Py_ssize_t zc_count_add(Py_ssize_t* p, Py_ssize_t d) { return zc_fetch_add_relaxed(p, d); }
-    static inline Py_ssize_t zc_count_load(const Py_ssize_t* p) { return zc_load_ssize_relaxed(p); }
     """
     bint zc_blosc_rows_get() noexcept nogil
     void zc_blosc_rows_set(int on) noexcept nogil
-    Py_ssize_t zc_count_add(Py_ssize_t* p, Py_ssize_t d) noexcept nogil
-    Py_ssize_t zc_count_load(const Py_ssize_t* p) noexcept nogil
 
 # a read batch with fewer tasks than threads shares the blocks of each blosc chunk
 # of at least this many bytes among its threads (block_split_min): c-blosc gives a
@@ -175,10 +171,10 @@ cdef class ReadBatch(_Batch):
         cdef Py_ssize_t t
         if not self.split:
             return _Batch.take_task(self)
-        zc_count_add(&self.pending, 1)          # (before the task is taken: see help_tasks)
+        zc_add_count(&self.pending, 1)          # (before the task is taken: see help_tasks)
         t = _Batch.take_task(self)
         if t >= self.ntasks:
-            zc_count_add(&self.pending, -1)
+            zc_add_count(&self.pending, -1)
         return t
 
     cdef void help_tasks(self, Scratch* s) noexcept nogil:
@@ -191,8 +187,8 @@ cdef class ReadBatch(_Batch):
         while True:
             if help_block(s):
                 spins = 0
-            elif (zc_count_load(&self.next_task) >= self.ntasks
-                  and zc_count_load(&self.pending) == 0):
+            elif (zc_load_count(&self.next_task) >= self.ntasks
+                  and zc_load_count(&self.pending) == 0):
                 return
             else:
                 blosc_rows_share_wait(&spins)
@@ -201,7 +197,7 @@ cdef class ReadBatch(_Batch):
         """The task will publish no (more) blocks."""
         if undecided[0]:
             undecided[0] = False
-            zc_count_add(&self.pending, -1)
+            zc_add_count(&self.pending, -1)
 
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         cdef bint undecided = self.split
@@ -339,7 +335,7 @@ cdef class ReadBatch(_Batch):
         rows.stream = self.stream
         if not blosc_rows_open(&frame, data, <size_t>n, <size_t>self.chain.chunk_nbytes, &rows):
             return 0
-        if undecided[0] and self.chain.chunk_nbytes >= split_min_bytes:
+        if undecided[0]:                # (split: can_split checked the chunk's size)
             ok = blosc_rows_share_run(blocks_share(), &frame, s.buf[3], s.cap[3])
         else:
             ok = blosc_rows_blocks(&frame, 0, frame.nblocks, s.buf[3], s.cap[3])

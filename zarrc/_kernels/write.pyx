@@ -11,7 +11,7 @@ from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
-from zarrc._kernels.batch cimport MISSING, _Batch, raise_task_error
+from zarrc._kernels.batch cimport MISSING, _Batch, raise_task_error, zc_next_task
 from zarrc._kernels.chain cimport Chain, Scratch, ensure
 from zarrc._kernels.chunk_files cimport delete_file, finish_staged, stage_parts, stage_spliced, write_parts
 from zarrc._kernels.copy cimport (DimPlan, all_equal_pattern, byteswap, fill_pattern, gather_nd,
@@ -21,15 +21,6 @@ from zarrc._kernels.plan cimport PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_STEP, PL
 from zarrc._kernels.shard cimport build_shard, fill_index, part_pointer, shard_index_nbytes
 
 from zarrc._kernels import chunk_files
-
-cdef extern from *:
-    """
-    #include "src/zc_platform.h"
-    static inline Py_ssize_t zc_take_spare(Py_ssize_t* counter) {
-        return zc_fetch_add_relaxed(counter, 1);
-    }
-    """
-    Py_ssize_t zc_take_spare(Py_ssize_t* counter) noexcept nogil
 
 # the shortest rows of a value worth writing straight from it (each costs the
 # kernel a segment of a writev call)
@@ -355,7 +346,7 @@ cdef class WriteBatch(_Batch):
                         self.result_cap[t] = <size_t>(r if r > 0 else 1)
                 s.buf[slot] = NULL
                 s.cap[slot] = 0
-                i = zc_take_spare(&self.next_spare)
+                i = zc_next_task(&self.next_spare)
                 if i < self.nspare:
                     s.buf[slot] = self.spare[i]
                     s.cap[slot] = self.spare_cap[i]

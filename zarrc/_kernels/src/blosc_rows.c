@@ -365,13 +365,13 @@ int64_t zc_blosc_decode_rows(const uint8_t* src, size_t n, size_t nbytes, const 
 
 /* One round of a wait for another thread: a pause, and after a while a yield (the
  * thread waited for may be waiting for this CPU). */
-static void share_wait(int* spins) {
+void zc_blosc_rows_share_wait(int* spins) {
   if (++*spins < 256) zc_cpu_relax();
   else zc_yield();
 }
 
 /* Take a block of the job in progress: 1 (*job, *block set), or 0: none left. */
-static int share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* block) {
+int zc_blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* block) {
   for (;;) {
     int64_t w = zc_load_i64_acquire(&sh->word);
     int64_t nb = (w >> WORD_BITS) & WORD_MASK, next = w & WORD_MASK;
@@ -386,8 +386,8 @@ static int share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* blo
 
 /* Block `block` of `job` decoded (tmp: the thread's block buffer, or NULL: none)
  * and counted done. */
-static void share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block, uint8_t* tmp,
-                     size_t tmp_cap) {
+void zc_blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
+                            uint8_t* tmp, size_t tmp_cap) {
   if (!zc_blosc_rows_blocks(job, block, block + 1, tmp, tmp_cap))
     zc_store_int_relaxed(&sh->failed, 1);
 #if defined(ZC_HAVE_SSE2)
@@ -407,13 +407,13 @@ int zc_blosc_rows_share_run(zc_rows_share* sh, const zc_rows_frame* f, uint8_t* 
   zc_store_i64_release(&sh->word, (gen << (2 * WORD_BITS)) | (f->nblocks << WORD_BITS));
   const zc_rows_frame* job;
   int64_t b, mine = 0, t0 = zc_now_ns();
-  while (share_take(sh, &job, &b)) {
-    share_do(sh, job, b, tmp, tmp_cap);
+  while (zc_blosc_rows_share_take(sh, &job, &b)) {
+    zc_blosc_rows_share_do(sh, job, b, tmp, tmp_cap);
     mine++;
   }
   int64_t t1 = zc_now_ns();
   int spins = 0;
-  while (zc_load_i64_acquire(&sh->done) < f->nblocks) share_wait(&spins);
+  while (zc_load_i64_acquire(&sh->done) < f->nblocks) zc_blosc_rows_share_wait(&spins);
   int64_t t2 = zc_now_ns();
   /* lost: no helper came in time (it costs a thread handed the call for nothing),
    * or one kept the publisher waiting; a helper that took every block: nothing learnt */
@@ -435,14 +435,3 @@ int zc_blosc_rows_share_open(zc_rows_share* sh) {
   int64_t until = zc_load_i64_acquire(&sh->until);
   return until == 0 || zc_load_int_relaxed(&sh->steady) || zc_now_ns() >= until;
 }
-
-int zc_blosc_rows_share_take(zc_rows_share* sh, const zc_rows_frame** job, int64_t* block) {
-  return share_take(sh, job, block);
-}
-
-void zc_blosc_rows_share_do(zc_rows_share* sh, const zc_rows_frame* job, int64_t block,
-                            uint8_t* tmp, size_t tmp_cap) {
-  share_do(sh, job, block, tmp, tmp_cap);
-}
-
-void zc_blosc_rows_share_wait(int* spins) { share_wait(spins); }
