@@ -62,10 +62,10 @@ def _decoder(layout: Layout):
 
 def codec_floor(path: str, ds: Dataset, layout: Layout, repeat: int, fresh: bool = False) -> list[float]:
     """Seconds to decode every stored chunk of the array at ``path`` with zarrc's
-    kernels on all cores (``zarrc.threads.run_parallel``; the kernels release the
+    kernels on all cores (``zarrc.runtime.threads.run_parallel``; the kernels release the
     GIL), compressed bytes already in memory, into preallocated, pre-touched buffers;
     with ``fresh``, into a new (untouched) buffer each time, its page faults timed."""
-    from zarrc.threads import run_parallel
+    from zarrc.runtime.threads import run_parallel
 
     blobs = stored_chunks(path, ds, layout)
     decode = _decoder(layout)

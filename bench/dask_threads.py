@@ -44,7 +44,7 @@ import dask.array as da
 
 import zarrc
 from bench._common import MiB, machine_facts, print_table, smooth_field, write_json
-from zarrc.cores import process_cores
+from zarrc.runtime.cores import process_cores
 
 CHUNK = (64, 64, 64)
 DASK_CHUNKS = (64, 256, 256)

@@ -16,7 +16,7 @@ Cases (float32 smooth data, zstd level 3, a LocalStore in a temporary folder):
 - `1 writer, part of a chunk`: one thread writing 1/8 of an unsharded 2 MiB chunk.
 - `1 writer, whole shards`: one thread writing whole shards (no lock taken: the
   setting must cost nothing there; its ratio shows the machine's noise).
-- `lock + unlock of one key alone`: ``zarrc.locks.hold`` of one chunk file,
+- `lock + unlock of one key alone`: ``zarrc.runtime.locks.hold`` of one chunk file,
   ``100 x --writes`` times: the cost each partly written chunk or shard adds
   ("updates/s": locks per second).
 
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import zarrc
 from bench._common import machine_facts, print_table, smooth_field, threaded_time, write_json
-from zarrc import locks
+from zarrc.runtime import locks
 
 MODES = ["none", "os", "lockfile"]
 ROWS, COLS, NINNER = 256, 256, 8          # an inner chunk of 256 x 256 float32 = 256 KiB

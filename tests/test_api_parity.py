@@ -248,12 +248,12 @@ def test_create_with_data():
 
 def test_array_is_the_function():
     """``zarrc.array`` is the function although zarrc/array.py is a module, also
-    after ``import zarrc.array``."""
-    import zarrc.array
+    after ``import zarrc.core.array``."""
+    import zarrc.core.array
 
     assert callable(zarrc.array)
     assert_bit_equal(zarrc.array(np.arange(3))[...], np.arange(3))
-    from zarrc.array import Array
+    from zarrc.core.array import Array
 
     assert Array is zarrc.Array
 

@@ -1,4 +1,4 @@
-"""zarrc.asynchronous (also zarrc.api.asynchronous): AsyncArray, AsyncGroup and the
+"""zarrc.api.asynchronous (also zarrc.api.asynchronous): AsyncArray, AsyncGroup and the
 async API functions.  The same async code runs against zarr-python's
 zarr.api.asynchronous and zarrc's and gives the same results; each library reads
 what the other wrote; the event loop keeps running while a large read or write is
@@ -65,9 +65,9 @@ def test_names_are_zarr_pythons_and_of_the_same_kind():
         for name in names:
             assert _kind(ours, name) == _kind(theirs, name), (ours.__name__, name)
     for name in ["AsyncArray", "AsyncGroup"]:
-        assert getattr(zca, name) is getattr(zarrc, name) is getattr(zarrc.asynchronous, name)
+        assert getattr(zca, name) is getattr(zarrc, name) is getattr(zarrc.api.asynchronous, name)
     from zarrc.api import asynchronous
-    assert asynchronous is zca is zarrc.asynchronous
+    assert asynchronous is zca is zarrc.api.asynchronous
 
 
 async def scenario(lib, store, zarr_format):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarrc.chunk_grid import RegularChunkGrid
+from zarrc.core.chunk_grid import RegularChunkGrid
 from zarrc.errors import MetadataError, SelectionError
 from zarrc.metadata import ArrayMetadataV3
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.errors import SelectionError, StoreError
 from zarrc.metadata import ArrayMetadataV3
 from zarrc.metadata.v2 import ArrayMetadataV2

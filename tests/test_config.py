@@ -13,8 +13,8 @@ import pytest
 
 import zarrc
 from zarrc._kernels import slabs
-from zarrc.config import Config, config
-from zarrc.cores import process_cores
+from zarrc.runtime.config import Config, config
+from zarrc.runtime.cores import process_cores
 from zarrc.errors import ArgumentError, ZarrcError
 
 SETTINGS = ["threads", "split_bytes", "pool_bytes"]

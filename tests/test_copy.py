@@ -14,7 +14,7 @@ import pytest
 import zarrc
 from zarrc.errors import ArgumentError, CopyError
 
-copy_module = importlib.import_module("zarrc.copy")   # (zarrc.copy is the function)
+copy_module = importlib.import_module("zarrc.api.copy")
 
 
 def hierarchy(store, fmt: int = 3):

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import zarrc
-from zarrc import node_metadata
-from zarrc.array import Array
+from zarrc.core import node_metadata
+from zarrc.core.array import Array
 from zarrc.codecs import Zstd
 from zarrc.errors import (
     ArgumentError,
@@ -26,13 +26,13 @@ from zarrc.errors import (
     NodeTypeError,
     ZarrcError,
 )
-from zarrc.group import Group, new_array, new_group, open_node
+from zarrc.core.group import Group, new_array, new_group, open_node
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 from zarrc.stores import MemoryStore
 
 # the module zarrc/create.py (the name zarrc.create is the top-level function, as zarr-python's)
-create = importlib.import_module("zarrc.create")
+create = importlib.import_module("zarrc.core.create")
 
 
 def test_array_metadata_is_built_without_touching_a_store():
@@ -104,7 +104,7 @@ def test_public_return_types():
     """The public functions are annotated with the node class they return."""
     import typing
 
-    hints = {name: typing.get_type_hints(getattr(zarrc.api, name))["return"]
+    hints = {name: typing.get_type_hints(getattr(zarrc.api.synchronous, name))["return"]
              for name in ("open_array", "open_group", "group", "open", "open_consolidated",
                           "create_array", "create_group", "consolidate_metadata")}
     assert hints["open_array"] is Array and hints["create_array"] is Array
@@ -125,7 +125,7 @@ def _empty(store: MemoryStore) -> bool:
     (lambda s: zarrc.open_group(s, path=3), ArgumentTypeError, TypeError),
     (lambda s: zarrc.open(s, path=3.0), ArgumentTypeError, TypeError),
     (lambda s: zarrc.group(s, path=None), ArgumentTypeError, TypeError),
-    (lambda s: zarrc.api.create_group(s, path=[]), ArgumentTypeError, TypeError),
+    (lambda s: zarrc.api.synchronous.create_group(s, path=[]), ArgumentTypeError, TypeError),
     (lambda s: zarrc.create_array(s, shape="ab", dtype="i4"), ArgumentTypeError, TypeError),
     (lambda s: zarrc.create_array(s, shape=4.5, dtype="i4"), ArgumentTypeError, TypeError),
     (lambda s: zarrc.create_array(s, shape=None, dtype="i4"), ArgumentError, ValueError),  # (zarr-python's)
@@ -214,8 +214,10 @@ def _imports(module: str) -> set[str]:
 
 
 def test_node_creation_sits_below_the_node_classes_and_the_api_on_top():
-    above = {"zarrc.api", "zarrc.group", "zarrc.array", "zarrc.node"}
-    for module in ("zarrc.create", "zarrc.create_v2", "zarrc.consolidate", "zarrc.node_metadata"):
+    api = {"zarrc.api.synchronous", "zarrc.api.data", "zarrc.api.asynchronous"}
+    above = api | {"zarrc.core.group", "zarrc.core.array", "zarrc.core.node"}
+    for module in ("zarrc.core.create", "zarrc.core.create_v2", "zarrc.core.consolidate",
+                   "zarrc.core.node_metadata"):
         assert not _imports(module) & above, module
-    assert not _imports("zarrc.group") & {"zarrc.api"}
-    assert not _imports("zarrc.node") & {"zarrc.api", "zarrc.group", "zarrc.array"}
+    assert not _imports("zarrc.core.group") & api
+    assert not _imports("zarrc.core.node") & (api | {"zarrc.core.group", "zarrc.core.array"})

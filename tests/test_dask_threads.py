@@ -1,4 +1,4 @@
-"""zarrc's default thread count inside dask (zarrc.cores): a thread of dask's threaded
+"""zarrc's default thread count inside dask (zarrc.runtime.cores): a thread of dask's threaded
 scheduler gets its share of the cores (cores // the pool's threads), a task thread of a
 distributed worker the host's cores over the cluster's threads on that host; a value
 set explicitly wins; outside dask the process's cores.  Real dask and distributed."""
@@ -12,8 +12,8 @@ import threading
 import pytest
 
 import zarrc
-from zarrc.cores import default_threads, process_cores
-from zarrc.threads import batch_threads
+from zarrc.runtime.cores import default_threads, process_cores
+from zarrc.runtime.threads import batch_threads
 
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")

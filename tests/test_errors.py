@@ -257,7 +257,7 @@ def test_kernel_errors_are_translated_in_one_place() -> None:
 
 def _wrong_types():
     """(name, call) pairs: each passes an argument of the wrong type."""
-    from zarrc.chunk_key import ChunkKeyEncoding
+    from zarrc.core.chunk_key import ChunkKeyEncoding
     from zarrc.stores import MemoryStore, make_store
 
     store = MemoryStore()

@@ -1,4 +1,4 @@
-"""zarrc.indexing: selections -> per-dimension chunk projections (no I/O)."""
+"""zarrc.core.indexing: selections -> per-dimension chunk projections (no I/O)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrc import indexing
+from zarrc.core import indexing
 from zarrc.errors import SelectionError
-from zarrc.indexing import CHUNK, COUNT, IDX, OUT_START, START, STEP
+from zarrc.core.indexing import CHUNK, COUNT, IDX, OUT_START, START, STEP
 
 
 def pairs(proj: indexing.DimProjection, chunk: int) -> list[tuple[int, int]]:

@@ -21,35 +21,39 @@ ROOT = Path(zarrc.__file__).parent
 # submodules).  Modules in one entry may import each other (without circles)
 # unless INDEPENDENT says otherwise.
 LAYERS = [
-    ["zarrc.xarray_backend"],                           # xarray's engine="zarrc" (not imported by zarrc)
+    ["zarrc.integrations.xarray_backend"],              # xarray's engine="zarrc" (not imported by zarrc)
     ["zarrc.demo"],
-    ["zarrc.mpi"],                                      # collective MPI writes (not imported by zarrc)
+    ["zarrc.mpi"],                                      # the documented name of integrations.mpi
+    ["zarrc.integrations.mpi"],                         # collective MPI writes (not imported by zarrc)
     ["zarrc"],                                          # the package: re-exports the API
-    ["zarrc.zarr_pipeline"],                            # zarr-python's codec pipeline (lazy)
-    ["zarrc.asynchronous"],                             # the asyncio API over the sync one
-    ["zarrc.copy"],                                     # copy, copy_all, copy_store
-    ["zarrc.api_data"],                                 # the data functions (create, zeros, save ...)
-    ["zarrc.api"],
-    ["zarrc.group"],                                    # builds nodes of both kinds
+    ["zarrc.integrations.zarr_pipeline"],               # zarr-python's codec pipeline (lazy)
+    ["zarrc.api.asynchronous"],                         # the asyncio API's functions
+    ["zarrc.api.copy"],                                 # copy, copy_all, copy_store
+    ["zarrc.api.data"],                                 # the data functions (create, zeros, save ...)
+    ["zarrc.api.synchronous"],                          # open*, create*, consolidate_metadata ...
     ["zarrc.storage"],                                  # zarr-python's zarr.storage names
-    ["zarrc.array"],
-    ["zarrc.node"],                                     # the base of Array and Group
-    ["zarrc.create", "zarrc.create_v2", "zarrc.consolidate", "zarrc.node_metadata",
-     "zarrc.resize"],
+    ["zarrc.core.group"],                               # Group, AsyncGroup; builds nodes of both kinds
+    ["zarrc.core.array"],                               # Array, AsyncArray
+    ["zarrc.core.node"],                                # the base of the nodes (sync and async)
+    ["zarrc.core.create", "zarrc.core.create_v2", "zarrc.core.consolidate", "zarrc.core.hierarchy",
+     "zarrc.core.node_metadata", "zarrc.core.resize"],  # node metadata: created, read, written
     ["zarrc.engine"],
     ["zarrc.codecs", "zarrc.stores"],
-    ["zarrc.locks"],                                    # locks of partial writes (engine.locked)
-    ["zarrc.metadata", "zarrc.chunk_grid", "zarrc.chunk_key", "zarrc.indexing"],
-    ["zarrc.threads"],
-    ["zarrc.config"],
-    ["zarrc.cores"],                                    # the default thread count (dask's share)
+    ["zarrc.core.chunk_grid", "zarrc.core.chunk_key", "zarrc.core.indexing"],
+    ["zarrc.metadata"],
+    ["zarrc.runtime.locks"],                            # locks of partial writes (engine.locked)
+    ["zarrc.runtime.async_calls"],                      # where the asyncio API's calls run
+    ["zarrc.runtime.threads"],
+    ["zarrc.runtime.config"],
+    ["zarrc.runtime.cores"],                            # the default thread count (dask's share)
     ["zarrc.errors"],
+    ["zarrc.api", "zarrc.core", "zarrc.integrations", "zarrc.runtime"],  # the packages' docstrings
     ["zarrc._kernels"],
 ]
 
 INDEPENDENT = [
     ("zarrc.codecs", "zarrc.stores"),
-    ("zarrc.metadata", "zarrc.indexing"),
+    ("zarrc.metadata", "zarrc.core.indexing"),
 ]
 
 
@@ -166,10 +170,36 @@ def test_the_kernels_import_no_python_layer() -> None:
     assert not found, found
 
 
+def layer_table(text: str) -> list[list[str]]:
+    """The modules of each row of docs/architecture.md's "Layers" table, top row first."""
+    section = text[text.index("## Layers"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| layer ")]
+    return [re.findall(r"`([\w.]+)`", row.split(" | ")[1]) for row in rows]
+
+
+def test_the_architecture_table_is_layers() -> None:
+    """docs/architecture.md's layer table (bottom-up) lists LAYERS' modules in LAYERS'
+    order, each row a run of whole LAYERS entries: the two cannot drift apart."""
+    table = layer_table((ROOT.parent / "docs" / "architecture.md").read_text())
+    entries = [list(e) for e in reversed(LAYERS)]
+    wrong = []
+    for row in table:
+        take: list[str] = []
+        while entries and len(take) < len(row):
+            take += entries.pop(0)
+        if sorted(take) != sorted(row):
+            wrong.append(f"the row {row} should list {take} (LAYERS, bottom-up)")
+            break
+    if entries:
+        wrong.append(f"LAYERS entries missing from the table: {entries}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_contract_catches_an_upward_import(monkeypatch) -> None:
     """The check itself: an import of zarrc.api from the engine is reported."""
     real = import_graph()
-    fake = {**real, "zarrc.engine.batch": real["zarrc.engine.batch"] | {"zarrc.api"}}
+    fake = {**real, "zarrc.engine.batch": real["zarrc.engine.batch"] | {"zarrc.api.synchronous"}}
     monkeypatch.setitem(globals(), "import_graph", lambda: fake)
-    with pytest.raises(AssertionError, match="zarrc.engine.batch imports zarrc.api"):
+    with pytest.raises(AssertionError, match="zarrc.engine.batch imports zarrc.api.synchronous"):
         test_every_import_goes_to_the_same_layer_or_below()

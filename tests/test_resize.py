@@ -22,7 +22,7 @@ from interop import support
 
 import zarrc
 from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
-from zarrc.resize import ENUMERATE_MAX, cut_regions, outside_coords
+from zarrc.core.resize import ENUMERATE_MAX, cut_regions, outside_coords
 from zarrc.stores import MemoryStore, ZipStore
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
@@ -377,7 +377,7 @@ def test_chunks_outside_are_deleted(tmp_path) -> None:
 def test_many_chunks_outside_listed(monkeypatch) -> None:
     """Above ENUMERATE_MAX candidates, the stored keys are listed and only those
     inside the old grid and outside the new one go."""
-    from zarrc import resize
+    from zarrc.core import resize
     monkeypatch.setattr(resize, "ENUMERATE_MAX", 2)
     store = MemoryStore()
     a = zarrc.create_array(store, shape=(8, 8), chunks=(2, 2), dtype="u1", fill_value=0)

@@ -15,7 +15,7 @@ from helpers import NO_ZARR_PYTHON
 from interop.support import assert_bit_equal
 
 import zarrc
-from zarrc.api import create_group
+from zarrc.api.synchronous import create_group
 from zarrc.errors import ZarrcRuntimeWarning, ZarrcUserWarning
 
 

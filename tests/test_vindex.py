@@ -309,7 +309,7 @@ def test_points_of_huge_chunks_plan_64_bit() -> None:
     a = zarrc.create_array(MemoryStore(), shape=(1 << 33,), chunks=(1 << 31,), dtype="uint8",
                            fill_value=7)
     points = np.array([0, (1 << 33) - 1, 1 << 31, 5, (1 << 31) - 1])
-    plan = zarrc.indexing.plan_coordinate((points,), a.shape, (1 << 31,))
+    plan = zarrc.core.indexing.plan_coordinate((points,), a.shape, (1 << 31,))
     assert plan.local.dtype == np.int64
     assert sorted(plan.local.tolist()) == sorted([0, (1 << 31) - 1, 0, 5, (1 << 31) - 1])
     assert_bit_equal(a.vindex[points], np.full(5, 7, np.uint8))

@@ -1,4 +1,4 @@
-"""Parallel partial writers lose nothing (zarrc.locks, zarrc.engine.locked; setting
+"""Parallel partial writers lose nothing (zarrc.runtime.locks, zarrc.engine.locked; setting
 ``write_locking``): threads and processes writing different parts of one shard,
 of one unsharded chunk, and of one nested shard, in every locking mode, each
 checking after every round (a barrier) that every writer's last values are
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import zarrc
-from zarrc import locks
+from zarrc.runtime import locks
 from zarrc.errors import ArgumentError, StoreError
 from zarrc.stores import MemoryStore
 
@@ -349,7 +349,7 @@ def test_partial_keys_match_brute_force(seed) -> None:
     """The stored keys engine.locked finds written in part (or touched at all)
     are those a boolean mask of the selection says: touched, and not wholly
     covered (or selected by an integer array, which the engine always reads)."""
-    from zarrc import indexing
+    from zarrc.core import indexing
     from zarrc.engine.locked import stored_coords
     rng = np.random.default_rng(seed)
     for _ in range(60):

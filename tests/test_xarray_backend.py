@@ -84,7 +84,7 @@ def open_both(path, **kw):
 
 
 def test_entry_point_registered():
-    from zarrc.xarray_backend import ZarrcBackendEntrypoint
+    from zarrc.integrations.xarray_backend import ZarrcBackendEntrypoint
 
     assert isinstance(xr.backends.list_engines()["zarrc"], ZarrcBackendEntrypoint)
 

@@ -3,24 +3,10 @@
 from typing import Any
 
 from zarrc import codecs, errors, storage
-from zarrc.api import (
-    consolidate_metadata,
-    create_array,
-    create_group,
-    create_hierarchy,
-    from_array,
-    group,
-    open,
-    open_array,
-    open_consolidated,
-    open_group,
-    tree,
-)
-
-# (zarrc.api has loaded the submodule zarrc.array, which set the package's `array`;
-# binding the function here replaces it, as `zarrc.group` is api.group although the
-# module zarrc/group.py exists; a later `import zarrc.array` does not rebind it)
-from zarrc.api_data import (
+from zarrc.api import asynchronous as asynchronous  # (zarrc.asynchronous, the earlier name)
+from zarrc.api.asynchronous import AsyncArray, AsyncGroup
+from zarrc.api.copy import copy, copy_all, copy_store
+from zarrc.api.data import (
     array,
     create,
     empty,
@@ -37,18 +23,29 @@ from zarrc.api_data import (
     zeros,
     zeros_like,
 )
-from zarrc.array import Array
-from zarrc.asynchronous import AsyncArray, AsyncGroup
-from zarrc.config import config
-from zarrc.copy import copy, copy_all, copy_store
-from zarrc.group import Group
+from zarrc.api.synchronous import (
+    consolidate_metadata,
+    create_array,
+    create_group,
+    create_hierarchy,
+    from_array,
+    group,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+    tree,
+)
+from zarrc.core.array import Array
+from zarrc.core.group import Group
+from zarrc.runtime.config import config
 
 
 def __getattr__(name: str) -> Any:
     # zarr-python's codec pipeline on zarrc's kernels: imports zarr, so only on use
     # (zarr's registry finds it as "zarrc.ZarrcCodecPipeline" through the entry point)
     if name in ("ZarrcCodecPipeline", "ZarrcPipelineUnsupported"):
-        from zarrc import zarr_pipeline
+        from zarrc.integrations import zarr_pipeline
 
         value = getattr(zarr_pipeline, name)
         globals()[name] = value

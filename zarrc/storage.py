@@ -3,7 +3,7 @@
 ``LocalStore(root, read_only=False)``, ``MemoryStore(store_dict=None,
 read_only=False)`` and ``ZipStore(path, mode="r", read_only=None, compression=0,
 allowZip64=True)`` are zarrc's own classes (``zarrc.stores``), which take
-zarr-python's keywords; ``StorePath`` is the one class of ``zarrc.node``; ``StoreLike`` is
+zarr-python's keywords; ``StorePath`` is the one class of ``zarrc.core.node``; ``StoreLike`` is
 what a store argument may be.  zarr-python's remote stores (``FsspecStore``,
 ``ObjectStore``) have no zarrc counterpart yet: making one raises
 NotImplementedError saying so.  ``LoggingStore``, ``WrapperStore``,
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from zarrc.node import StorePath
+from zarrc.core.node import StorePath
 from zarrc.stores import LocalStore, MemoryStore, Store
 
 if TYPE_CHECKING:

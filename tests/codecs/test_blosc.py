@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import zarrc
-import zarrc.threads
+import zarrc.runtime.threads
 from zarrc._kernels import blosc as k
 from zarrc._kernels import library_versions
 from zarrc.codecs import Blosc
@@ -131,7 +131,7 @@ def test_large_buffer_multithreaded_decode():
     a = np.tile(np.arange(1 << 16, dtype="<u4"), 40)  # 10 MiB
     enc = Blosc("lz4", 5, "shuffle", blocksize=1 << 16).encode(a)
     with zarrc.config.set(threads=4, split_bytes=1 << 20):
-        assert zarrc.threads.codec_threads(a.nbytes) == 4
+        assert zarrc.runtime.threads.codec_threads(a.nbytes) == 4
         np.testing.assert_array_equal(np.frombuffer(Blosc().decode(enc), "<u4"), a)
         out = np.empty_like(a)
         Blosc().decode(enc, out=out)

@@ -17,7 +17,7 @@ from zarrc.engine import batch
 from zarrc.engine.basic import BasicStrategy
 from zarrc.errors import CodecError
 from zarrc.stores import LocalStore, MemoryStore
-from zarrc.threads import count_calls
+from zarrc.runtime.threads import count_calls
 
 from .test_partial_reads import _random_selection
 

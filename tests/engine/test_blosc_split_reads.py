@@ -16,18 +16,18 @@ import numpy as np
 import pytest
 
 import zarrc
-import zarrc.threads
+import zarrc.runtime.threads
 from zarrc._kernels import batch as kernel_batch
 from zarrc._kernels import read as kernel_read
 from zarrc.engine.api import read_into
-from zarrc.indexing import plan_orthogonal
+from zarrc.core.indexing import plan_orthogonal
 
 
 @pytest.fixture
 def split_small(monkeypatch):
     """Split every chunk's blocks (2 threads), restoring the settings after."""
     before = kernel_read.block_split_min(), kernel_batch.blocks_steady()
-    monkeypatch.setattr(zarrc.threads, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(zarrc.runtime.threads, "PARALLEL_MIN_BYTES", 1)
     kernel_read.block_split_min(0)
     kernel_batch.blocks_steady(True)        # (no pause after a share that lost)
     with zarrc.config.set(threads=2):

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarrc
-from zarrc import engine, indexing
+from zarrc import engine
+from zarrc.core import indexing
 from zarrc.engine import batch
 
 DET = dict(derandomize=True, deadline=None, database=None,

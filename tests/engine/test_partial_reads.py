@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import zarrc
-from zarrc import engine, indexing
+from zarrc import engine
+from zarrc.core import indexing
 from zarrc.engine import batch
 from zarrc._kernels.plan import format_keys, plan_basic
 from zarrc.errors import CodecError

@@ -330,7 +330,8 @@ def test_unopenable_shard_names_the_file(tmp_path) -> None:
 
 def _general_read(a):
     """A read of shard c/1 through the general (non-native) path."""
-    from zarrc import engine, indexing
+    from zarrc import engine
+    from zarrc.core import indexing
 
     dims, shape = indexing.plan((slice(30, 40),), a.shape, a._chunked.chunks)
     out = np.empty(shape, a.dtype)

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import zarrc
-import zarrc.threads
-from zarrc.threads import count_calls
+import zarrc.runtime.threads
+from zarrc.runtime.threads import count_calls
 
 from helpers import make_array, random_data, run_threads
 
@@ -23,8 +23,8 @@ from helpers import make_array, random_data, run_threads
 @pytest.mark.parametrize("threads", [None, 8])
 def test_concurrent_random_reads(rw_store_maker, threads, monkeypatch):
     # a fresh pool, so that it grows while calls are in flight (calls of different sizes)
-    monkeypatch.setattr(zarrc.threads, "_pool", None)
-    monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
+    monkeypatch.setattr(zarrc.runtime.threads, "_pool", None)
+    monkeypatch.setattr(zarrc.runtime.threads, "_pool_size", 0)
     rng = np.random.default_rng(11)
     data = random_data(rng, (60, 50, 4), "float64")
     arr = make_array(rw_store_maker.new(), data.shape, (7, 6, 4), "float64", "zstd+crc32c")
@@ -164,8 +164,8 @@ def test_thread_pool_grows_safely_under_concurrent_calls(monkeypatch):
 
     with zarrc.config.set(threads=16):
         for _ in range(8):
-            monkeypatch.setattr(zarrc.threads, "_pool", None)
-            monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
+            monkeypatch.setattr(zarrc.runtime.threads, "_pool", None)
+            monkeypatch.setattr(zarrc.runtime.threads, "_pool_size", 0)
             run_threads(8, reader)
 
 
@@ -177,7 +177,7 @@ def test_threads_per_call_follow_the_work_and_the_other_calls(monkeypatch):
 
     used = []
     shared = []
-    real = zarrc.threads.run_parallel
+    real = zarrc.runtime.threads.run_parallel
 
     def spy(fn, n, share=False):
         used.append(n)
@@ -229,15 +229,15 @@ def test_calls_in_progress_are_counted_and_released_on_errors():
 
     def look(i):
         seen.append(count_calls(0))
-    zarrc.threads.counted_call(run_threads)(1, look)
+    zarrc.runtime.threads.counted_call(run_threads)(1, look)
     assert seen == [1] and count_calls(0) == 0
 
 
 def test_pool_thread_freed_by_one_call_helps_another(monkeypatch):
     # call B started alone (1 worker, shareable; before any pool exists); call A's
     # pool thread, once A has nothing left, takes B's items: B is worked on by two
-    monkeypatch.setattr(zarrc.threads, "_pool", None)
-    monkeypatch.setattr(zarrc.threads, "_pool_size", 0)
+    monkeypatch.setattr(zarrc.runtime.threads, "_pool", None)
+    monkeypatch.setattr(zarrc.runtime.threads, "_pool_size", 0)
     items = list(range(20))
     lock = threading.Lock()
     seen = set()
@@ -253,49 +253,49 @@ def test_pool_thread_freed_by_one_call_helps_another(monkeypatch):
             b_started.set()
             time.sleep(0.01)
 
-    b = threading.Thread(target=zarrc.threads.run_parallel, args=(work_b, 1, True))
+    b = threading.Thread(target=zarrc.runtime.threads.run_parallel, args=(work_b, 1, True))
     b.start()
     assert b_started.wait(timeout=30), "call B did not start"
-    zarrc.threads.run_parallel(lambda: None, 2)
+    zarrc.runtime.threads.run_parallel(lambda: None, 2)
     b.join()
     assert len(seen) == 2
-    assert not zarrc.threads._active
+    assert not zarrc.runtime.threads._active
 
 
 def test_batch_threads_follow_the_work(monkeypatch):
     """The thread policy: a batch gets one thread per PARALLEL_MIN_BYTES of work
     beyond the caller, at most one per task and config.threads in all; shareable
     once it could use more than one."""
-    monkeypatch.setattr(zarrc.threads, "count_calls", lambda delta: 1)     # this call alone
-    mib = zarrc.threads.PARALLEL_MIN_BYTES
+    monkeypatch.setattr(zarrc.runtime.threads, "count_calls", lambda delta: 1)     # this call alone
+    mib = zarrc.runtime.threads.PARALLEL_MIN_BYTES
     with zarrc.config.set(threads=4):
-        assert zarrc.threads.batch_threads(10, mib - 1) == (1, False)        # small: the caller
-        assert zarrc.threads.batch_threads(10, 2 * mib) == (2, True)
-        assert zarrc.threads.batch_threads(10, 100 * mib) == (4, True)       # config.threads
-        assert zarrc.threads.batch_threads(3, 100 * mib) == (3, True)        # one per task
-        assert zarrc.threads.batch_threads(1, 100 * mib) == (1, False)
+        assert zarrc.runtime.threads.batch_threads(10, mib - 1) == (1, False)        # small: the caller
+        assert zarrc.runtime.threads.batch_threads(10, 2 * mib) == (2, True)
+        assert zarrc.runtime.threads.batch_threads(10, 100 * mib) == (4, True)       # config.threads
+        assert zarrc.runtime.threads.batch_threads(3, 100 * mib) == (3, True)        # one per task
+        assert zarrc.runtime.threads.batch_threads(1, 100 * mib) == (1, False)
     with zarrc.config.set(threads=1):
-        assert zarrc.threads.batch_threads(10, 100 * mib) == (1, False)
+        assert zarrc.runtime.threads.batch_threads(10, 100 * mib) == (1, False)
 
 
 def test_batch_threads_leave_cores_to_calls_in_progress(monkeypatch):
     """With other calls in progress a batch takes only the threads they leave (at
     least the caller), and stays shareable so that threads they free can join."""
-    mib = zarrc.threads.PARALLEL_MIN_BYTES
+    mib = zarrc.runtime.threads.PARALLEL_MIN_BYTES
     with zarrc.config.set(threads=4):
         for in_progress, spare in [(1, 4), (2, 3), (4, 1), (9, 1)]:
-            monkeypatch.setattr(zarrc.threads, "count_calls", lambda delta, n=in_progress: n)
-            assert zarrc.threads.spare_threads(4) == spare
-            assert zarrc.threads.batch_threads(10, 100 * mib) == (spare, True)
+            monkeypatch.setattr(zarrc.runtime.threads, "count_calls", lambda delta, n=in_progress: n)
+            assert zarrc.runtime.threads.spare_threads(4) == spare
+            assert zarrc.runtime.threads.batch_threads(10, 100 * mib) == (spare, True)
 
 
 def test_item_and_codec_threads():
     with zarrc.config.set(threads=3, split_bytes=1000):
-        assert [zarrc.threads.item_threads(n) for n in (0, 1, 2, 3, 50)] == [0, 1, 2, 3, 3]
-        assert zarrc.threads.codec_threads(999) == 1
-        assert zarrc.threads.codec_threads(1000) == 3            # main thread, large buffer
+        assert [zarrc.runtime.threads.item_threads(n) for n in (0, 1, 2, 3, 50)] == [0, 1, 2, 3, 3]
+        assert zarrc.runtime.threads.codec_threads(999) == 1
+        assert zarrc.runtime.threads.codec_threads(1000) == 3            # main thread, large buffer
         seen = []
-        worker = threading.Thread(target=lambda: seen.append(zarrc.threads.codec_threads(10**9)))
+        worker = threading.Thread(target=lambda: seen.append(zarrc.runtime.threads.codec_threads(10**9)))
         worker.start()
         worker.join()
         assert seen == [1]                                        # other threads: one

@@ -15,7 +15,7 @@ from zarrc.metadata.codecs import required_members
 from zarrc.metadata.common import fail as spec_fail
 from zarrc.metadata.common import is_int
 from zarrc.metadata.dtypes import DataType
-from zarrc.threads import codec_threads, run_each
+from zarrc.runtime.threads import codec_threads, run_each
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
 SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}   # blosc's codes

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
+from zarrc.core import indexing
 from zarrc.engine import locked
 from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.strategy import Strategy

@@ -18,7 +18,7 @@ from zarrc.engine.sharding import reads as shard_reads
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import StoreError
-from zarrc.threads import PARALLEL_MIN_BYTES
+from zarrc.runtime.threads import PARALLEL_MIN_BYTES
 
 
 def basic_reader(arr: ChunkedArray) -> BasicReader:
@@ -37,7 +37,7 @@ def basic_reader(arr: ChunkedArray) -> BasicReader:
         b.raise_task_error(batch, arr, lambda: labels(coords))
 
     # (the kernel runs a batch worth more threads than the caller's with run_batch:
-    # the policy of zarrc.threads)
+    # the policy of zarrc.runtime.threads)
     assert arr.chain is not None and arr.path_head is not None      # (takes_basic(arr))
     return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
                        arr.path_separator, PARALLEL_MIN_BYTES, b.run_batch, raise_error, *extras)

@@ -1,11 +1,11 @@
 """The engine's shared batch primitives, used by every strategy.
 
-A selection becomes per-dimension projections (zarrc.indexing; ints and slices
+A selection becomes per-dimension projections (zarrc.core.indexing; ints and slices
 are planned natively by zarrc._kernels.plan); ``assemble`` concatenates them
 into one plan table, whose cartesian product is one task per touched chunk;
 ``chunk_sources`` says where each task's chunk is (file paths built natively
 for a store of plain files, else the keys' bytes); ``run_batch`` runs a native
-batch on the threads the policy of zarrc.threads gives (the calling thread and
+batch on the threads the policy of zarrc.runtime.threads gives (the calling thread and
 pool threads, each calling ``batch.run()`` until no task is left);
 ``raise_task_error`` raises a failed task's error, naming its chunk.
 """
@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc._kernels.batch import lingering
 from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
-from zarrc.config import config
+from zarrc.core import indexing
 from zarrc.engine.state import ChunkedArray
 from zarrc.errors import ArgumentError, from_kernel
-from zarrc.threads import batch_threads, run_parallel
+from zarrc.runtime.config import config
+from zarrc.runtime.threads import batch_threads, run_parallel
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
 # each encoded in memory before it is stored.
@@ -35,7 +35,7 @@ NO_INDEX = np.zeros(0, np.int64)
 
 
 def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
-    """Run a native batch on the threads zarrc.threads.batch_threads gives it: the
+    """Run a native batch on the threads zarrc.runtime.threads.batch_threads gives it: the
     caller and pool workers, each taking chunk tasks until none are left.
     ``work_bytes``: the bytes the batch decodes or encodes (default: ``ntasks``
     whole chunks).  A batch with fewer tasks than threads whose tasks threads can
@@ -44,7 +44,7 @@ def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
         work_bytes = ntasks * batch.chain.chunk_nbytes
     if ntasks < config.threads and batch.can_split(config.threads):
         workers, share = batch_threads(ntasks, work_bytes, True)
-        if workers > ntasks:        # (threads to spare: see zarrc.threads.spare_threads)
+        if workers > ntasks:        # (threads to spare: see zarrc.runtime.threads.spare_threads)
             batch.split_on()
             if ntasks == 1:         # (pool threads lingering after such a read take its blocks)
                 workers = max(1, workers - lingering())

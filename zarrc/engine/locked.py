@@ -3,7 +3,7 @@ engine.api.write_from / write_selection), above the strategies, whatever they
 are.  A write that covers only part of a stored chunk, or of a stored shard (the
 outermost one, the store key, for nested shards), reads it, modifies it and
 stores it back: such a write holds an exclusive lock on each of those keys
-(zarrc.locks, setting ``write_locking``) from before it reads until it has
+(zarrc.runtime.locks, setting ``write_locking``) from before it reads until it has
 stored (or deleted) the new version.  Chunks and shards wholly written are not
 locked; reads never lock.
 
@@ -28,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing, locks
-from zarrc.config import config
+from zarrc.core import indexing
 from zarrc.engine.batch import tasks_full
 from zarrc.engine.state import ChunkedArray
+from zarrc.runtime import locks
+from zarrc.runtime.config import config
 from zarrc.stores.memory import MemoryStore
 
 SMALL = 256          # stored keys touched up to which plain Python finds the partial ones
@@ -70,7 +71,7 @@ def hold_all(arr: ChunkedArray, dims: indexing.Plan) -> Iterator[None]:
 
 
 def _targets(arr: ChunkedArray, coords: np.ndarray) -> list[tuple[Any, str, bytes | None]]:
-    """(ident, key, file) of each stored key at ``coords`` (see zarrc.locks.hold)."""
+    """(ident, key, file) of each stored key at ``coords`` (see zarrc.runtime.locks.hold)."""
     keys = arr.chunk_keys(coords)
     if arr.files is not None:
         return [(path, key, path) for key in keys for path in (arr.key_file(key),)]

@@ -1,7 +1,7 @@
 """The native strategy for unsharded arrays whose chain the kernels run.
 
 Read: ints and slices are planned natively (zarrc._kernels.plan) straight to
-the batch's arrays, anything else by zarrc.indexing; the chunk keys are
+the batch's arrays, anything else by zarrc.core.indexing; the chunk keys are
 resolved in one go (file paths built natively for a store of plain files,
 bytes fetched with ``get_many`` for others); then a ``ReadBatch`` decodes and
 scatters the chunks without the GIL on the threads the policy gives (a small
@@ -17,17 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc._kernels.chain import Chain
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.plan import plan_basic
 from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.write import DELETED, STORED, WriteBatch
-from zarrc.config import config
+from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
-from zarrc.threads import count_calls, counted_call
+from zarrc.runtime.config import config
+from zarrc.runtime.threads import count_calls, counted_call
 
 
 class NativeStrategy(Strategy):

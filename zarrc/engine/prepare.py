@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.chunk_key import ChunkKeyEncoding
 from zarrc.codecs._base import NativeStep
 from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, innermost, runs_natively
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps
+from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
 from zarrc.engine.point import PointStrategy

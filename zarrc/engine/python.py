@@ -2,7 +2,7 @@
 variable-length strings and bytes (object items), and Zarr v2 filters and
 compressors that only numcodecs implements.
 
-The plan is the native path's (zarrc.indexing, batch.assemble); the chunk bytes
+The plan is the native path's (zarrc.core.indexing, batch.assemble); the chunk bytes
 of a call come from the store in one ``get_many``; workers on the shared pool
 each take chunks until none are left, decode one (numcodecs' C codecs and
 zarrc's release the GIL) and copy its selected part with one numpy assignment.
@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc._kernels.plan import COL_COUNT, COL_IDX, COL_OUT, COL_START, COL_STEP
 from zarrc.codecs.vlen import find_bad_item
+from zarrc.core import indexing
 from zarrc.engine.batch import WRITE_BATCH_BYTES, planned, tasks_full
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import CodecError, ZarrcError
-from zarrc.threads import counted_call, item_threads, run_each
+from zarrc.runtime.threads import counted_call, item_threads, run_each
 
 _DELETE = object()
 
@@ -44,7 +44,7 @@ class PythonStrategy(Strategy):
 
 
 def _each(n: int, work: Callable[[int], None]) -> None:
-    """``work(t)`` for t in 0..n-1 on the threads zarrc.threads.item_threads gives."""
+    """``work(t)`` for t in 0..n-1 on the threads zarrc.runtime.threads.item_threads gives."""
     run_each(range(n), work, item_threads(n))
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
+from zarrc.core import indexing
 from zarrc.engine import locked
 from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.state import ChunkedArray
@@ -30,7 +30,7 @@ class Strategy:
     ``read(selection)``: ``arr[selection]`` as a new numpy array.
     ``write(selection, value)``: ``arr[selection] = value``.
     ``read_into(dims, out)`` / ``write_from(dims, value)``: a planned selection
-    (zarrc.indexing projections), operands already checked (see zarrc.engine.api);
+    (zarrc.core.indexing projections), operands already checked (see zarrc.engine.api);
     callers go through zarrc.engine.locked.write_from, which holds the locks of the
     chunks (shards) written in part.
     """

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc._kernels.chain import Chain
 from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.shard import assemble_shard
@@ -39,6 +38,7 @@ from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, runs_natively
 from zarrc.codecs.sharding import EMPTY, ShardingIndexed
 from zarrc.codecs.transpose import Transpose
+from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.python import is_fill
 from zarrc.engine.sharding.index import ShardLevel, empty_shard, parse_shard

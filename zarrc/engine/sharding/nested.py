@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc._kernels.plan import COL_COUNT, PROJECTION_COLS
 from zarrc._kernels.shard import assemble_shard
 from zarrc._kernels.write import STORED, WriteBatch
 from zarrc.codecs.sharding import EMPTY
+from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.sharding.index import ShardReads, cached_index, empty_shard
 from zarrc.engine.sharding.reads import read_region

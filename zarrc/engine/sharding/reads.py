@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc._kernels.read import ReadBatch
 from zarrc.codecs.sharding import EMPTY
+from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index
 from zarrc.engine.state import ChunkedArray

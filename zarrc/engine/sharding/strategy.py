@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
+from zarrc.core import indexing
 from zarrc.engine.native import NativeStrategy
 from zarrc.engine.sharding.reads import read_planned
 from zarrc.engine.sharding.writes import write_from
-from zarrc.threads import counted_call
+from zarrc.runtime.threads import counted_call
 
 
 class ShardedStrategy(NativeStrategy):

@@ -25,19 +25,19 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing
 from zarrc._kernels import chunk_files
 from zarrc._kernels.batch import TaskError
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.write import WriteBatch
 from zarrc.codecs.sharding import EMPTY
+from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardLevel, ShardReads, cached_index, parse_shard
 from zarrc.engine.sharding.nested import store_shard, write_whole_shards
 from zarrc.engine.sharding.reads import LazyLabels
 from zarrc.engine.state import ChunkedArray
 from zarrc.errors import StoreError, from_kernel
-from zarrc.threads import item_threads, run_each
+from zarrc.runtime.threads import item_threads, run_each
 
 
 def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,

@@ -18,10 +18,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from zarrc.api import create_array
-from zarrc.array import Array
+from zarrc.api.synchronous import create_array
+from zarrc.core.array import Array
+from zarrc.core.group import Group, new_array
 from zarrc.errors import ArgumentError, ArgumentTypeError, CopyError
-from zarrc.group import Group, new_array
 from zarrc.metadata.names import join_path
 from zarrc.stores import Store, make_store
 

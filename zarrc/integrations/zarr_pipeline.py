@@ -13,7 +13,7 @@ selection, output selection) triple per chunk.  They are turned back into one
 selection of the whole array: per dimension an int, a slice or an index array
 (basic, orthogonal and block selections, whose chunks form a product), or one
 coordinate array per dimension (coordinate and mask selections).  That selection
-is planned by ``zarrc.indexing`` and run by the prepared strategy: one native
+is planned by ``zarrc.core.indexing`` and run by the prepared strategy: one native
 batch for the call (decode, gather into ``out`` / scatter from the value, encode,
 partial chunk updates, shard assembly) with the GIL released, local chunk files
 read and written by path.  Nothing is done per chunk in Python but reading its
@@ -44,8 +44,8 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.config import config as zarr_config
 
-from zarrc import indexing
-from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc.core import indexing
+from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.engine import api as engine_api
 from zarrc.engine.prepare import Prepared, prepare
 from zarrc.errors import ReadOnlyError, ZarrcError

@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import node_metadata
-from zarrc.chunk_grid import RegularChunkGrid
-from zarrc.chunk_key import ChunkKeyEncoding
+from zarrc.core import node_metadata
+from zarrc.core.chunk_grid import RegularChunkGrid
+from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError, ZarrcError
 
 # Up to this many chunks outside the new shape, their keys are computed and each

@@ -4,27 +4,31 @@ what is in a store (:func:`make_node`, :func:`open_node`, :func:`new_array`,
 by groups for their members and by the public API (``zarrc.api``) above.
 
 The metadata side of creating and opening (arguments -> metadata, documents read
-and written, consolidated metadata) sits below, in ``zarrc.create``,
-``zarrc.node_metadata`` and ``zarrc.consolidate``; this module is the one that
+and written, consolidated metadata) sits below, in ``zarrc.core.create``,
+``zarrc.core.node_metadata`` and ``zarrc.core.consolidate``; this module is the one that
 knows both node classes.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from zarrc import create, node_metadata
-from zarrc.array import Array, array_config
-from zarrc.consolidate import entry_of, forget, read_group
-from zarrc.create import DEFAULT
+from zarrc.core import create, node_metadata
+from zarrc.core.array import Array, AsyncArray, array_config, as_store
+from zarrc.core.consolidate import entry_of, forget, read_group
+from zarrc.core.create import DEFAULT
+from zarrc.core.hierarchy import write_hierarchy
+from zarrc.core.node import AsyncNode, Node
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
     CodecError,
+    ExpectedGroupError,
+    GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
     NodeTypeError,
@@ -34,7 +38,7 @@ from zarrc.metadata import consolidated as consolidated_docs
 from zarrc.metadata.codecs import category_of
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import join_path, key_prefix
-from zarrc.node import Node
+from zarrc.runtime.async_calls import run_sync
 from zarrc.stores import Store
 
 # What makes a member unreadable (an unknown data type or codec, a malformed
@@ -93,6 +97,28 @@ def new_group(store: Store, path: str, *, overwrite: bool = False, attributes: A
     ContainsNodeError if a node is there and not ``overwrite``."""
     metadata = create.group_metadata(zarr_format, attributes)
     return Group(store, path, create.store_node(store, path, metadata, overwrite))
+
+
+def make_hierarchy(store: Store, nodes: Mapping[str, Any], overwrite: bool) -> list[tuple[str, Array | Group]]:
+    """(path, node) of every node ``hierarchy.write_hierarchy`` writes for ``nodes``
+    (and the missing groups above them), sorted by path: ``create_hierarchy``."""
+    return [(key, make_node(store, "/" + key, md)) for key, md in write_hierarchy(store, nodes, overwrite)]
+
+
+def open_existing_group(store: Any, zarr_format: int | None = None,
+                        use_consolidated: bool | str | None = None) -> Group:
+    """The group at the root of ``store`` (a Store, or what ``make_store`` takes,
+    opened "r+"), in ``zarr_format`` (None: either): ``AsyncGroup.open``.
+    GroupNotFoundError if there is none (or only one of the other format),
+    ExpectedGroupError if an array is there."""
+    s = as_store(store, "r+")
+    node = open_node(s, "/", use_consolidated=use_consolidated)  # type: ignore[arg-type]
+    if node is None or (zarr_format is not None and node.metadata.zarr_format != zarr_format):
+        raise GroupNotFoundError(f"no group at / in {s!r}" + (f" in Zarr format {zarr_format}" if zarr_format
+                                                               else ""))
+    if not isinstance(node, Group):
+        raise ExpectedGroupError(f"/ in {s!r} is an array, not a group")
+    return node
 
 
 class Group(Node):
@@ -463,6 +489,11 @@ class Group(Node):
         """The hierarchy below this group (``print(g.tree())``)."""
         return TreeRepr(self, level)
 
+    @property
+    def _async_group(self) -> AsyncGroup:
+        """This group as an AsyncGroup (sharing it), as zarr-python's."""
+        return AsyncGroup(self)
+
     def __repr__(self) -> str:
         return f"<Group {self._store!r}{self._path}>"
 
@@ -574,3 +605,219 @@ def like_arguments(a: Any, zarr_format: int | None) -> dict[str, Any]:
     if zarr_format is not None:
         out["zarr_format"] = zarr_format
     return out
+
+
+def as_sync(value: Any) -> Any:
+    """The Array / Group an AsyncArray / AsyncGroup wraps; anything else as it is."""
+    if isinstance(value, AsyncArray):
+        return value._array
+    if isinstance(value, AsyncGroup):
+        return value._group
+    return value
+
+
+def as_async(value: Any) -> Any:
+    """An Array / Group wrapped as an AsyncArray / AsyncGroup; anything else as it is."""
+    if isinstance(value, Array):
+        return AsyncArray(value)
+    if isinstance(value, Group):
+        return AsyncGroup(value)
+    return value
+
+
+
+class AsyncGroup(AsyncNode):
+    """A Zarr group with coroutine methods, as zarr-python's AsyncGroup:
+    ``await g.getitem("x")``, ``await g.create_array(...)``, ``async for name, node
+    in g.members()``; members come as AsyncArray / AsyncGroup.  ``AsyncGroup(grp)``
+    wraps a zarrc Group (ArgumentTypeError for anything else)."""
+
+    def __init__(self, group: Group) -> None:
+        if not isinstance(group, Group):
+            raise ArgumentTypeError(f"AsyncGroup wraps a zarrc Group, got {type(group).__name__} {group!r}")
+        self._group = group
+        self._node = group
+
+    @classmethod
+    async def open(cls, store: Any, zarr_format: int | None = 3,
+                   use_consolidated: bool | str | None = None) -> AsyncGroup:
+        """The existing group at the root of ``store``, in ``zarr_format`` (None:
+        either), as zarr-python's ``AsyncGroup.open`` (``use_consolidated`` as for
+        ``open_group``).  NodeNotFoundError if there is none."""
+        return cls(await run_sync(open_existing_group, store, zarr_format, use_consolidated))
+
+    @classmethod
+    async def from_store(cls, store: Any, *, attributes: dict[str, Any] | None = None,
+                         overwrite: bool = False, zarr_format: int = 3) -> AsyncGroup:
+        """A new group at the root of ``store`` (ContainsNodeError if a node is there,
+        unless ``overwrite``)."""
+        def create() -> Group:
+            return new_group(as_store(store, "a"), "/", overwrite=overwrite, attributes=attributes,
+                             zarr_format=zarr_format)
+        return cls(await run_sync(create))
+
+    synchronizer = None     # (zarr-python's, always None)
+
+    # -------------------------------------------------------------- members
+
+    async def getitem(self, key: str) -> AsyncArray | AsyncGroup:
+        """The member at ``key`` ("a/b" works); NodeNotFoundError (a KeyError) if none."""
+        return as_async(await run_sync(self._group.__getitem__, key))
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        """The member at ``key``, or ``default`` if there is none."""
+        return as_async(await run_sync(self._group.get, key, default))
+
+    async def contains(self, member: str) -> bool:
+        """True if a member ``member`` exists."""
+        return await run_sync(self._group.__contains__, member)
+
+    async def delitem(self, key: str) -> None:
+        """Delete the member ``key`` and everything below it."""
+        await run_sync(self._group.__delitem__, key)
+
+    async def setitem(self, key: str, value: Any) -> None:
+        """A new array ``key`` holding ``value`` (replacing any node there)."""
+        await run_sync(self._group.__setitem__, key, as_sync(value))
+
+    async def members(self, max_depth: int | None = 0, *,
+                      use_consolidated_for_children: bool = True,
+                      ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
+        """(name, node) of each member, down to ``max_depth`` levels (see
+        ``Group.members``); an async generator."""
+        found = await run_sync(self._group.members, max_depth,
+                               use_consolidated_for_children=use_consolidated_for_children)
+        for name, node in found:
+            yield name, as_async(node)
+
+    async def nmembers(self, max_depth: int | None = 0) -> int:
+        """How many members ``members(max_depth)`` gives."""
+        return await run_sync(self._group.nmembers, max_depth)
+
+    async def _listed(self, method: Callable[[], Any]) -> list:
+        return await run_sync(lambda: list(method()))
+
+    async def keys(self) -> AsyncIterator[str]:
+        """The names of the direct members, sorted; an async generator."""
+        for name in await self._listed(self._group.keys):
+            yield name
+
+    async def arrays(self) -> AsyncIterator[tuple[str, AsyncArray]]:
+        """(name, array) of each member array; an async generator."""
+        for name, node in await self._listed(self._group.arrays):
+            yield name, AsyncArray(node)
+
+    async def groups(self) -> AsyncIterator[tuple[str, AsyncGroup]]:
+        """(name, group) of each member group; an async generator."""
+        for name, node in await self._listed(self._group.groups):
+            yield name, AsyncGroup(node)
+
+    async def array_keys(self) -> AsyncIterator[str]:
+        """The names of the member arrays; an async generator."""
+        for name in await self._listed(self._group.array_keys):
+            yield name
+
+    async def group_keys(self) -> AsyncIterator[str]:
+        """The names of the member groups; an async generator."""
+        for name in await self._listed(self._group.group_keys):
+            yield name
+
+    async def array_values(self) -> AsyncIterator[AsyncArray]:
+        """The member arrays; an async generator."""
+        for node in await self._listed(self._group.array_values):
+            yield AsyncArray(node)
+
+    async def group_values(self) -> AsyncIterator[AsyncGroup]:
+        """The member groups; an async generator."""
+        for node in await self._listed(self._group.group_values):
+            yield AsyncGroup(node)
+
+    async def tree(self, expand: bool | None = None, level: int | None = None, **kwargs: Any) -> Any:
+        """The hierarchy below this group (``print(await g.tree())``); ``expand`` and
+        zarr-python's other display keywords are taken and ignored."""
+        return await run_sync(self._group.tree, level)
+
+    async def create_hierarchy(self, nodes: Any, *, overwrite: bool = False,
+                               ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
+        """Create the nodes of ``nodes`` ({path below this group: metadata}, as
+        ``zarrc.create_hierarchy`` takes them) and the groups missing between; an
+        async generator of (path below this group, node), all written before the
+        first comes."""
+        def create() -> list:
+            self._group._check_writable()
+            below = self.path
+            where = {f"{below}/{str(k).strip('/')}" if below else str(k): v for k, v in nodes.items()}
+            self._group._consolidated = None          # (no longer the whole picture)
+            return make_hierarchy(self.store, where, overwrite)
+        skip = len(self.path) + 1 if self.path else 0
+        for path, node in await run_sync(create):
+            if len(path) >= skip and path != self.path:
+                yield path[skip:], as_async(node)
+
+    # -------------------------------------------------------------- new members
+
+    async def create_group(self, name: str, *, overwrite: bool = False,
+                           attributes: dict[str, Any] | None = None) -> AsyncGroup:
+        """A new group ``name`` (see ``Group.create_group``)."""
+        return AsyncGroup(await run_sync(self._group.create_group, name, overwrite=overwrite,
+                                         attributes=attributes))
+
+    async def require_group(self, name: str, overwrite: bool = False) -> AsyncGroup:
+        """The group ``name``, created if missing (see ``Group.require_group``)."""
+        return AsyncGroup(await run_sync(self._group.require_group, name, overwrite=overwrite))
+
+    async def require_groups(self, *names: str) -> tuple[AsyncGroup, ...]:
+        """``require_group`` of each name, in order."""
+        found = await run_sync(self._group.require_groups, *names)
+        return tuple(AsyncGroup(g) for g in found)
+
+    async def create_array(self, name: str, **kwargs: Any) -> AsyncArray:
+        """A new array ``name``; keywords as ``Group.create_array`` (``shape``,
+        ``dtype``, ``data``, ``chunks``, ``shards``, ``compressors``, ...)."""
+        return AsyncArray(await run_sync(self._group.create_array, name, **sync_kwargs(kwargs)))
+
+    async def require_array(self, name: str, *, shape: Any, **kwargs: Any) -> AsyncArray:
+        """The array ``name``, created if missing (see ``Group.require_array``)."""
+        return AsyncArray(await run_sync(self._group.require_array, name, shape=shape, **kwargs))
+
+    async def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
+        """A new array of zeros (see ``Group.zeros``)."""
+        return AsyncArray(await run_sync(self._group.zeros, name=name, shape=shape, **kwargs))
+
+    async def ones(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
+        """A new array of ones (see ``Group.ones``)."""
+        return AsyncArray(await run_sync(self._group.ones, name=name, shape=shape, **kwargs))
+
+    async def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> AsyncArray:
+        """A new array of ``fill_value`` (see ``Group.full``)."""
+        return AsyncArray(await run_sync(self._group.full, name=name, shape=shape, fill_value=fill_value,
+                                         **kwargs))
+
+    async def empty(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
+        """A new array with nothing written (see ``Group.empty``)."""
+        return AsyncArray(await run_sync(self._group.empty, name=name, shape=shape, **kwargs))
+
+    async def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        """``zeros`` like ``data`` (see ``Group.zeros_like``)."""
+        return AsyncArray(await run_sync(self._group.zeros_like, name=name, data=as_sync(data), **kwargs))
+
+    async def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        """``ones`` like ``data`` (see ``Group.ones_like``)."""
+        return AsyncArray(await run_sync(self._group.ones_like, name=name, data=as_sync(data), **kwargs))
+
+    async def full_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        """``full`` like ``data`` (see ``Group.full_like``)."""
+        return AsyncArray(await run_sync(self._group.full_like, name=name, data=as_sync(data), **kwargs))
+
+    async def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        """``empty`` like ``data`` (see ``Group.empty_like``)."""
+        return AsyncArray(await run_sync(self._group.empty_like, name=name, data=as_sync(data), **kwargs))
+
+    def __reduce__(self) -> tuple:
+        return AsyncGroup, (self._group,)
+
+
+
+def sync_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with each AsyncArray / AsyncGroup value replaced by the node it wraps."""
+    return {key: as_sync(value) for key, value in kwargs.items()}

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from zarrc._kernels.batch import count_calls, linger, mark_pool_thread
-from zarrc.config import config
+from zarrc.runtime.config import config
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor

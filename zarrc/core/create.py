@@ -3,8 +3,8 @@
 :func:`group_metadata`), and room made for a new node at a path, its missing
 ancestor groups created, its documents written (:func:`store_node`).
 
-Nothing here builds an :class:`~zarrc.array.Array` or a
-:class:`~zarrc.group.Group`: ``zarrc.group`` does (``new_array``, ``new_group``,
+Nothing here builds an :class:`~zarrc.core.array.Array` or a
+:class:`~zarrc.core.group.Group`: ``zarrc.core.group`` does (``new_array``, ``new_group``,
 ``open_node``), and the public API (``zarrc.api``) sits on top of it.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import consolidate, node_metadata
-from zarrc.create_v2 import array_metadata_v2
+from zarrc.core import consolidate, node_metadata
+from zarrc.core.create_v2 import array_metadata_v2
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,

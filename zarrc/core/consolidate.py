@@ -1,7 +1,7 @@
 """Consolidated metadata in a store: writing it (:func:`consolidate`, under the
 public ``zarrc.consolidate_metadata``) and finding it when a group is opened
 (:func:`read_group`).  Below the node classes: these read and write metadata, and
-``zarrc.group`` builds the nodes.
+``zarrc.core.group`` builds the nodes.
 
 v2 keeps it in the group's ``.zmetadata`` key, v3 inline in the group's
 zarr.json (``consolidated_metadata``); the documents are zarrc.metadata.consolidated's.
@@ -21,7 +21,7 @@ import dataclasses
 import json
 from typing import Any
 
-from zarrc import node_metadata
+from zarrc.core import node_metadata
 from zarrc.errors import GroupNotFoundError, MetadataError
 from zarrc.metadata import consolidated as docs
 from zarrc.metadata.names import join_path, key_prefix

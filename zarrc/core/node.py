@@ -6,9 +6,10 @@ import dataclasses
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, ClassVar
 
-from zarrc import consolidate
+from zarrc.core import consolidate
 from zarrc.errors import ArgumentError, ArgumentTypeError, ReadOnlyError
 from zarrc.metadata.names import normalize_path
+from zarrc.runtime.async_calls import run_sync
 
 
 class StorePath:
@@ -186,3 +187,53 @@ class Node:
 
     def __hash__(self) -> int:
         return hash((type(self._store), self._path))
+
+
+def forward(name: str, doc: str) -> property:
+    """A read-only property giving the wrapped node's ``name``."""
+    def get(self: Any) -> Any:
+        return getattr(self._node, name)
+    return property(get, doc=doc)
+
+
+class AsyncNode:
+    """What AsyncArray and AsyncGroup share: the wrapped node's names, store,
+    metadata and attributes."""
+
+    _node: Any      # (the Array or Group wrapped)
+
+    metadata = forward("metadata", "The node's metadata (zarrc's metadata classes).")
+    store = forward("store", "The store the node is in.")
+    store_path = forward("store_path", "The node's store and path (``store_path.store``, ``.path``).")
+    path = forward("path", "The node's path in its hierarchy, without the leading '/'.")
+    name = forward("name", "The node's path with the leading '/'.")
+    basename = forward("basename", "The last part of the node's path.")
+    read_only = forward("read_only", "True if the node cannot be written.")
+    zarr_format = forward("zarr_format", "2 or 3.")
+    info = forward("info", "A summary of the node (``print(node.info)``), from its metadata.")
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The attributes, as a dict (a copy, as zarr-python's async nodes give:
+        change them with ``await update_attributes(...)``)."""
+        return self._node.attrs.asdict()
+
+    async def update_attributes(self, new_attributes: dict[str, Any]) -> Any:
+        """Merge ``new_attributes`` into the attributes (one write); returns this
+        node.  ArgumentTypeError if it is not a mapping, ReadOnlyError if read-only."""
+        await run_sync(self._node.update_attributes, new_attributes)
+        return self
+
+    async def info_complete(self) -> Any:
+        """``info`` with what reading the store tells (see the sync node's)."""
+        return await run_sync(self._node.info_complete)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._node == other._node
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._node))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._node.store!r}{self._node.name}>"
+

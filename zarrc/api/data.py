@@ -3,7 +3,7 @@
 ``empty``, their ``*_like`` forms, ``open_like``), and ``save``, ``save_array``,
 ``save_group``, ``load``.
 
-On top of ``zarrc.api``: ``create`` turns zarr-python 2's keywords (``compressor``,
+On top of ``zarrc.api.synchronous``: ``create`` turns zarr-python 2's keywords (``compressor``,
 ``filters``, ``codecs``, ``chunk_shape``, ``dimension_separator``, ``mode`` ...)
 into ``create_array``'s, with zarr-python's checks of which format takes which.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.api import (
+from zarrc.api.synchronous import (
     DEFAULT,
     _in_format,
     _store_for,
@@ -26,8 +26,9 @@ from zarrc.api import (
     new_array,
     open_node,
 )
-from zarrc.array import Array
-from zarrc.create import array_metadata, check_mode, node_path
+from zarrc.core.array import Array
+from zarrc.core.create import array_metadata, check_mode, node_path
+from zarrc.core.group import like_arguments
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -36,7 +37,6 @@ from zarrc.errors import (
     NodeTypeError,
     ReadOnlyError,
 )
-from zarrc.group import like_arguments
 from zarrc.metadata.v3 import ArrayMetadataV3
 
 __all__ = ["array", "create", "empty", "empty_like", "full", "full_like", "load", "ones",
@@ -103,7 +103,7 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
     default; for v2 None is a null fill value.  mode : "a" (default) or "r+" create,
     failing on an existing node unless ``overwrite``; "w" replaces; "w-" fails if
     anything is at the path; "r" raises ReadOnlyError.  config : as
-    :func:`~zarrc.api.create_array`.  data : values written after creation (they
+    :func:`~zarrc.api.synchronous.create_array`.  data : values written after creation (they
     do not set the shape or dtype).  zarr-python's unimplemented keywords
     (synchronizer, chunk_store, cache_metadata, cache_attrs, read_only,
     object_codec, meta_array) warn (RuntimeWarning) and are ignored."""
@@ -176,7 +176,7 @@ def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
 
 
 def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
-    """An empty array like ``a`` (see :func:`zarrc.group.like_arguments`); keywords override."""
+    """An empty array like ``a`` (see :func:`zarrc.core.group.like_arguments`); keywords override."""
     return empty(**(like_arguments(a, zarr_format) | kwargs))
 
 
@@ -223,7 +223,7 @@ def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: An
 
 def array(data: Any, **kwargs: Any) -> Array:
     """A new array holding ``data`` (a numpy array, an array-like, or a zarrc Array,
-    copied with :func:`~zarrc.api.from_array`).  Its shape, dtype (unless
+    copied with :func:`~zarrc.api.synchronous.from_array`).  Its shape, dtype (unless
     ``dtype``) and chunks (unless ``chunks``; when ``data`` has a chunk shape) come
     from ``data``; other keywords as :func:`create` (``store`` default: memory)."""
     if isinstance(data, Array):

@@ -2,9 +2,9 @@
 ``create_array``, ``create_group``, ``consolidate_metadata``, ``open_consolidated``.
 
 On top of the node classes: a store argument (a path, a dict or a Store) becomes a
-Store for the mode asked, and the nodes come from ``zarrc.group`` (``open_node``,
-``new_array``, ``new_group``) over the metadata side in ``zarrc.create`` and
-``zarrc.consolidate``.
+Store for the mode asked, and the nodes come from ``zarrc.core.group`` (``open_node``,
+``new_array``, ``new_group``) over the metadata side in ``zarrc.core.create`` and
+``zarrc.core.consolidate``.
 """
 
 from __future__ import annotations
@@ -17,12 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import node_metadata
-from zarrc.array import Array
-from zarrc.array import array_config as array_settings
 from zarrc.codecs.chain import CodecChain
-from zarrc.consolidate import consolidate, write_node
-from zarrc.create import DEFAULT, MODES, array_metadata, check_mode, group_metadata, guess_chunks, node_path
+from zarrc.core import node_metadata
+from zarrc.core.array import Array
+from zarrc.core.array import array_config as array_settings
+from zarrc.core.consolidate import consolidate
+from zarrc.core.create import (
+    DEFAULT,
+    MODES,
+    array_metadata,
+    check_mode,
+    guess_chunks,
+    node_path,
+)
+from zarrc.core.group import Group, make_hierarchy, new_array, new_group, open_node
+from zarrc.core.node import StorePath
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -34,11 +43,7 @@ from zarrc.errors import (
     GroupNotFoundError,
     MetadataError,
 )
-from zarrc.group import Group, make_node, new_array, new_group, open_node
 from zarrc.metadata.names import key_prefix
-from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
-from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3, metadata_from_json
-from zarrc.node import StorePath
 from zarrc.stores import MemoryStore, Store, make_store
 from zarrc.stores.zarr_python import is_zarr_python_store
 
@@ -156,7 +161,7 @@ def array_config(config: Any, write_empty_chunks: bool | None) -> tuple[str | No
     ``write_empty_chunks`` keyword (which wins; None when neither gives it: the
     array then follows ``zarrc.config``).  ArgumentTypeError (a TypeError, as
     zarr-python) for an unknown key; the other settings are checked by
-    ``Array.with_config``'s rules (``zarrc.array.array_config``)."""
+    ``Array.with_config``'s rules (``zarrc.core.array.array_config``)."""
     if config is None:
         config = {}
     elif hasattr(config, "to_dict") and not isinstance(config, Mapping):
@@ -492,60 +497,7 @@ def create_hierarchy(*, store: Any, nodes: Mapping[str, Any],
     Everything is checked before anything is written: ContainsNodeError for an
     existing node at a given path unless ``overwrite`` (an existing group above a
     given path is kept), MetadataError for invalid metadata or mixed formats."""
-    s = _as_store(store)
-    parsed = {node_path(str(k)).strip("/"): as_metadata(v, str(k)) for k, v in nodes.items()}
-    formats = {md.zarr_format for md in parsed.values()}
-    if len(formats) > 1:
-        raise MetadataError(f"create_hierarchy: the nodes mix zarr formats {sorted(formats)}")
-    if not parsed:
-        return iter(())
-    fmt = formats.pop()
-    ancestors = {"/".join(key.split("/")[:i]) for key in parsed if key for i in range(key.count("/") + 1)}
-    for parent in sorted(ancestors - set(parsed)):
-        md = node_metadata.read(s, "/" + parent)
-        if md is not None and md.node_type == "array":
-            raise ContainsArrayError(f"create_hierarchy: {parent!r} in {s!r} is an array, not a group")
-    for key in parsed:
-        if any(a in parsed and parsed[a].node_type == "array" for a in ancestors if key.startswith(a)
-               and a != key and (a == "" or key[len(a)] == "/")):
-            raise MetadataError(f"create_hierarchy: {key!r} is below an array in nodes")
-        if not overwrite and node_metadata.exists(s, "/" + key):
-            raise node_metadata.contains_error(s, "/" + key, f"create_hierarchy: a node already exists at {key!r} "
-                                               f"in {s!r}")
-    docs = {key: node_metadata.encode("/" + key, md) for key, md in parsed.items()}
-    if overwrite:
-        for key in parsed:
-            s.delete_prefix(key_prefix("/" + key))
-    implicit = {a: group_metadata(fmt) for a in ancestors - set(parsed)
-                if not node_metadata.exists(s, "/" + a)}
-    created: list[tuple[str, Array | Group]] = []
-    for key, md in sorted({**implicit, **parsed}.items()):
-        stored = write_node(s, "/" + key, md, docs.get(key), new=True)
-        created.append((key, make_node(s, "/" + key, stored)))
-    return iter(created)
-
-
-def as_metadata(value: Any, where: str) -> Any:
-    """Node metadata from a zarrc metadata object, a zarr-json dict (v3 zarr.json;
-    v2 .zarray / .zgroup with its attributes under "attributes"), or an object with
-    ``to_dict()`` (zarr-python's metadata).  MetadataError otherwise."""
-    if isinstance(value, (ArrayMetadataV3, GroupMetadataV3, ArrayMetadataV2, GroupMetadataV2)):
-        return value
-    if hasattr(value, "to_dict") and not isinstance(value, Mapping):
-        value = value.to_dict()
-    if not isinstance(value, Mapping):
-        raise MetadataError(f"create_hierarchy: the metadata of {where!r} must be a metadata object "
-                            f"or a zarr-json dict, got {value!r}")
-    doc = dict(value)
-    if doc.get("zarr_format") == 3:
-        return metadata_from_json(doc, "/" + where)
-    if doc.get("zarr_format") != 2:
-        raise MetadataError(f"create_hierarchy: the metadata of {where!r} has no zarr_format 2 or 3: {doc!r}")
-    attributes = doc.pop("attributes", None) or {}
-    is_array = doc.pop("node_type", "array" if "shape" in doc else "group") == "array"
-    if not is_array:
-        return GroupMetadataV2.from_json({"zarr_format": 2}, attributes, "/" + where)
-    return ArrayMetadataV2.from_json(doc, attributes, "/" + where)
+    return iter(make_hierarchy(_as_store(store), nodes, overwrite))
 
 
 def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> Any:

@@ -4,7 +4,7 @@
     Worker threads zarrc uses for one call (chunk decoding, encoding; a large
     blosc buffer decoded on its own).  Default: the ``ZARRC_NUM_THREADS``
     environment variable, else the cores this process may use (its CPU affinity),
-    and inside a dask task that task thread's share of them (``zarrc.cores``: a
+    and inside a dask task that task thread's share of them (``zarrc.runtime.cores``: a
     thread of dask's threaded scheduler of n threads gets cores // n, a
     distributed worker's task thread the host's cores over the cluster's threads
     on that host), so that dask threads x zarrc threads stay within the cores.  A
@@ -30,7 +30,7 @@
 
 ``write_locking``
     How a write of part of a stored chunk or shard (a read-modify-write) excludes
-    concurrent writers of the same chunk or shard (zarrc.locks, in the style of
+    concurrent writers of the same chunk or shard (zarrc.runtime.locks, in the style of
     tensorstore's ``file_io_locking``): ``"os"`` (default) an OS lock (flock) on a
     lock file ``<chunk file>.__lock`` beside it, ``"lockfile"`` the lock file's
     exclusive creation (file systems without flock: Lustre mounted without
@@ -42,7 +42,7 @@
     cluster inherit the variable; a ``config.set`` in the client does not reach
     them).  See docs/consistency.md.
 
-How these settings become threads per call is ``zarrc.threads``'s policy.
+How these settings become threads per call is ``zarrc.runtime.threads``'s policy.
 
 Change settings with ``zarrc.config.set(threads=4)``, which can also be used as a
 context manager that restores the previous values on exit.  ``set`` also takes a
@@ -60,12 +60,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from zarrc._kernels import slabs
-from zarrc.cores import default_threads
 from zarrc.errors import ArgumentError, SettingError
+from zarrc.runtime.cores import default_threads
 
 
 def _env_threads() -> int | None:
-    """ZARRC_NUM_THREADS, or None (the default of zarrc.cores) when it is not set."""
+    """ZARRC_NUM_THREADS, or None (the default of zarrc.runtime.cores) when it is not set."""
     raw = os.environ.get("ZARRC_NUM_THREADS")
     if raw:
         try:

@@ -8,17 +8,25 @@ from typing import Any
 
 import numpy as np
 
-from zarrc import indexing, node_metadata, resize
-from zarrc.chunk_grid import RegularChunkGrid
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
-from zarrc.config import config
+from zarrc.core import indexing, node_metadata, resize
+from zarrc.core.chunk_grid import RegularChunkGrid
+from zarrc.core.node import AsyncNode, Node, forward
 from zarrc.engine import api as engine_api
 from zarrc.engine import locked as engine_locked
 from zarrc.engine.prepare import prepare
-from zarrc.errors import ArgumentError, ArgumentTypeError, SelectionError, ZarrcError
+from zarrc.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ArrayNotFoundError,
+    ExpectedArrayError,
+    SelectionError,
+    ZarrcError,
+)
 from zarrc.metadata.v3 import ArrayMetadataV3
-from zarrc.node import Node
-from zarrc.stores import Store
+from zarrc.runtime.async_calls import run_sync
+from zarrc.runtime.config import config
+from zarrc.stores import Store, make_store
 
 
 class Array(Node):
@@ -231,7 +239,7 @@ class Array(Node):
         deleted, unless ``write_empty_chunks``), and the chunks (shards) wholly
         outside it are deleted: a later grow shows the fill value there, in zarrc and
         in any library reading the store (zarr-python 3 keeps the old values of cut
-        chunks instead; see zarrc.resize).  Then the metadata document is replaced in
+        chunks instead; see zarrc.core.resize).  Then the metadata document is replaced in
         one store write, and the consolidated metadata of the groups above updated.
         Other Array objects open on the same array keep the shape they read.  Raises
         StoreError if the array is read-only or, before anything changes, if the
@@ -462,8 +470,36 @@ class Array(Node):
     def __repr__(self) -> str:
         return f"<Array {self._store!r}{self._path} shape={self.shape} dtype={self.dtype}>"
 
+    @property
+    def async_array(self) -> AsyncArray:
+        """This array as an AsyncArray (sharing it), as zarr-python's."""
+        return AsyncArray(self)
+
+    _async_array = async_array
+
     def __reduce__(self) -> tuple:
         return (_reopen, (self._store, self._path, self._read_only, self._write_empty_chunks))
+
+
+def as_store(store: Any, mode: str) -> Store:
+    """``store`` if it is a Store, else the store ``make_store`` opens for it in ``mode``."""
+    return store if isinstance(store, Store) else make_store(store, mode=mode)
+
+
+def open_existing(store: Any, zarr_format: int | None = None, config: Any = None) -> Array:
+    """The array at the root of ``store`` (a Store, or what ``make_store`` takes,
+    opened "r+"), in ``zarr_format`` (None: either), with the run-time settings
+    ``config``: ``AsyncArray.open``.  ArrayNotFoundError if there is none (or only one
+    of the other format), ExpectedArrayError if a group is there."""
+    s = as_store(store, "r+")
+    md = node_metadata.read(s, "/")
+    if md is None or (zarr_format is not None and md.zarr_format != zarr_format):
+        raise ArrayNotFoundError(f"no array at / in {s!r}" + (f" in Zarr format {zarr_format}" if zarr_format
+                                                               else ""))
+    if md.node_type != "array":
+        raise ExpectedArrayError(f"/ in {s!r} is a group, not an array")
+    array = Array(s, "/", md)
+    return array if config is None else array.with_config(config)
 
 
 def array_config(config: Any, write_empty_chunks: bool | None) -> bool | None:
@@ -622,3 +658,134 @@ class ArrayInfo:
 
     def __repr__(self) -> str:
         return "\n".join(f"{k:<18}: {v}" for k, v in self.rows)
+
+
+class AsyncArray(AsyncNode):
+    """A Zarr array with coroutine methods, as zarr-python's AsyncArray:
+    ``await a.getitem(sel)``, ``await a.setitem(sel, value)``,
+    ``await a.get_orthogonal_selection(...)``, ``await a.oindex.getitem(...)``,
+    ``await a.resize(...)``; properties as the sync Array's.  ``AsyncArray(arr)``
+    wraps a zarrc Array (ArgumentTypeError for anything else); ``AsyncArray.open``
+    opens one."""
+
+    def __init__(self, array: Array) -> None:
+        if not isinstance(array, Array):
+            raise ArgumentTypeError(f"AsyncArray wraps a zarrc Array, got {type(array).__name__} {array!r}")
+        self._array = array
+        self._node = array
+
+    @classmethod
+    async def open(cls, store: Any, zarr_format: int | None = 3, *, config: Any = None) -> AsyncArray:
+        """The existing array at the root of ``store`` (a path, a dict or a Store), in
+        ``zarr_format`` (None: either), as zarr-python's ``AsyncArray.open``.
+        NodeNotFoundError if there is none (or only one of the other format)."""
+        return cls(await run_sync(open_existing, store, zarr_format, config))
+
+    # -------------------------------------------------------------- properties
+
+    shape = forward("shape", "The length of each dimension.")
+    dtype = forward("dtype", "The numpy data type of the elements.")
+    chunks = forward("chunks", "The chunk shape (inside shards, for a sharded array).")
+    shards = forward("shards", "The shard shape, or None if the array is not sharded.")
+    ndim = forward("ndim", "The number of dimensions.")
+    size = forward("size", "The number of elements.")
+    nbytes = forward("nbytes", "The bytes of the elements, uncompressed.")
+    order = forward("order", "The memory order of the chunks ('C' or 'F').")
+    fill_value = forward("fill_value", "The value of elements never written.")
+    dimension_names = forward("dimension_names", "The names of the dimensions (v3), or None.")
+    cdata_shape = forward("cdata_shape", "The number of chunks along each dimension.")
+    nchunks = forward("nchunks", "The number of chunks.")
+    compressors = forward("compressors", "The bytes-to-bytes codecs (v2: the compressor).")
+    compressor = forward("compressor", "A v2 array's compressor.")
+    filters = forward("filters", "The array-to-array codecs (v2: the filters).")
+    serializer = forward("serializer", "The array-to-bytes codec (v3).")
+    write_empty_chunks = forward("write_empty_chunks", "True if all-fill chunks are stored.")
+
+    def with_config(self, config: Any) -> AsyncArray:
+        """This array with other run-time settings (see ``Array.with_config``)."""
+        return AsyncArray(self._array.with_config(config))
+
+    async def nchunks_initialized(self) -> int:
+        """How many chunks are in the store (see ``Array.nchunks_initialized``)."""
+        return await run_sync(lambda: self._array.nchunks_initialized)
+
+    async def nbytes_stored(self) -> int:
+        """The bytes the store holds for this array (chunks and metadata)."""
+        return await run_sync(self._array.nbytes_stored)
+
+    # -------------------------------------------------------------- data
+
+    async def getitem(self, selection: Any, *, prototype: Any = None) -> Any:
+        """The values at ``selection`` (a basic selection: integers, slices,
+        ``...``), a numpy array (or scalar), as ``arr[selection]``."""
+        return await run_sync(self._array.__getitem__, selection)
+
+    async def setitem(self, selection: Any, value: Any, prototype: Any = None) -> None:
+        """Write ``value`` (broadcast) at ``selection``, as ``arr[selection] = value``."""
+        await run_sync(self._array.__setitem__, selection, value)
+
+    async def get_orthogonal_selection(self, selection: Any, *, out: Any = None, fields: Any = None,
+                                       prototype: Any = None) -> Any:
+        """As ``Array.get_orthogonal_selection``."""
+        return await run_sync(self._array.get_orthogonal_selection, selection, out=out, fields=fields)
+
+    async def get_mask_selection(self, mask: Any, *, out: Any = None, fields: Any = None,
+                                 prototype: Any = None) -> Any:
+        """As ``Array.get_mask_selection``."""
+        return await run_sync(self._array.get_mask_selection, mask, out=out, fields=fields)
+
+    async def get_coordinate_selection(self, selection: Any, *, out: Any = None, fields: Any = None,
+                                       prototype: Any = None) -> Any:
+        """As ``Array.get_coordinate_selection``."""
+        return await run_sync(self._array.get_coordinate_selection, selection, out=out, fields=fields)
+
+    @property
+    def oindex(self) -> AsyncOIndex:
+        """Orthogonal selection: ``await a.oindex.getitem((rows, cols))``."""
+        return AsyncOIndex(self)
+
+    @property
+    def vindex(self) -> AsyncVIndex:
+        """Coordinate or mask selection: ``await a.vindex.getitem((xs, ys))``."""
+        return AsyncVIndex(self)
+
+    # -------------------------------------------------------------- shape
+
+    async def resize(self, new_shape: Any, delete_outside_chunks: bool = True) -> None:
+        """As ``Array.resize`` (chunks outside the new shape are deleted:
+        ``delete_outside_chunks=False`` is refused with ArgumentError, zarrc has
+        no resize that keeps them)."""
+        if delete_outside_chunks is not True:
+            raise ArgumentError(f"resize: delete_outside_chunks={delete_outside_chunks!r} is not supported "
+                                "(zarrc always deletes the chunks outside the new shape)")
+        await run_sync(self._array.resize, new_shape)
+
+    async def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """As ``Array.append``: grow along ``axis`` and write ``data``; the new shape."""
+        return await run_sync(self._array.append, data._array if isinstance(data, AsyncArray) else data, axis)
+
+    def __reduce__(self) -> tuple:
+        return AsyncArray, (self._array,)
+
+
+class AsyncOIndex:
+    """``a.oindex`` of an AsyncArray: ``await a.oindex.getitem(selection)``."""
+
+    def __init__(self, array: AsyncArray) -> None:
+        self.array = array
+
+    async def getitem(self, selection: Any) -> Any:
+        """The orthogonal selection ``selection`` (as ``arr.oindex[selection]``)."""
+        return await run_sync(self.array._array.oindex.__getitem__, selection)
+
+
+class AsyncVIndex:
+    """``a.vindex`` of an AsyncArray: ``await a.vindex.getitem(selection)``."""
+
+    def __init__(self, array: AsyncArray) -> None:
+        self.array = array
+
+    async def getitem(self, selection: Any) -> Any:
+        """The coordinate or mask selection ``selection`` (as ``arr.vindex[selection]``)."""
+        return await run_sync(self.array._array.vindex.__getitem__, selection)
+

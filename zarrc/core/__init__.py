@@ -1,0 +1,11 @@
+"""The Zarr model over stores, above the metadata documents and beside the engine.
+
+Below the engine: ``chunk_grid`` (the regular grid), ``chunk_key`` (chunk
+coordinates <-> store keys), ``indexing`` (selections -> per-dimension chunk
+projections).  Above it: ``node_metadata`` (node documents read and written),
+``create`` / ``create_v2`` (arguments -> metadata, room made at a path),
+``consolidate`` (consolidated metadata read, written, kept in step), ``hierarchy``
+(``create_hierarchy``'s documents), ``resize``,
+``node`` (the base of the nodes), ``array`` (``Array``, ``AsyncArray``), ``group``
+(``Group``, ``AsyncGroup``, and the building of nodes from metadata).
+"""
