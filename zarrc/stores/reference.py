@@ -58,7 +58,7 @@ def _decompress(data: bytes, where: str) -> bytes:
                     return zstd_decode(data)
                 import importlib
 
-                return importlib.import_module(kind).decompress(data)  # type: ignore[no-any-return]
+                return importlib.import_module(kind).decompress(data)
             except Exception as e:  # noqa: BLE001  (each library's own error classes)
                 raise MetadataError(f"{where}: cannot decompress ({kind}): {e}") from None
     return data
@@ -173,12 +173,18 @@ class ReferenceStore(Store):
             self._set_entries(parse_references(fo, self._where, template_overrides))
         else:
             self._load(fo, target_protocol, target_options or {}, template_overrides)
-        meta = self._entries if self._entries is not None else self._parquet.metadata  # type: ignore[union-attr]
-        self._index = _KeyIndex(list(meta) + ([] if self._entries is not None or ".zmetadata" in meta
-                                              else [".zmetadata"]))
+        self._index = self._key_index()
         self._fields_listed: dict[str, list[str]] = {}
 
     # -- opening -----------------------------------------------------------------
+
+    def _key_index(self) -> _KeyIndex:
+        """The index of the keys known without reading Parquet record files."""
+        if self._entries is not None:
+            return _KeyIndex(list(self._entries))
+        assert self._parquet is not None
+        meta = self._parquet.metadata
+        return _KeyIndex([*meta, *([] if ".zmetadata" in meta else [".zmetadata"])])
 
     def _set_entries(self, entries: dict[str, Any]) -> None:
         for key in entries:
@@ -390,7 +396,7 @@ class ReferenceStore(Store):
         return fo, json.dumps(self.options, sort_keys=True, default=repr)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._identity() == other._identity()  # type: ignore[attr-defined]
+        return isinstance(other, ReferenceStore) and type(other) is type(self) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
         return hash(self._identity())
@@ -421,7 +427,7 @@ def _read_local(path: str) -> bytes | None:
 
 def _read_remote(fs: Any, path: str) -> bytes | None:
     try:
-        return fs.cat_file(path)  # type: ignore[no-any-return]
+        return fs.cat_file(path)
     except FileNotFoundError:
         return None
     except Exception as e:  # noqa: BLE001

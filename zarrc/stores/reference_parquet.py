@@ -15,6 +15,7 @@ and kept in a bounded LRU.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import math
@@ -46,14 +47,14 @@ def _read_table(data: bytes) -> dict[str, list]:
     """The columns of a Parquet file's bytes as lists.  ImportError (naming the
     ``remote`` extra) if neither pyarrow nor fastparquet is installed."""
     try:
-        import pyarrow.parquet as pq
+        pq = importlib.import_module("pyarrow.parquet")
     except ImportError:
         pq = None
     if pq is not None:
         table = pq.read_table(io.BytesIO(data))
         return {name: table.column(name).to_pylist() for name in table.column_names}
     try:
-        import fastparquet
+        fastparquet = importlib.import_module("fastparquet")
     except ImportError:
         raise ImportError(f"Parquet references need pyarrow (or fastparquet): {EXTRA_HINT}") from None
     frame = fastparquet.ParquetFile(io.BytesIO(data)).to_pandas()

@@ -141,7 +141,7 @@ def _compile_expression(source: str, where: str) -> Callable[[Mapping[str, Any]]
 
 def _number(value: Any, where: str) -> int | float:
     if type(value) in (int, float):
-        return value  # type: ignore[no-any-return]
+        return value
     raise _fail(where, f"arithmetic on {value!r}, which is not a number")
 
 
@@ -170,7 +170,7 @@ def _int(value: Any, key: str, what: str, where: str) -> int:
             pass
     if type(value) is not int or value < 0:
         raise _fail(where, f"key {key!r}: {what} must be a non-negative integer, not {value!r:.60}")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def reference(value: list, key: str, where: str, url_of: Callable[[str], str] | None = None) -> Ref:
