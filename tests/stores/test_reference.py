@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import importlib.util
 import json
 import pickle
 import threading
@@ -21,6 +22,10 @@ from stores.test_conformance import KEYS, RANGE_CASES
 import zarrc
 from zarrc.errors import ArgumentError, MetadataError, ReadOnlyError, StoreError, StoreNotFoundError
 from zarrc.stores.reference import ReferenceStore, open_reference_store
+
+# kerchunk writes Parquet through pandas' fastparquet engine, which pandas 3 deprecates
+pytestmark = [pytest.mark.filterwarnings("ignore:The .fastparquet. engine is deprecated"),
+              pytest.mark.filterwarnings("ignore:The .future.infer_string. option is deprecated")]
 
 DATA = bytes(range(256)) * 40  # data.bin: 10240 bytes, byte i is i % 256
 OTHER = b"other file contents"
@@ -336,7 +341,6 @@ def test_kerchunk_json(hdf5):
     check_hierarchy(ReferenceStore(refs), data)
 
 
-@pytest.mark.filterwarnings("ignore:The .fastparquet. engine is deprecated")
 def test_kerchunk_parquet(hdf5, tmp_path):
     pytest.importorskip("pyarrow")
     pytest.importorskip("fastparquet")  # (kerchunk writes Parquet with it)
@@ -381,5 +385,16 @@ def test_kerchunk_over_http(hdf5):
             bad.get("gone")
         with pytest.raises(StoreError, match=r"'long'.*past the end"):
             bad.get("long")
-        assert bad.get("whole") == (d / "f.h5").read_bytes()
+        whole = (d / "f.h5").read_bytes()
+        assert bad.get("whole") == whole
         assert bad.size("whole") == (d / "f.h5").stat().st_size
+        assert bad.get_ranges("whole", [(-4, None), (0, 0), (3, 2)]) == [whole[-4:], b"", whole[3:5]]
+        assert store.get_ranges("counts/0", [(10**6, 5), (8, 8)]) == [b"", data["counts"].tobytes()[8:16]]
+        # the references themselves on the server: a JSON file, and a Parquet directory
+        (d / "served.json").write_text(json.dumps(refs))
+        check_hierarchy(ReferenceStore(f"{server.url}/served.json"), data)
+        if importlib.util.find_spec("fastparquet") and importlib.util.find_spec("pyarrow"):
+            import kerchunk.df
+
+            kerchunk.df.refs_to_dataframe(refs, str(d / "served.parq"), record_size=4)
+            check_hierarchy(ReferenceStore(f"{server.url}/served.parq"), data)

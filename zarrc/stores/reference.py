@@ -297,12 +297,14 @@ class ReferenceStore(Store):
             return [value[slice(*clip_range(len(value), s, n))] for s, n in ranges]
         size = self._whole_size(key, value)
         spans = [clip_range(size, s, n) for s, n in ranges]
-        requests = [self._request(key, value, b, e) for b, e in spans]
-        blobs = self.targets.read_many(requests)
-        for blob in blobs:
+        wanted = [i for i, (b, e) in enumerate(spans) if e > b]  # (empty ranges read nothing)
+        blobs = self.targets.read_many([self._request(key, value, *spans[i]) for i in wanted])
+        out = [b""] * len(ranges)
+        for i, blob in zip(wanted, blobs):
             if isinstance(blob, TargetError):
                 raise self._failed(key, value, blob)
-        return blobs  # type: ignore[return-value]
+            out[i] = blob
+        return out
 
     def size(self, key: str) -> int | None:
         """The size of ``key``'s value: an inline value's, a range's length, a whole
