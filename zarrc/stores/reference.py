@@ -394,8 +394,12 @@ class ReferenceStore(Store):
         self.targets.close()
 
     def _identity(self) -> tuple:
-        fo = self.fo if isinstance(self.fo, str) else json.dumps(self.fo, sort_keys=True, default=repr)
-        return fo, json.dumps(self.options, sort_keys=True, default=repr)
+        """(the references' location or content, the options), computed once."""
+        identity = self.__dict__.get("_identity_value")
+        if identity is None:
+            fo = self.fo if isinstance(self.fo, str) else json.dumps(self.fo, sort_keys=True, default=repr)
+            identity = self._identity_value = (fo, json.dumps(self.options, sort_keys=True, default=repr))
+        return identity
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ReferenceStore) and type(other) is type(self) and self._identity() == other._identity()
