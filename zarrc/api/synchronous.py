@@ -52,9 +52,21 @@ __all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_g
            "open_consolidated", "open_group", "tree"]
 
 
+# A node's metadata documents: a store path or URL ending in one names its node (as
+# GDAL opens them, for servers that cannot list a directory).
+NODE_DOCUMENTS = ("zarr.json", ".zmetadata", ".zarray", ".zgroup", ".zattrs")
+
+
 def store_and_path(store: Any, path: Any) -> tuple[Any, Any]:
     """A StorePath (zarrc's or zarr-python's) as its store and its path joined before
-    ``path``, as zarr-python takes one where a store is expected; anything else as it is."""
+    ``path``, as zarr-python takes one where a store is expected; a path or URL
+    string ending in a node's metadata document (``.../temp/zarr.json``,
+    ``.../.zarray``, ``.../.zmetadata``) as the node's directory; anything else as it is."""
+    if isinstance(store, str):
+        head, sep, name = store.rstrip("/").rpartition("/")
+        if sep and name in NODE_DOCUMENTS and head and not head.endswith(":/"):
+            store = head
+        return store, path
     if not (isinstance(store, StorePath) or (is_zarr_python_store(store) and type(store).__name__ == "StorePath")):
         return store, path                  # (a path of a wrong type is refused by node_path)
     base, rest = str(store.path).strip("/"), (path or "").strip("/")
