@@ -71,11 +71,38 @@ class NativeStrategy(Strategy):
                      strides: tuple[int, ...]) -> None:
         """Read a planned selection (see batch.assemble) with the native chain."""
         arr = self.arr
+        window = arr.store.fetch_window if arr.path_head is None and arr.files is None else None
+        if window and len(tasks) > window:
+            self._read_streamed(table, local, outidx, tasks, coords, out, strides, window)
+            return
         sources, keys = b.chunk_sources(arr, coords)
         batch = ReadBatch(self.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
         # uncompressed chunks: only the selected bytes are read and copied
         b.run_batch(batch, len(tasks), None if self.chain.ncodecs else out.nbytes)
         b.raise_task_error(batch, arr, keys)
+
+    def _read_streamed(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
+                       tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
+                       strides: tuple[int, ...], window: int) -> None:
+        """``read_planned`` for a store whose reads wait on a network: the chunks in
+        windows of ``window`` keys, the next window fetched (``Store.fetch_many``,
+        concurrently in the store) while this one decodes on the worker threads;
+        at most two windows' bytes are held."""
+        arr = self.arr
+        keys = arr.chunk_keys(coords)
+        bounds = list(range(0, len(tasks), window)) + [len(tasks)]
+        pending = arr.store.fetch_many(keys[:bounds[1]])
+        try:
+            for lo, hi, after in zip(bounds, bounds[1:], bounds[2:] + [None]):
+                sources = pending.result()
+                pending = arr.store.fetch_many(keys[hi:after]) if after is not None else None
+                batch = ReadBatch(self.chain, table, local, outidx, tasks[lo:hi], out, strides, arr.fill,
+                                  sources)
+                b.run_batch(batch, hi - lo)
+                b.raise_task_error(batch, arr, keys[lo:hi])
+        finally:
+            if pending is not None:
+                pending.cancel()
 
     @counted_call
     def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:

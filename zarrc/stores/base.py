@@ -326,6 +326,20 @@ class RangeSnapshot(Snapshot):
         return out
 
 
+class Fetched:
+    """Values already fetched, as ``Store.fetch_many`` gives them for a store whose
+    reads are local: ``result()`` returns them."""
+
+    def __init__(self, values: list) -> None:
+        self.values = values
+
+    def result(self) -> list:
+        return self.values
+
+    def cancel(self) -> bool:
+        return False
+
+
 class Store:
     """Abstract store: a thread-safe mapping from keys to bytes.
 
@@ -364,6 +378,18 @@ class Store:
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         """The values of ``keys``, in order, None for absent keys."""
         return [self.get(key) for key in keys]
+
+    #: For a store whose reads wait on a network: how many chunk keys the engine asks
+    #: for at once (``fetch_many``) while it decodes the keys it asked for before, so
+    #: fetching and decoding overlap and a selection's bytes are never all held.  None
+    #: (local stores): a read asks for all its keys at once.
+    fetch_window: int | None = None
+
+    def fetch_many(self, keys: Sequence[str]) -> Any:
+        """Start fetching the values of ``keys``; an object whose ``result()`` waits
+        for them and returns ``get_many(keys)``'s list (raising what it raises), and
+        whose ``cancel()`` gives up on them.  The default fetches them now."""
+        return Fetched(self.get_many(keys))
 
     def get_ranges(self, key: str, ranges: Sequence[tuple[int, int | None]]) -> list[bytes] | None:
         """Several (start, length) ranges of one key (see ``get_range``), or None if absent."""

@@ -1,0 +1,76 @@
+"""Reads from stores whose reads wait on a network (``Store.fetch_window``): the
+chunks are fetched in windows, the next window while the previous one decodes,
+with the same results and errors as one batch."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import zarrc
+from zarrc.errors import CodecError
+from zarrc.stores.base import Fetched
+from zarrc.stores.memory import MemoryStore
+
+
+class WindowedStore(MemoryStore):
+    """A memory store that asks the engine for windows of 3 keys and records, per
+    ``fetch_many`` call, its keys and how many windows were being decoded then."""
+
+    fetch_window = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def fetch_many(self, keys):
+        with self.lock:
+            self.calls.append(list(keys))
+        return Fetched(self.get_many(keys))
+
+
+@pytest.fixture
+def stored():
+    store = WindowedStore()
+    data = np.arange(20 * 30, dtype="f4").reshape(20, 30)
+    a = zarrc.create_array(store, shape=data.shape, dtype="f4", chunks=(4, 7),
+                           compressors=zarrc.codecs.Blosc(cname="lz4"), fill_value=-1)
+    a[...] = data
+    return store, data
+
+
+@pytest.mark.parametrize("selection", [np.s_[...], np.s_[3:17, 5:29:2], np.s_[7, :], np.s_[::3, 4]])
+def test_windows_give_the_same_values(stored, selection):
+    store, data = stored
+    store.calls.clear()
+    a = zarrc.open_array(store, mode="r")
+    np.testing.assert_array_equal(a[selection], data[selection])
+    np.testing.assert_array_equal(a.oindex[[0, 19, 5], [29, 0]], data[np.ix_([0, 19, 5], [29, 0])])
+
+
+def test_every_key_is_fetched_once_in_windows(stored):
+    store, data = stored
+    store.calls.clear()
+    zarrc.open_array(store, mode="r")[...]
+    keys = [k for call in store.calls for k in call]
+    assert len(keys) == len(set(keys)) == 5 * 5            # 5 x 5 chunks
+    assert all(len(call) <= 3 for call in store.calls) and len(store.calls) == 9
+
+
+def test_missing_chunks_read_as_fill(stored):
+    store, data = stored
+    for key in [k for k in store.list() if k.startswith("c/")][::2]:
+        store.delete(key)
+    a = zarrc.open_array(store, mode="r")
+    got = a[...]
+    assert ((got == data) | (got == -1)).all() and (got == -1).any()
+
+
+def test_a_damaged_chunk_in_a_later_window_is_named(stored):
+    store, _ = stored
+    store.set("c/4/4", b"\x02\x01\x21\x04" + b"\xff" * 30)          # a bad blosc header
+    with pytest.raises(CodecError, match="c/4/4"):
+        zarrc.open_array(store, mode="r")[...]
