@@ -75,7 +75,7 @@ def obstore_config(scheme: str, options: dict) -> tuple[dict, dict, dict]:
     if anon and scheme not in HTTP_SCHEMES:
         config["skip_signature"] = True
     endpoint = str(config.get("endpoint", ""))
-    if endpoint.startswith("http://"):
+    if endpoint.startswith("http://") or scheme == "http":
         client.setdefault("allow_http", True)
     if scheme in ("s3", "s3a") and "region" not in config and "default_region" not in config:
         config["region"] = "us-east-1"     # (an endpoint given without one: any name will do)

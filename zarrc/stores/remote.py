@@ -121,6 +121,8 @@ class Backend:
         keys: set[str] = set()
         dirs: set[str] = set()
         for key in await self.list(prefix):
+            if not key.startswith(prefix) or len(key) == len(prefix):
+                continue
             name, sep, _ = key[len(prefix):].partition("/")
             (dirs if sep else keys).add(name)
         return sorted(keys), sorted(dirs)

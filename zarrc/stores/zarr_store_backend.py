@@ -102,6 +102,14 @@ class ZarrStoreBackend(Backend):
         store = await self._ready()
         if not await store.exists(key):
             return None
+        fs, path = getattr(store, "fs", None), getattr(store, "path", None)
+        if fs is not None and isinstance(path, str) and hasattr(fs, "_info"):
+            # (zarr-python's FsspecStore: ``exists`` is also true of a directory)
+            try:
+                info = await fs._info(f"{path.rstrip('/')}/{key}")
+            except FileNotFoundError:
+                return None
+            return (int(info.get("size") or 0), None) if info.get("type", "file") == "file" else None
         try:
             return int(await store.getsize(key)), None
         except FileNotFoundError:
