@@ -10,6 +10,7 @@ also takes an obstore store object as it is (``obstore.store.S3Store``,
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +25,24 @@ from zarrc.stores.remote import (
 )
 
 HTTP_SCHEMES = ("http", "https")
+
+# obstore's I/O runs on a tokio runtime, whose threads a forked child does not have:
+# a request there would never finish.  The process that first used obstore; a child
+# forked from it refuses to (a StoreError instead of a hang).
+_USED_IN: list[int] = []
+
+
+def check_not_forked(url: str) -> None:
+    """Note that this process uses obstore; StoreError in a process forked after its
+    parent used it (obstore is not fork-safe: use the "spawn" or "forkserver" start
+    methods of multiprocessing, or open stores on fsspec URLs)."""
+    pid = os.getpid()
+    if not _USED_IN:
+        _USED_IN.append(pid)
+    elif _USED_IN[0] != pid:
+        raise StoreError(f"cannot use {url} through obstore in a process forked after obstore ran in its "
+                         "parent (obstore's runtime does not survive fork): start worker processes with "
+                         "'spawn' or 'forkserver', or open the store in the worker")
 
 
 def import_obstore() -> Any:
@@ -146,6 +165,7 @@ class ObstoreBackend(Backend):
     async def get(self, key: str, start: int | None = None, length: int | None = None,
                   suffix: int | None = None, if_match: str | None = None) -> Any:
         """See Backend.get: obstore's get_async with a range and if_match option."""
+        check_not_forked(self.url)
         options: dict = {}
         if suffix is not None:
             options["range"] = {"suffix": suffix}
@@ -164,6 +184,7 @@ class ObstoreBackend(Backend):
 
     async def head(self, key: str) -> tuple[int, str | None] | None:
         """(size, ETag) from obstore's head_async, None if absent."""
+        check_not_forked(self.url)
         try:
             meta = await self.obs.head_async(self.store, key)
         except FileNotFoundError:
@@ -172,6 +193,7 @@ class ObstoreBackend(Backend):
 
     async def put(self, key: str, data: Any, if_match: str | None = None, create: bool = False) -> None:
         """One PUT (obstore's put_async; mode UpdateVersion with if_match, "create" with create)."""
+        check_not_forked(self.url)
         mode: Any = {"e_tag": if_match} if if_match is not None else "create" if create else None
         try:
             await self.obs.put_async(self.store, key, data, mode=mode, use_multipart=False)
@@ -180,6 +202,7 @@ class ObstoreBackend(Backend):
 
     async def delete(self, key: str) -> None:
         """Delete ``key``; absent is no error."""
+        check_not_forked(self.url)
         try:
             await self.obs.delete_async(self.store, key)
         except FileNotFoundError:
@@ -187,6 +210,7 @@ class ObstoreBackend(Backend):
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """One bulk delete (S3 DeleteObjects) where the store has it."""
+        check_not_forked(self.url)
         try:
             await self.obs.delete_async(self.store, list(keys))
         except FileNotFoundError:
@@ -195,6 +219,7 @@ class ObstoreBackend(Backend):
 
     async def list(self, prefix: str) -> list[str]:
         """Every key under the directory ``prefix``."""
+        check_not_forked(self.url)
         keys: list[str] = []
         async for chunk in self.obs.list(self.store, prefix.rstrip("/") or None, chunk_size=1000):
             keys.extend(meta["path"] for meta in chunk)
@@ -202,6 +227,7 @@ class ObstoreBackend(Backend):
 
     async def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(key names, directory names) directly under ``prefix`` (list_with_delimiter_async)."""
+        check_not_forked(self.url)
         found = await self.obs.list_with_delimiter_async(self.store, prefix.rstrip("/") or None)
         n = len(prefix)
         keys = [meta["path"][n:] for meta in found["objects"]]
