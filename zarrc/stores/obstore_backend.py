@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from zarrc.errors import StoreError
+from zarrc.errors import ArgumentTypeError, StoreError
 from zarrc.stores.remote import (
     INSTALL_HINT,
     Backend,
@@ -145,6 +145,9 @@ class ObstoreBackend(Backend):
 
     def __init__(self, store: Any, url: str | None = None, writable: bool | None = None) -> None:
         self.obs = import_obstore()
+        if type(store).__module__.split(".")[0] != "obstore":
+            raise ArgumentTypeError(f"not an obstore store object: {type(store).__module__}."
+                                    f"{type(store).__qualname__} {store!r:.80}")
         self.store = store
         self.url = url or repr(store)
         if writable is None:

@@ -191,7 +191,7 @@ class RemoteStore(Store):
         return hash((type(self), type(self.backend), self.backend.url))
 
     def __reduce__(self) -> tuple:
-        return (RemoteStore, (self.backend, self.read_only, self.concurrency))
+        return (rebuild, (type(self), self.backend, self.read_only, self.concurrency))
 
     # -- running backend calls -----------------------------------------------
 
@@ -423,6 +423,14 @@ class RemoteStore(Store):
     def close(self) -> None:
         """Release the backend's client."""
         self.backend.close()
+
+
+def rebuild(cls: type, backend: Backend, read_only: bool, concurrency: int) -> RemoteStore:
+    """A RemoteStore of class ``cls`` (a subclass: zarrc.storage's) over ``backend``
+    (how RemoteStores unpickle)."""
+    store = cls.__new__(cls)
+    RemoteStore.__init__(store, backend, read_only=read_only, concurrency=concurrency)
+    return store
 
 
 class ETagSnapshot(Snapshot):
