@@ -14,7 +14,7 @@ from numpy.lib.recfunctions import repack_fields
 
 import zarrc
 import zarrc.errors as zc_errors
-from zarrc.errors import ArgumentTypeError, ReadOnlyError
+from zarrc.errors import ReadOnlyError
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 

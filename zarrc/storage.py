@@ -50,7 +50,8 @@ class FsspecStore(RemoteStore):
         self.allowed_exceptions = allowed_exceptions
 
     @classmethod
-    def from_url(cls, url: str, storage_options: dict | None = None, read_only: bool = False,
+    def from_url(cls, url: str, storage_options: dict | None = None,  # type: ignore[override]
+                 read_only: bool = False,
                  allowed_exceptions: tuple[type[Exception], ...] = _ALLOWED) -> FsspecStore:
         """The store on the fsspec URL ``url`` (chained URLs too) with ``storage_options``."""
         from zarrc.stores.fsspec_backend import open_fsspec

@@ -13,6 +13,7 @@ belong to; a synchronous one's calls run in threads.
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +31,7 @@ READ_ONLY_PROTOCOLS = {"http", "https", "reference", "github", "zip", "tar", "li
 def import_fsspec() -> Any:
     """The fsspec module; StoreError naming the extra to install if it is missing."""
     try:
-        import fsspec
+        import fsspec  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         raise StoreError(f"fsspec URLs need fsspec: {INSTALL_HINT}") from None
     return fsspec
@@ -173,7 +174,7 @@ class FsspecBackend(Backend):
             for key in keys:
                 await self.delete(key)
 
-    async def list(self, prefix: str) -> list[str]:
+    async def list(self, prefix: str) -> builtins.list[str]:
         """Every key under ``prefix`` (find)."""
         where = self._path(prefix.rstrip("/")) if prefix else self.root
         try:
@@ -183,14 +184,15 @@ class FsspecBackend(Backend):
         keys = (self._key(path) for path in paths)
         return [key for key in keys if key is not None and key.startswith(prefix)]
 
-    async def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    async def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """(key names, directory names) directly under ``prefix`` (ls with details)."""
         where = self._path(prefix.rstrip("/")) if prefix else self.root
         try:
             entries = await self._call("ls", where or "/", detail=True)
         except (FileNotFoundError, NotADirectoryError):
             return [], []
-        keys, dirs = set(), set()
+        keys: set[str] = set()
+        dirs: set[str] = set()
         for entry in entries:
             key = self._key(entry["name"])
             if key is None or not key.startswith(prefix) or "/" in key[len(prefix):]:

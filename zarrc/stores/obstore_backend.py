@@ -10,6 +10,7 @@ also takes an obstore store object as it is (``obstore.store.S3Store``,
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -220,15 +221,15 @@ class ObstoreBackend(Backend):
             for key in keys:
                 await self.delete(key)
 
-    async def list(self, prefix: str) -> list[str]:
+    async def list(self, prefix: str) -> builtins.list[str]:
         """Every key under the directory ``prefix``."""
         check_not_forked(self.url)
-        keys: list[str] = []
+        keys: builtins.list[str] = []
         async for chunk in self.obs.list(self.store, prefix.rstrip("/") or None, chunk_size=1000):
             keys.extend(meta["path"] for meta in chunk)
         return keys
 
-    async def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+    async def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
         """(key names, directory names) directly under ``prefix`` (list_with_delimiter_async)."""
         check_not_forked(self.url)
         found = await self.obs.list_with_delimiter_async(self.store, prefix.rstrip("/") or None)

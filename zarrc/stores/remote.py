@@ -166,7 +166,7 @@ class RemoteStore(Store):
         self._semaphore = aio.LoopSemaphore(concurrency)
 
     @classmethod
-    def from_url(cls, url: str, storage_options: dict | None = None, read_only: bool = False,
+    def from_url(cls, url: str, storage_options: dict | None = None, read_only: bool = False, *,
                  concurrency: int = aio.DEFAULT_CONCURRENCY) -> RemoteStore:
         """A RemoteStore on ``url`` (s3://, gs://, az://, http(s)://, memory://, chained
         fsspec URLs); raises StoreError naming the package to install if no client
@@ -184,8 +184,8 @@ class RemoteStore(Store):
         return f"RemoteStore({self.backend.url!r}{', read_only=True' if self.read_only else ''})"
 
     def __eq__(self, other: object) -> bool:
-        return (type(other) is type(self) and other.backend.url == self.backend.url  # type: ignore[attr-defined]
-                and type(other.backend) is type(self.backend))  # type: ignore[attr-defined]
+        return (isinstance(other, RemoteStore) and type(other) is type(self)
+                and other.backend.url == self.backend.url and type(other.backend) is type(self.backend))
 
     def __hash__(self) -> int:
         return hash((type(self), type(self.backend), self.backend.url))
@@ -425,7 +425,7 @@ class RemoteStore(Store):
         self.backend.close()
 
 
-def rebuild(cls: type, backend: Backend, read_only: bool, concurrency: int) -> RemoteStore:
+def rebuild(cls: type[RemoteStore], backend: Backend, read_only: bool, concurrency: int) -> RemoteStore:
     """A RemoteStore of class ``cls`` (a subclass: zarrc.storage's) over ``backend``
     (how RemoteStores unpickle)."""
     store = cls.__new__(cls)

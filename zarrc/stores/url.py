@@ -73,7 +73,7 @@ def open_reference(url: str, mode: str, storage_options: dict | None) -> Store:
     """The store of a ``reference://`` URL: ``zarrc.stores.reference.open_reference_store``
     (kerchunk references; another module).  Raises StoreError if that module is absent."""
     try:
-        from zarrc.stores import reference  # type: ignore[attr-defined]
+        from zarrc.stores import reference
     except ImportError:
         raise StoreError(f"cannot open {url}: reference:// needs zarrc.stores.reference "
                          "(kerchunk references), which this zarrc does not have") from None
