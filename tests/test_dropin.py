@@ -14,7 +14,7 @@ from numpy.lib.recfunctions import repack_fields
 
 import zarrc
 import zarrc.errors as zc_errors
-from zarrc.errors import ArgumentTypeError, ReadOnlyError
+from zarrc.errors import ReadOnlyError
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
 
@@ -62,10 +62,23 @@ def test_storage_names_and_keywords(tmp_path) -> None:
         store.close()
 
 
-def test_remote_stores_are_named_as_unavailable() -> None:
-    with pytest.raises(NotImplementedError, match="FsspecStore"):
-        zarrc.storage.FsspecStore.from_url("s3://bucket/x.zarr")
-    with pytest.raises(NotImplementedError, match="ObjectStore"):
+def test_remote_store_classes() -> None:
+    """zarrc.storage.FsspecStore / ObjectStore take zarr-python's arguments (more in
+    tests/stores/test_remote_*.py)."""
+    fsspec = pytest.importorskip("fsspec")
+    obstore_store = pytest.importorskip("obstore.store")
+    data = np.arange(10, dtype="i4")
+    stores = [zarrc.storage.FsspecStore.from_url("memory://zarrc-dropin/a"),
+              zarrc.storage.FsspecStore(fsspec.filesystem("memory"), path="/zarrc-dropin/b"),
+              zarrc.storage.ObjectStore(obstore_store.MemoryStore())]
+    for store in stores:
+        zarrc.create_array(store, shape=(10,), chunks=(4,), dtype="i4", overwrite=True)[...] = data
+        np.testing.assert_array_equal(zarrc.open_array(store, mode="r")[...], data)
+    assert stores[1].path == "/zarrc-dropin/b" and stores[1].fs is not None
+    ro = zarrc.storage.FsspecStore.from_url("memory://zarrc-dropin/a", read_only=True)
+    with pytest.raises(zarrc.errors.ReadOnlyError):
+        ro.set("k", b"1")
+    with pytest.raises(TypeError, match="obstore"):
         zarrc.storage.ObjectStore(None)
 
 
@@ -110,10 +123,17 @@ def test_zarr_python_zip_store_objects(tmp_path) -> None:
     np.testing.assert_array_equal(ro[...], [10, 2, 3, 4])
 
 
-def test_other_zarr_python_stores_are_refused_by_name() -> None:
-    wrapped = zarr.storage.WrapperStore(zarr.storage.MemoryStore())
-    with pytest.raises(ArgumentTypeError, match="WrapperStore"):
-        zarrc.open_group(wrapped)
+def test_other_zarr_python_stores_through_their_async_interface() -> None:
+    """zarr-python stores zarrc has no native twin of (here a WrapperStore) are used
+    through their own asynchronous interface (a RemoteStore over them)."""
+    from zarrc.stores.remote import RemoteStore
+
+    inner = zarr.storage.MemoryStore()
+    wrapped = zarr.storage.WrapperStore(inner)
+    group = zarrc.open_group(wrapped)
+    assert isinstance(group.store, RemoteStore)
+    group.create_array("a", shape=(5,), chunks=(2,), dtype="i2")[...] = np.arange(5)
+    np.testing.assert_array_equal(zarr.open_array(inner, path="a")[...], np.arange(5))
 
 
 # ---------------------------------------------------------------- codecs

@@ -4,19 +4,23 @@
 read_only=False)`` and ``ZipStore(path, mode="r", read_only=None, compression=0,
 allowZip64=True)`` are zarrc's own classes (``zarrc.stores``), which take
 zarr-python's keywords; ``StorePath`` is the one class of ``zarrc.core.node``; ``StoreLike`` is
-what a store argument may be.  zarr-python's remote stores (``FsspecStore``,
-``ObjectStore``) have no zarrc counterpart yet: making one raises
-NotImplementedError saying so.  ``LoggingStore``, ``WrapperStore``,
-``GpuMemoryStore`` and ``ManagedMemoryStore`` are not provided.
+what a store argument may be.  zarr-python's remote stores ``FsspecStore(fs,
+read_only=False, path="/", allowed_exceptions=...)`` (also ``from_url`` and
+``from_mapper``) and ``ObjectStore(store, read_only=False)`` (an obstore store
+object) are zarrc ``RemoteStore``s (``zarrc.stores.remote``) with zarr-python's
+constructor arguments.  ``LoggingStore``, ``WrapperStore``, ``GpuMemoryStore`` and
+``ManagedMemoryStore`` are not provided.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from zarrc.core.node import StorePath
 from zarrc.stores import LocalStore, MemoryStore, Store
+from zarrc.stores.aio import DEFAULT_CONCURRENCY
+from zarrc.stores.remote import RemoteStore, rebuild
 
 if TYPE_CHECKING:
     from zarrc.stores.zip import ZipStore
@@ -29,20 +33,68 @@ StoreLike = Store | StorePath | str | os.PathLike | dict | None
 file), a dict (held in memory), None (a new memory store)."""
 
 
-def _unavailable(name: str, what: str) -> type:
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
-        raise NotImplementedError(f"zarrc.storage.{name}: {what} are not available in zarrc yet; "
-                                  "use a local path, a zip file or a dict (memory)")
-
-    def from_url(cls: Any, *args: Any, **kwargs: Any) -> NoReturn:
-        __init__(None)
-
-    return type(name, (), {"__init__": __init__, "from_url": classmethod(from_url), "__module__": __name__,
-                           "__doc__": f"Not available: {what} (zarr-python's {name})."})
+_ALLOWED = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 
 
-FsspecStore = _unavailable("FsspecStore", "fsspec (remote) stores")
-ObjectStore = _unavailable("ObjectStore", "obstore (object storage) stores")
+class FsspecStore(RemoteStore):
+    """zarr-python's ``FsspecStore``: a RemoteStore over the fsspec filesystem ``fs``
+    (synchronous or asynchronous) at ``path``.  ``allowed_exceptions`` is taken for
+    zarr-python's signature (zarrc reads FileNotFoundError and IsADirectoryError as
+    absent keys; anything else is a StoreError).  Raises StoreError if fsspec is missing."""
+
+    def __init__(self, fs: Any, read_only: bool = False, path: str = "/",
+                 allowed_exceptions: tuple[type[Exception], ...] = _ALLOWED) -> None:
+        from zarrc.stores.fsspec_backend import from_fsspec_object
+
+        super().__init__(from_fsspec_object(fs, path if path not in ("", "/") else ""), read_only=read_only)
+        self.allowed_exceptions = allowed_exceptions
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict | None = None,  # type: ignore[override]
+                 read_only: bool = False,
+                 allowed_exceptions: tuple[type[Exception], ...] = _ALLOWED) -> FsspecStore:
+        """The store on the fsspec URL ``url`` (chained URLs too) with ``storage_options``."""
+        from zarrc.stores.fsspec_backend import open_fsspec
+
+        store = rebuild(cls, open_fsspec(url, storage_options), read_only, DEFAULT_CONCURRENCY)
+        store.allowed_exceptions = allowed_exceptions       # type: ignore[attr-defined]
+        return store  # type: ignore[return-value]
+
+    @classmethod
+    def from_mapper(cls, fs_map: Any, read_only: bool = False,
+                    allowed_exceptions: tuple[type[Exception], ...] = _ALLOWED) -> FsspecStore:
+        """The store on an fsspec mapper's filesystem and root."""
+        from zarrc.stores.fsspec_backend import from_fsspec_object
+
+        store = rebuild(cls, from_fsspec_object(fs_map), read_only, DEFAULT_CONCURRENCY)
+        store.allowed_exceptions = allowed_exceptions       # type: ignore[attr-defined]
+        return store  # type: ignore[return-value]
+
+    @property
+    def fs(self) -> Any:
+        """The fsspec filesystem."""
+        return self.backend.fs  # type: ignore[attr-defined]
+
+    @property
+    def path(self) -> str:
+        """The root path in the filesystem."""
+        return self.backend.root  # type: ignore[attr-defined]
+
+
+class ObjectStore(RemoteStore):
+    """zarr-python's ``ObjectStore``: a RemoteStore over an obstore store object
+    (``obstore.store.S3Store``, ``GCSStore``, ``AzureStore``, ``HTTPStore``,
+    ``LocalStore``, ``MemoryStore``).  Raises StoreError if obstore is missing."""
+
+    def __init__(self, store: Any, *, read_only: bool = False) -> None:
+        from zarrc.stores.obstore_backend import ObstoreBackend
+
+        super().__init__(ObstoreBackend(store), read_only=read_only)
+
+    @property
+    def store(self) -> Any:
+        """The obstore store object."""
+        return self.backend.store  # type: ignore[attr-defined]
 
 
 def __getattr__(name: str) -> Any:

@@ -73,10 +73,22 @@ def test_other_types(obj):
 
 
 def test_other_url_schemes():
-    with pytest.raises(StoreError, match="scheme 's3'"):
-        make_store("s3://bucket/data.zarr")
+    """Remote URLs open a RemoteStore (no request is made until it is read:
+    tests/stores/test_remote_*.py read and write them on local servers)."""
+    from zarrc.stores.remote import RemoteStore
+
+    pytest.importorskip("obstore")
+    store = make_store("s3://bucket/data.zarr", storage_options={"anon": True})
+    assert isinstance(store, RemoteStore) and store.url == "s3://bucket/data.zarr"
+    assert make_store("https://example.invalid/data.zarr").read_only
     with pytest.raises(StoreError, match="host"):
         make_store("file://otherhost/data")
+    with pytest.raises(StoreError, match="nosuchprotocol"):
+        make_store("nosuchprotocol://x/y")
+    with pytest.raises(TypeError, match="storage_options"):
+        make_store("/tmp/local.zarr", storage_options={"anon": True})
+    with pytest.raises(TypeError, match="storage_options"):
+        make_store({}, storage_options={"anon": True})
 
 
 def test_is_a_store():

@@ -60,47 +60,77 @@ def _local_path(path: str) -> str:
     return path
 
 
-def make_store(obj: Any, mode: str = "a") -> Store:
+def make_store(obj: Any, mode: str = "a", storage_options: dict | None = None) -> Store:
     """The store for ``obj``, opened with ``mode`` ("r", "r+", "a", "w", "w-").
 
     - str / os.PathLike: a :class:`LocalStore` on that directory, or a
       :class:`ZipStore` if the path ends in ".zip"; ``file://`` URIs are accepted.
+    - a URL string (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``,
+      chained fsspec URLs...): a :class:`~zarrc.stores.remote.RemoteStore` opened
+      with ``storage_options`` (:func:`zarrc.stores.url.store_from_url`).
     - dict: a :class:`MemoryStore` over that very dict ("r": read only; "w" clears
       it; "w-" requires it empty).
     - None: a new, empty :class:`MemoryStore`.
     - a :class:`Store`: itself.
     - zarr-python's LocalStore, MemoryStore (over the same dict) or ZipStore: the
       zarrc store over the same data, with its ``read_only``
-      (:func:`zarrc.stores.zarr_python.from_zarr_python`).
+      (:func:`zarrc.stores.zarr_python.from_zarr_python`); any other zarr-python
+      store, or an object with its interface (Icechunk's), an fsspec filesystem or
+      mapper, an obstore store: a RemoteStore over it.
 
     A store opened here has ``opened_by_zarrc`` set: ``Array.close`` / ``Group.close``
     (and a node's ``with`` block) close it.
 
-    Raises ArgumentTypeError (a TypeError) for any other type, ArgumentError (a ValueError) for an unknown mode, StoreError
-    when the mode cannot be honoured (e.g. "r" on a missing directory).
+    Raises ArgumentTypeError (a TypeError) for any other type, or for
+    ``storage_options`` given with anything but a remote URL (as zarr-python);
+    ArgumentError (a ValueError) for an unknown mode; StoreError when the mode
+    cannot be honoured (e.g. "r" on a missing directory) or a URL cannot be opened.
     """
     if mode not in _ZIP_MODES:
         raise ArgumentError(f"mode must be one of {tuple(_ZIP_MODES)}, got {mode!r}")
+    if storage_options and not _is_remote_url(obj):
+        raise ArgumentTypeError("'storage_options' was provided but unused: storage_options are only used "
+                                f"when the store is a remote URL, not {type(obj).__name__} {obj!r:.80}")
     if isinstance(obj, Store):
         return obj
-    store = _new_store(obj, mode)
+    store = _new_store(obj, mode, storage_options)
     store.opened_by_zarrc = True  # (closed by ``close()`` of the nodes opened on it)
     return store
 
 
-def _new_store(obj: Any, mode: str) -> Store:
-    """The store ``make_store`` opens for anything that is not a Store."""
-    if isinstance(obj, (str, os.PathLike)):
-        path = _local_path(os.fsdecode(os.fspath(obj)))
-        if path.lower().endswith(".zip"):
-            from zarrc.stores.zip import ZipStore
+def _is_remote_url(obj: Any) -> bool:
+    if not isinstance(obj, str) or ("://" not in obj and "::" not in obj):
+        return False
+    from zarrc.stores.url import is_remote_url
 
-            return ZipStore(path, mode=_ZIP_MODES[mode])
-        return LocalStore(path, mode=mode)
+    return is_remote_url(obj)
+
+
+def _local_store(obj: str | os.PathLike, mode: str) -> Store:
+    """The LocalStore (ZipStore for ".zip") on a path or ``file://`` URI."""
+    path = _local_path(os.fsdecode(os.fspath(obj)))
+    if path.lower().endswith(".zip"):
+        from zarrc.stores.zip import ZipStore
+
+        return ZipStore(path, mode=_ZIP_MODES[mode])
+    return LocalStore(path, mode=mode)
+
+
+def _new_store(obj: Any, mode: str, storage_options: dict | None = None) -> Store:
+    """The store ``make_store`` opens for anything that is not a Store."""
+    if _is_remote_url(obj):
+        from zarrc.stores.url import store_from_url
+
+        return store_from_url(obj, mode, storage_options)
+    if isinstance(obj, (str, os.PathLike)):
+        return _local_store(obj, mode)
     if obj is None:
         return MemoryStore(read_only=mode == "r")
     if is_zarr_python_store(obj):
-        return from_zarr_python(obj)
+        try:
+            return from_zarr_python(obj)
+        except ArgumentTypeError:
+            pass        # (its remote and wrapper stores: a RemoteStore over it, below)
     if isinstance(obj, dict):
         store = MemoryStore(obj, read_only=mode == "r")
         if mode == "w":
@@ -108,4 +138,11 @@ def _new_store(obj: Any, mode: str) -> Store:
         elif mode == "w-" and obj:
             raise StoreError(f"{store!r} is not empty (mode 'w-')")
         return store
+    from zarrc.stores.url import store_from_object
+
+    remote = store_from_object(obj, mode)
+    if remote is not None:
+        if getattr(obj, "read_only", False):
+            remote.read_only = True
+        return remote
     raise ArgumentTypeError(f"cannot make a store from {type(obj).__module__}.{type(obj).__qualname__}: {obj!r:.80}")

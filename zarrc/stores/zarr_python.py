@@ -45,7 +45,8 @@ def _buffer_maker() -> Any:
 def from_zarr_python(obj: Any) -> Store:
     """The zarrc store over the same data as zarr-python's store ``obj``, with its
     ``read_only``.  ArgumentTypeError naming the type for any other zarr-python store
-    (remote, logging, wrapper, GPU stores)."""
+    (remote, logging, wrapper, GPU stores: ``make_store`` then wraps it in a
+    RemoteStore over its async interface, ``zarr_store_backend``)."""
     kind = _kind(obj)
     read_only = bool(getattr(obj, "read_only", False))
     if kind == "LocalStore" and type(obj).__name__ == "LocalStore":

@@ -1,0 +1,479 @@
+"""RemoteStore: zarrc's synchronous, thread-safe store interface over an asynchronous backend.
+
+A backend (:class:`Backend`: ``obstore_backend``, ``fsspec_backend``,
+``zarr_store_backend``) speaks to one remote location with a handful of
+coroutines.  :class:`RemoteStore` runs them on zarrc's own event loop
+(:mod:`zarrc.stores.aio`), many at once where the engine asks for many keys or
+ranges (at most ``concurrency`` requests of one store in flight), each bounded
+by the backend's ``deadline``.  Whatever a backend raises becomes a
+:class:`~zarrc.errors.StoreError` naming the URL, the key and the cause; an absent
+key reads as None (a missing chunk is the fill value).
+
+One read of a shard sees one version of it: a snapshot (:class:`ETagSnapshot`)
+takes the value's size and ETag from one HEAD and sends every range read of it
+with ``If-Match``, so a replaced value fails the read rather than mixing
+versions.  Backends that cannot name versions give ``base.RangeSnapshot``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from zarrc.errors import ArgumentError, ReadOnlyError, StoreError
+from zarrc.stores import aio
+from zarrc.stores.base import (
+    RangeSnapshot,
+    Snapshot,
+    Store,
+    byte_view,
+    check_range,
+    split_prefix,
+    validate_key,
+)
+
+DEFAULT_TIMEOUT = 30.0       # seconds: one request's connect / read timeout
+DEFAULT_MAX_RETRIES = 3      # retries of a failed request (5xx, connection errors) by clients that retry
+COALESCE = 1 << 18           # snapshot ranges closer than this are fetched as one request
+DELETE_BATCH = 1000          # keys per bulk delete (S3's DeleteObjects limit)
+INSTALL_HINT = "install zarrc[remote] (pip install obstore fsspec)"
+
+
+class PreconditionFailed(Exception):
+    """A backend's conditional request found another version (HTTP 412), or a
+    create-only write found the key present."""
+
+
+def pop_timeouts(options: dict) -> tuple[float, float, int]:
+    """Remove zarrc's own keys from ``options`` (a storage_options dict, changed in
+    place): ``timeout`` (seconds, one request; default 30), ``connect_timeout``
+    (default: ``timeout``), ``max_retries`` (default 3).  Returns (timeout,
+    connect_timeout, max_retries); raises ArgumentError for a non-positive timeout
+    or negative retries."""
+    try:
+        timeout = float(options.pop("timeout", DEFAULT_TIMEOUT))
+        connect = float(options.pop("connect_timeout", timeout))
+        retries = int(options.pop("max_retries", DEFAULT_MAX_RETRIES))
+    except (TypeError, ValueError) as e:
+        raise ArgumentError(f"storage_options: timeout, connect_timeout and max_retries must be numbers: {e}") from None
+    if timeout <= 0 or connect <= 0 or retries < 0:
+        raise ArgumentError(f"storage_options: timeouts must be positive and max_retries >= 0, got "
+                            f"timeout={timeout}, connect_timeout={connect}, max_retries={retries}")
+    return timeout, connect, retries
+
+
+def deadline_of(timeout: float, connect: float, retries: int) -> float:
+    """The longest one operation may take: every try timing out, plus backoff."""
+    return (timeout + connect) * (retries + 1) + 2.0 * retries + 1.0
+
+
+class Backend:
+    """The asynchronous client of one remote location, as RemoteStore drives it.
+
+    Keys are relative to the location (``url``).  ``get`` returns the bytes (any
+    buffer) of a key, a range of it (``start``/``length``: ``length`` None reads to
+    the end) or its last ``suffix`` bytes, or None if the key is absent; with
+    ``if_match`` it raises PreconditionFailed unless the value's ETag is that.
+    ``head``: (size, ETag or None) or None if absent.  ``put`` stores ``data``
+    (with ``if_match``: only over that version; with ``create``: only if absent;
+    else raises PreconditionFailed).  ``delete`` of an absent key is no error.
+    ``list(prefix)``: every key under the directory ``prefix`` ("" or "a/b/");
+    ``list_dir(prefix)``: (key names, child directory names) directly under it.
+    Any other failure raises what the client raises; RemoteStore names it.
+
+    ``writable``: False for read-only protocols (HTTP).  ``etags``: True if
+    ``head`` gives ETags and ``get`` honours ``if_match`` (snapshots then pin a
+    version).  ``deadline``: seconds one call may take before RemoteStore gives up.
+    A backend pickles to its description (URL and options, or its client object),
+    never to data.
+    """
+
+    url: str = ""
+    writable: bool = True
+    etags: bool = False
+    deadline: float = deadline_of(DEFAULT_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)
+
+    async def get(self, key: str, start: int | None = None, length: int | None = None,
+                  suffix: int | None = None, if_match: str | None = None) -> Any:
+        raise NotImplementedError
+
+    async def head(self, key: str) -> tuple[int, str | None] | None:
+        raise NotImplementedError
+
+    async def put(self, key: str, data: Any, if_match: str | None = None, create: bool = False) -> None:
+        raise NotImplementedError
+
+    async def delete(self, key: str) -> None:
+        raise NotImplementedError
+
+    async def delete_many(self, keys: Sequence[str]) -> None:
+        """Delete every key of ``keys`` (the default: one by one)."""
+        for key in keys:
+            await self.delete(key)
+
+    async def list(self, prefix: str) -> builtins.list[str]:
+        raise NotImplementedError
+
+    async def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
+        """(keys, child directories) directly under ``prefix`` (the default filters ``list``)."""
+        keys: set[str] = set()
+        dirs: set[str] = set()
+        for key in await self.list(prefix):
+            if not key.startswith(prefix) or len(key) == len(prefix):
+                continue
+            name, sep, _ = key[len(prefix):].partition("/")
+            (dirs if sep else keys).add(name)
+        return sorted(keys), sorted(dirs)
+
+    def close(self) -> None:
+        """Release the client (the default holds nothing to release)."""
+
+
+def describe_error(error: BaseException) -> str:
+    """A short account of ``error`` for a message: its class and first lines."""
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    if len(text) > 500:
+        text = text[:500] + "..."
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _join(url: str, key: str) -> str:
+    return f"{url.rstrip('/')}/{key}" if url else key
+
+
+class RemoteStore(Store):
+    """A store over an asynchronous :class:`Backend` (S3, GCS, Azure, HTTP, fsspec,
+    zarr-python stores).
+
+    ``read_only``: refuse writes with ReadOnlyError (always so over a read-only
+    backend, e.g. HTTP).  ``concurrency``: requests in flight at once for this
+    store's batch calls (``get_many``, ``get_ranges``, ``set_many``...), across all
+    threads.  Use :meth:`from_url` (or ``zarrc.stores.url.store_from_url``) to open
+    one on a URL.  Pickles to (backend description, read_only, concurrency).
+    """
+
+    supports_deletes = True
+
+    def __init__(self, backend: Backend, read_only: bool = False,
+                 concurrency: int = aio.DEFAULT_CONCURRENCY) -> None:
+        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+            raise ArgumentError(f"RemoteStore: concurrency must be a positive int, got {concurrency!r}")
+        self.backend = backend
+        self.read_only = bool(read_only) or not backend.writable
+        self.concurrency = concurrency
+        self._semaphore = aio.LoopSemaphore(concurrency)
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict | None = None, read_only: bool = False, *,
+                 concurrency: int = aio.DEFAULT_CONCURRENCY) -> RemoteStore:
+        """A RemoteStore on ``url`` (s3://, gs://, az://, http(s)://, memory://, chained
+        fsspec URLs); raises StoreError naming the package to install if no client
+        for it is installed (see ``zarrc.stores.url.backend_from_url``)."""
+        from zarrc.stores.url import backend_from_url
+
+        return cls(backend_from_url(url, storage_options), read_only=read_only, concurrency=concurrency)
+
+    @property
+    def url(self) -> str:
+        """The location this store reads and writes."""
+        return self.backend.url
+
+    def __repr__(self) -> str:
+        return f"RemoteStore({self.backend.url!r}{', read_only=True' if self.read_only else ''})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, RemoteStore) and type(other) is type(self)
+                and other.backend.url == self.backend.url and type(other.backend) is type(self.backend))
+
+    def __hash__(self) -> int:
+        return hash((type(self), type(self.backend), self.backend.url))
+
+    def __reduce__(self) -> tuple:
+        return (rebuild, (type(self), self.backend, self.read_only, self.concurrency))
+
+    # -- running backend calls -----------------------------------------------
+
+    def _where(self, key: str) -> str:
+        return f"key {key!r} of {self.backend.url} ({_join(self.backend.url, key)})"
+
+    async def _guard(self, what: str, key: str, make: Callable[[], Awaitable[Any]]) -> Any:
+        """``await make()`` holding one of the store's request slots, within the
+        backend's deadline; its failures (other than PreconditionFailed) become
+        StoreError naming ``what`` was done, the URL and ``key``."""
+        deadline = self.backend.deadline
+        async with self._semaphore.get():
+            try:
+                return await asyncio.wait_for(make(), deadline)
+            except (PreconditionFailed, StoreError, ArgumentError):
+                raise
+            except (asyncio.TimeoutError, TimeoutError) as e:
+                raise StoreError(f"cannot {what} {self._where(key)}: no answer within {deadline:g} s "
+                                 f"(timed out{': ' + describe_error(e) if str(e) else ''})") from e
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                raise StoreError(f"cannot {what} {self._where(key)}: {describe_error(e)}") from e
+
+    def _run(self, what: str, key: str, make: Callable[[], Awaitable[Any]]) -> Any:
+        return aio.run(self._guard(what, key, make))
+
+    def _run_many(self, what: str, calls: Sequence[tuple[str, Callable[[], Awaitable[Any]]]]) -> list:
+        """Run (key, coroutine maker) pairs concurrently (each guarded); results in order."""
+
+        async def main() -> list:
+            tasks = [asyncio.ensure_future(self._guard(what, key, make)) for key, make in calls]
+            try:
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+
+        return aio.run(main()) if calls else []
+
+    async def _read(self, key: str, start: int, length: int | None, if_match: str | None = None) -> bytes | None:
+        """Bytes [start, start+length) of ``key`` clipped to its size (start < 0: a
+        suffix), or None if absent.  A range the server refuses (416: it starts at or
+        past the end) reads as b"" once a HEAD shows the key exists."""
+        backend = self.backend
+        try:
+            if length == 0 and start >= 0:
+                data: Any = b"" if await backend.head(key) is not None else None
+            elif start < 0:
+                data = await backend.get(key, suffix=-start, if_match=if_match)
+            elif start == 0 and length is None:
+                data = await backend.get(key, if_match=if_match)
+            else:
+                data = await backend.get(key, start=start, length=length, if_match=if_match)
+        except PreconditionFailed:
+            raise
+        except Exception:
+            if start == 0 and length is None:
+                raise
+            meta = await backend.head(key)
+            if meta is None:
+                return None
+            if (meta[0] == 0 and start < 0) or 0 <= meta[0] <= start:
+                return b""
+            raise
+        if data is None:
+            return None
+        data = data if type(data) is bytes else bytes(data)
+        if length is not None and start >= 0 and len(data) > length:
+            raise StoreError(f"{self._where(key)}: asked for {length} bytes at {start}, got {len(data)} "
+                             "(the server ignored the range)")
+        return data
+
+    # -- reading ---------------------------------------------------------------
+
+    def get(self, key: str) -> bytes | None:
+        """The value of ``key`` (bytes), or None if absent.  Raises StoreError."""
+        validate_key(key, self)
+        return self._run("read", key, lambda: self._read(key, 0, None))
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        """Bytes [start, start+length) of ``key`` (see Store.get_range), or None if absent."""
+        validate_key(key, self)
+        check_range(start, length, key, self)
+        return self._run("read", key, lambda: self._read(key, start, length))
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        """The values of ``keys`` in order (None: absent), fetched concurrently."""
+        for key in keys:
+            validate_key(key, self)
+        return self._run_many("read", [(key, self._reader(key, 0, None)) for key in keys])
+
+    def _reader(self, key: str, start: int, length: int | None,
+                if_match: str | None = None) -> Callable[[], Awaitable[bytes | None]]:
+        return lambda: self._read(key, start, length, if_match)
+
+    def get_ranges(self, key: str, ranges: Sequence[tuple[int, int | None]]) -> list[bytes] | None:
+        """Several (start, length) ranges of ``key``, fetched concurrently, or None if absent."""
+        validate_key(key, self)
+        for start, length in ranges:
+            check_range(start, length, key, self)
+        found = self._run_many("read", [(key, self._reader(key, s, n)) for s, n in ranges])
+        return None if any(part is None for part in found) else found
+
+    def exists(self, key: str) -> bool:
+        """True if ``key`` holds a value (one HEAD)."""
+        validate_key(key, self)
+        return self._run("check", key, lambda: self.backend.head(key)) is not None
+
+    def size(self, key: str) -> int | None:
+        """The size of the value of ``key`` from a HEAD, or None if absent."""
+        validate_key(key, self)
+        meta = self._run("check", key, lambda: self.backend.head(key))
+        return None if meta is None else meta[0]
+
+    def snapshot(self, key: str) -> Snapshot | None:
+        """One version of ``key``: an :class:`ETagSnapshot` (size and ETag from one
+        HEAD) where the backend has ETags, else a ``RangeSnapshot``; None if absent."""
+        validate_key(key, self)
+        if not self.backend.etags:
+            return RangeSnapshot(self, key)
+        meta = self._run("check", key, lambda: self.backend.head(key))
+        if meta is None:
+            return None
+        size, etag = meta
+        if etag is None:
+            return RangeSnapshot(self, key)
+        return ETagSnapshot(self, key, size, etag)
+
+    def read_version(self, key: str, etag: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """The (start, length) ranges (all within the value) of the version ``etag``
+        of ``key``, fetched concurrently with If-Match.  Raises StoreError if the
+        key now holds another version (or none), or a range comes back short."""
+        try:
+            found = self._run_many("read", [(key, self._reader(key, s, n, etag)) for s, n in ranges])
+        except PreconditionFailed:
+            raise StoreError(f"{self._where(key)} changed while being read: it is no longer the "
+                             f"version {etag} this read started on") from None
+        for (start, length), part in zip(ranges, found):
+            if part is None:
+                raise StoreError(f"{self._where(key)} was deleted while being read (version {etag})")
+            if len(part) != length:
+                raise StoreError(f"{self._where(key)}: {len(part)} of {length} bytes at {start} (truncated)")
+        return found
+
+    # -- writing ---------------------------------------------------------------
+
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` (any buffer) under ``key`` with one PUT (atomic: readers see
+        the old or the new value).  Raises ReadOnlyError, TypeError, StoreError."""
+        self.check_writable("set", key)
+        validate_key(key, self)
+        data = byte_view(value)
+        self._run("write", key, lambda: self.backend.put(key, data))
+
+    def set_many(self, items: Mapping[str, Any]) -> None:
+        """Store every (key, value) of ``items`` concurrently; all are checked first."""
+        self.check_writable("set", next(iter(items), ""))
+        views = {validate_key(key, self): byte_view(value) for key, value in items.items()}
+        self._run_many("write", [(key, self._writer(key, data)) for key, data in views.items()])
+
+    def _writer(self, key: str, data: memoryview) -> Callable[[], Awaitable[None]]:
+        return lambda: self.backend.put(key, data)
+
+    def set_if(self, key: str, value: Any, etag: str | None) -> bool:
+        """Store ``value`` under ``key`` only if its current ETag is ``etag`` (None:
+        only if the key is absent).  Returns False if another version is there (412,
+        or the key exists), True once written.  Raises StoreError where the backend
+        has no conditional writes, ReadOnlyError on a read-only store."""
+        self.check_writable("set", key)
+        validate_key(key, self)
+        if not self.backend.etags:
+            raise StoreError(f"cannot write {self._where(key)} conditionally: its backend "
+                             f"({type(self.backend).__name__}) has no ETags")
+        data = byte_view(value)
+        try:
+            self._run("write", key, lambda: self.backend.put(key, data, if_match=etag, create=etag is None))
+        except PreconditionFailed:
+            return False
+        return True
+
+    def etag(self, key: str) -> str | None:
+        """The current ETag of ``key`` (None if absent or the backend has none)."""
+        validate_key(key, self)
+        meta = self._run("check", key, lambda: self.backend.head(key))
+        return None if meta is None else meta[1]
+
+    def delete(self, key: str) -> None:
+        """Remove ``key`` (absent: no error).  Raises ReadOnlyError, StoreError."""
+        self.check_writable("delete", key)
+        validate_key(key, self)
+        self._run("delete", key, lambda: self.backend.delete(key))
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix`` (bulk deletes where the backend has them)."""
+        self.check_writable("delete_prefix", prefix)
+        keys = sorted(self.list_prefix(prefix))
+        batches = [keys[i:i + DELETE_BATCH] for i in range(0, len(keys), DELETE_BATCH)]
+        self._run_many("delete", [(batch[0], self._deleter(batch)) for batch in batches])
+
+    def _deleter(self, keys: builtins.list[str]) -> Callable[[], Awaitable[None]]:
+        return lambda: self.backend.delete_many(keys)
+
+    def check_writable(self, operation: str, key: str) -> None:
+        """Raise ReadOnlyError (naming the URL) if this store is read-only."""
+        if self.read_only:
+            raise ReadOnlyError(f"cannot {operation} key {key!r}: {self!r} is read-only")
+
+    # -- listing -----------------------------------------------------------------
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Every key starting with ``prefix`` (one listing of its directory, filtered)."""
+        directory, _ = split_prefix(prefix, self)
+        where = directory + "/" if directory else ""
+        keys = self._run("list", where or "/", lambda: self.backend.list(where))
+        return iter([key for key in keys if key.startswith(prefix)])
+
+    def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
+        """(keys, child prefixes) directly under ``prefix``, from the backend's
+        delimiter listing (see Store.list_dir)."""
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        split_prefix(prefix, self)
+        keys, dirs = self._run("list", prefix or "/", lambda: self.backend.list_dir(prefix))
+        return sorted(keys), sorted(dirs)
+
+    def close(self) -> None:
+        """Release the backend's client."""
+        self.backend.close()
+
+
+def rebuild(cls: type[RemoteStore], backend: Backend, read_only: bool, concurrency: int) -> RemoteStore:
+    """A RemoteStore of class ``cls`` (a subclass: zarrc.storage's) over ``backend``
+    (how RemoteStores unpickle)."""
+    store = cls.__new__(cls)
+    RemoteStore.__init__(store, backend, read_only=read_only, concurrency=concurrency)
+    return store
+
+
+class ETagSnapshot(Snapshot):
+    """One version of a remote value: its size and ETag from one HEAD; every read
+    sends If-Match with the ETag, so it returns bytes of that version or raises
+    StoreError (the value was replaced).  ``token`` names the version."""
+
+    def __init__(self, store: RemoteStore, key: str, size: int, etag: str) -> None:
+        self.store, self.key, self.size, self.etag = store, key, size, etag
+        self.token = ("etag", store.url, key, etag, size)
+        self.name = f"key {key!r} of {store.url}"
+
+    def read(self, start: int, length: int | None) -> bytes:
+        """Bytes [start, start+length) (start < 0, length None: the last -start bytes).
+        Raises StoreError outside the value or if it changed."""
+        size = self.size
+        assert size is not None
+        if length is None:
+            start = max(0, size + start) if start < 0 else start
+            length = max(0, size - start)
+        self._check((start,), (length,))
+        if length == 0:
+            return b""
+        return self.store.read_version(self.key, self.etag, [(start, length)])[0]
+
+    def sources(self, offsets: Sequence[int], lengths: Sequence[int]) -> list:
+        """The ranges as ("bytes", blob, offset, length) sources: nearby ranges are
+        fetched as one request, all requests concurrently, all with If-Match."""
+        self._check(offsets, lengths)
+        order = sorted(range(len(offsets)), key=offsets.__getitem__)
+        spans: list = []      # [start, end, members]
+        for i in order:
+            start, end = offsets[i], offsets[i] + lengths[i]
+            if spans and start <= spans[-1][1] + COALESCE:
+                spans[-1][1] = max(spans[-1][1], end)
+                spans[-1][2].append(i)
+            else:
+                spans.append([start, end, [i]])
+        fetch = [(s, e - s) for s, e, _ in spans if e > s]
+        blobs = iter(self.store.read_version(self.key, self.etag, fetch)) if fetch else iter(())
+        out: list = [None] * len(offsets)
+        for start, end, members in spans:
+            blob = next(blobs) if end > start else b""
+            for i in members:
+                out[i] = ("bytes", blob, offsets[i] - start, lengths[i])
+        return out

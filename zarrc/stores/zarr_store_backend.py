@@ -1,0 +1,140 @@
+"""The zarr-python store backend of RemoteStore: any object with zarr-python 3's
+asynchronous store interface (``zarr.abc.store.Store``: ``get(key, prototype,
+byte_range)``, ``set``, ``delete``, ``list_prefix``, ``getsize``, ``read_only``),
+such as zarr-python's ``FsspecStore`` and ``ObjectStore``, Icechunk's
+``session.store`` or VirtualiZarr's ``ManifestStore``.
+
+zarr is imported only when such an object is given.  (zarr-python's LocalStore,
+MemoryStore and ZipStore become native zarrc stores instead: ``zarr_python.py``.)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+from zarrc.errors import ArgumentTypeError, StoreError
+from zarrc.stores.remote import Backend
+
+_METHODS = ("get", "set", "delete", "list_prefix", "list_dir", "exists")
+
+
+def is_zarr_store_like(obj: Any) -> bool:
+    """True if ``obj`` has zarr-python 3's store interface (an instance of
+    ``zarr.abc.store.Store``, or an object with its coroutine methods and
+    ``supports_writes``: Icechunk's, duck-typed without importing zarr)."""
+    if type(obj).__module__.split(".")[0] == "zarr":
+        from zarr.abc.store import Store as ZarrStore
+
+        if isinstance(obj, ZarrStore):
+            return True
+    if not hasattr(obj, "supports_writes"):
+        return False
+    return all(callable(getattr(obj, name, None)) for name in _METHODS) and \
+        inspect.iscoroutinefunction(obj.get)
+
+
+class ZarrStoreBackend(Backend):
+    """RemoteStore's backend over a zarr-python 3 store object (keys as it has them).
+
+    No ETags (zarr's interface has no versions): snapshots are RangeSnapshots.
+    Writable unless the store is ``read_only`` or does not ``supports_writes``.
+    Pickles to the store object (zarr-python's stores pickle to their configuration).
+    """
+
+    etags = False
+
+    def __init__(self, store: Any, url: str | None = None) -> None:
+        if not is_zarr_store_like(store):
+            raise ArgumentTypeError(f"not a zarr-python store: {type(store).__qualname__}")
+        from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+        from zarr.core.buffer import default_buffer_prototype
+
+        self.store = store
+        self.url = url or repr(store)
+        self.writable = bool(getattr(store, "supports_writes", True)) and not getattr(store, "read_only", False)
+        self._prototype = default_buffer_prototype()
+        self._requests = (RangeByteRequest, OffsetByteRequest, SuffixByteRequest)
+        self._opened = False
+
+    def __reduce__(self) -> tuple:
+        return (ZarrStoreBackend, (self.store, self.url))
+
+    def describe(self) -> tuple[str, dict] | None:
+        """None: this backend is described by its store object, not a URL."""
+        return None
+
+    async def _ready(self) -> Any:
+        """The store, opened first if it is not (zarr-python's ``_open``)."""
+        store = self.store
+        if not self._opened:
+            if not getattr(store, "_is_open", True) and hasattr(store, "_open"):
+                try:
+                    await store._open()
+                except Exception:
+                    if not getattr(store, "_is_open", True):
+                        raise
+            self._opened = True
+        return store
+
+    async def get(self, key: str, start: int | None = None, length: int | None = None,
+                  suffix: int | None = None, if_match: str | None = None) -> Any:
+        """See Backend.get: the store's get with a zarr byte request; ``if_match`` unsupported."""
+        if if_match is not None:
+            raise StoreError(f"{self.url}: zarr-python stores have no conditional reads")
+        ranged, offset, suffixed = self._requests
+        if suffix is not None:
+            request: Any = suffixed(suffix)
+        elif length is not None:
+            request = ranged((start or 0), (start or 0) + length)
+        elif start:
+            request = offset(start)
+        else:
+            request = None
+        store = await self._ready()
+        found = await store.get(key, self._prototype, byte_range=request)
+        return None if found is None else found.to_bytes()
+
+    async def head(self, key: str) -> tuple[int, str | None] | None:
+        """(size, None) from the store's getsize (exists first: getsize of a missing key
+        raises in some stores), None if absent."""
+        store = await self._ready()
+        if not await store.exists(key):
+            return None
+        fs, path = getattr(store, "fs", None), getattr(store, "path", None)
+        if fs is not None and isinstance(path, str) and hasattr(fs, "_info"):
+            # (zarr-python's FsspecStore: ``exists`` is also true of a directory)
+            try:
+                info = await fs._info(f"{path.rstrip('/')}/{key}")
+            except FileNotFoundError:
+                return None
+            return (int(info.get("size") or 0), None) if info.get("type", "file") == "file" else None
+        try:
+            return int(await store.getsize(key)), None
+        except FileNotFoundError:
+            return None
+
+    async def put(self, key: str, data: Any, if_match: str | None = None, create: bool = False) -> None:
+        """The store's set (not conditional: StoreError if asked to be)."""
+        if if_match is not None or create:
+            raise StoreError(f"{self.url}: zarr-python stores have no conditional writes")
+        store = await self._ready()
+        await store.set(key, self._prototype.buffer.from_bytes(bytes(data)))
+
+    async def delete(self, key: str) -> None:
+        """The store's delete; absent is no error."""
+        store = await self._ready()
+        try:
+            await store.delete(key)
+        except FileNotFoundError:
+            pass
+
+    async def delete_many(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            await self.delete(key)
+
+    async def list(self, prefix: str) -> list[str]:
+        """Every key starting with ``prefix`` (the store's list_prefix)."""
+        store = await self._ready()
+        return [key async for key in store.list_prefix(prefix)]
