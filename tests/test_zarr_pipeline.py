@@ -207,23 +207,68 @@ def test_memory_store_and_missing_chunks(tmp_path):
     np.testing.assert_array_equal(zarr.open_array(store)[:], want)
 
 
+def _identity_codec() -> type:
+    """A bytes-to-bytes codec of the test's own, registered with zarr-python under a
+    name zarrc does not know (a user's codec): arrays using it are not zarrc's."""
+    from dataclasses import dataclass
+
+    from zarr.abc.codec import BytesBytesCodec
+    from zarr.registry import register_codec
+
+    @dataclass(frozen=True)
+    class Identity(BytesBytesCodec):
+        is_fixed_size = True
+
+        @classmethod
+        def from_dict(cls, data):
+            return cls()
+
+        def to_dict(self):
+            return {"name": "zarrc-test.identity"}
+
+        async def _decode_single(self, chunk_bytes, chunk_spec):
+            return chunk_bytes
+
+        async def _encode_single(self, chunk_bytes, chunk_spec):
+            return chunk_bytes
+
+        def compute_encoded_size(self, input_byte_length, chunk_spec):
+            return input_byte_length
+
+    register_codec("zarrc-test.identity", Identity)
+    return Identity
+
+
 def test_fallback_and_strict():
-    # a store zarrc does not run natively: zarr-python's LoggingStore around a MemoryStore
-    inner = zarr.storage.MemoryStore()
-    store = zarr.storage.LoggingStore(inner)
+    # metadata zarrc cannot read (a codec only zarr-python knows): zarr-python's pipeline runs it
+    store = zarr.storage.MemoryStore()
     with zarr.config.set({"codec_pipeline.path": PIPE}):
-        a = zarr.create_array(store, shape=(20,), chunks=(5,), dtype="int16")
+        a = zarr.create_array(store, shape=(20,), chunks=(5,), dtype="int16", compressors=[_identity_codec()()])
         a[3:17] = np.arange(14, dtype="int16")
         pipe = _pipeline(a)
-        assert "LoggingStore" in pipe.unsupported
+        assert "zarrc-test.identity" in pipe.unsupported
         assert pipe.fallback_calls == 1 and pipe.native_calls == 0
         np.testing.assert_array_equal(a[:], np.r_[[0] * 3, np.arange(14), [0] * 3])
         with zarr.config.set({"codec_pipeline.strict": True}), \
-                pytest.raises(zarrc.ZarrcPipelineUnsupported, match="LoggingStore"):
+                pytest.raises(zarrc.ZarrcPipelineUnsupported, match="zarrc-test.identity"):
             zarr.open_array(store)
     # (zarr-python takes a NotImplementedError from the pipeline's constructor as "use
     # from_codecs", which would fall back in silence)
     assert not issubclass(zarrc.ZarrcPipelineUnsupported, NotImplementedError)
+
+
+def test_wrapped_stores_run_natively():
+    """zarr-python's stores other than LocalStore / MemoryStore (here a LoggingStore
+    around a MemoryStore) run natively, through a RemoteStore over the store object."""
+    inner = zarr.storage.MemoryStore()
+    store = zarr.storage.LoggingStore(inner)
+    with zarr.config.set({"codec_pipeline.path": PIPE, "codec_pipeline.strict": True}):
+        a = zarr.create_array(store, shape=(40,), chunks=(5,), dtype="int16")
+        a[3:37] = np.arange(34, dtype="int16")
+        pipe = _pipeline(a)
+        assert pipe.unsupported is None and pipe.fallback_calls == 0 and pipe.native_calls == 1
+        np.testing.assert_array_equal(a[:], np.r_[[0] * 3, np.arange(34), [0] * 3])
+    np.testing.assert_array_equal(zarr.open_array(inner)[:], np.r_[[0] * 3, np.arange(34), [0] * 3])
 
 
 def test_registry_pickling_and_import():

@@ -146,7 +146,7 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
             codecs=list(codecs), chunk_key_encoding=metadata.chunk_key_encoding.to_json(),
             attributes=metadata.attributes, dimension_names=metadata.dimension_names)
     where = node_path("" if path is None else path)
-    s = _store_for(store, mode, where)
+    s = _store_for(store, mode, where, storage_options)
     result = new_array(s, where, metadata, overwrite=overwrite or mode == "w",
                        write_empty_chunks=empty_chunks)
     if data is not None:
@@ -263,7 +263,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     overwrite = kwargs.pop("overwrite", None) or mode == "w"
     chunks = getattr(arr, "chunks", None)
     new = create(shape=arr.shape, dtype=arr.dtype, chunks=chunks if isinstance(chunks, tuple) else None,
-                 store=_store_for(store, mode, "" if path is None else path), path=path,
+                 store=_store_for(store, mode, "" if path is None else path, storage_options), path=path,
                  zarr_format=zarr_format, overwrite=overwrite, **kwargs)
     new[...] = arr
 
@@ -286,7 +286,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
         raise ArgumentError("save_group: at least one array must be given")
     check_storage_options(store, storage_options)
     where = node_path("" if path is None else path)
-    s = _store_for(store, "w", where)
+    s = _store_for(store, "w", where, storage_options)
     group = create_group(s, where, overwrite=True, zarr_format=zarr_format)
     named = {f"arr_{i}": arr for i, arr in enumerate(args)} | kwargs
     for name, arr in named.items():

@@ -73,8 +73,12 @@ def store_and_path(store: Any, path: Any) -> tuple[Any, Any]:
     return store.store, "/".join(p for p in (base, rest) if p)
 
 
-def _as_store(store: Any) -> Store:
-    return store if isinstance(store, Store) else make_store(store, mode="a")
+def _as_store(store: Any, storage_options: dict | None = None) -> Store:
+    """``store`` if it is a Store (and no ``storage_options`` are given), else the store
+    ``make_store`` opens for it with mode "a"."""
+    if isinstance(store, Store) and not storage_options:
+        return store
+    return make_store(store, mode="a", storage_options=storage_options)
 
 
 def create_group(store: Any, path: str = "", *, overwrite: bool = False,
@@ -88,7 +92,7 @@ def create_group(store: Any, path: str = "", *, overwrite: bool = False,
     check_storage_options(store, storage_options)
     store, path = store_and_path(store, path)
     where = node_path("" if path is None else path)
-    return new_group(_as_store(store), where, overwrite=overwrite, attributes=attributes,
+    return new_group(_as_store(store, storage_options), where, overwrite=overwrite, attributes=attributes,
                      zarr_format=3 if zarr_format is None else zarr_format)
 
 
@@ -159,7 +163,7 @@ def create_array(store: Any, *, name: str | None = None, path: str | None = None
         compressor=compressor, dimension_separator=dimension_separator)
     store, where = store_and_path(store, path if path is not None else (name or ""))
     where = node_path(where or "")
-    return new_array(_as_store(store), where, metadata, overwrite=overwrite,
+    return new_array(_as_store(store, storage_options), where, metadata, overwrite=overwrite,
                      write_empty_chunks=empty_chunks)
 
 
@@ -207,18 +211,20 @@ def check_storage_options(store: Any, storage_options: Any) -> None:
                             "does not take them: they are only for a store given as a URL string")
 
 
-def _store_for(store: Any, mode: str, path: str = "/") -> Store:
+def _store_for(store: Any, mode: str, path: str = "/", storage_options: dict | None = None) -> Store:
     """The store for ``store`` opened for ``mode`` at node ``path``.
 
     "w" and "w-" act on the node at ``path``, not on the whole store: the store is
     cleared ("w") only when the node is the root, else opened with "a"; "w-" opens
     it with "a" and raises ContainsNodeError if any key exists under the path (as
-    zarr-python's ``StorePath.open``)."""
-    if isinstance(store, Store):
+    zarr-python's ``StorePath.open``).  ``storage_options`` go to ``make_store`` (a
+    URL's; ArgumentTypeError with anything else)."""
+    if isinstance(store, Store) and not storage_options:
         s = store
     else:
         root = node_path(path) == "/"
-        s = make_store(store, mode="a" if mode == "w-" or (mode == "w" and not root) else mode)
+        s = make_store(store, mode="a" if mode == "w-" or (mode == "w" and not root) else mode,
+                       storage_options=storage_options)
     if mode == "w-":
         prefix = key_prefix(node_path(path))
         if next(iter(s.list_prefix(prefix)), None) is not None:
@@ -237,7 +243,7 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
     check_mode(mode)
     check_storage_options(store, storage_options)
     store, path = store_and_path(store, path)
-    s = _store_for(store, mode, path)
+    s = _store_for(store, mode, path, storage_options)
     where = node_path(path)
     create_kw = dict(kwargs, config=config)
     if zarr_format is not None:
@@ -284,7 +290,7 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
     check_mode(mode)
     check_storage_options(store, storage_options)
     store, path = store_and_path(store, path)
-    s = _store_for(store, mode, path)
+    s = _store_for(store, mode, path, storage_options)
     where = node_path(path)
     fmt = 3 if zarr_format is None else zarr_format
     if mode in ("w", "w-"):
@@ -322,9 +328,10 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
     as :func:`open_group`).  If nothing is there and the mode allows creating: an
     array if ``shape`` is given, else a group."""
     check_mode(mode)
-    check_storage_options(store, kwargs.pop("storage_options", None))
+    storage_options = kwargs.pop("storage_options", None)
+    check_storage_options(store, storage_options)
     store, path = store_and_path(store, path)
-    s = _store_for(store, mode, path)
+    s = _store_for(store, mode, path, storage_options)
     where = node_path(path)
     if mode not in ("w", "w-"):
         node = open_node(s, where, read_only=mode == "r", use_consolidated=use_consolidated)
@@ -470,7 +477,7 @@ def from_array(store: Any, *, data: Any, write_data: bool = True, name: str | No
     if zarr_format == 2:
         chosen.update(serializer="auto", dimension_names=None)
     store, name = store_and_path(store, name)
-    s = _as_store(store)
+    s = _as_store(store, storage_options)
     where = node_path(name or "")
     if overwrite and isinstance(data, Array) and _same_place(data, s, where):
         raise ArgumentError(f"from_array: cannot overwrite {where} with the array at {data.path}: "

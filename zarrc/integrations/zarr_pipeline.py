@@ -6,7 +6,10 @@ through the ``zarr.codec_pipeline`` entry point.  zarr-python builds one pipelin
 per array with ``from_array_metadata_and_store``: the array's metadata documents
 (``to_buffer_dict``: the stored JSON, codecs included) are parsed by zarrc and
 prepared by ``engine.prepare`` over zarrc's store on the same data
-(``stores.zarr_python``: LocalStore, MemoryStore).
+(``stores.zarr_python``: LocalStore, MemoryStore; ``stores.make_store``: every other
+zarr-python store, ``ObjectStore`` and ``FsspecStore`` among them, as a
+``RemoteStore`` over it, whose reads are fetched concurrently in windows while the
+previous window decodes).
 
 A ``read`` or ``write`` call of zarr-python hands over one (chunk key, chunk
 selection, output selection) triple per chunk.  They are turned back into one
@@ -19,7 +22,7 @@ partial chunk updates, shard assembly) with the GIL released, local chunk files
 read and written by path.  Nothing is done per chunk in Python but reading its
 key and selection.
 
-What zarrc does not run (stores other than LocalStore / MemoryStore, GPU buffers,
+What zarrc does not run (GPU buffers,
 data types or codecs zarrc's metadata parser rejects, irregular chunk grids,
 ``fields=`` reads, zarr-python 3.4's ``array.read_missing_chunks=False``) goes to
 zarr-python's own ``BatchedCodecPipeline``; with the zarr config key
@@ -51,7 +54,7 @@ from zarrc.engine.prepare import Prepared, prepare
 from zarrc.errors import ReadOnlyError, ZarrcError
 from zarrc.metadata.v2 import ArrayMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, metadata_from_json
-from zarrc.stores.zarr_python import from_zarr_python
+from zarrc.stores import make_store
 
 
 class ZarrcPipelineUnsupported(ZarrcError):
@@ -75,11 +78,12 @@ class _Grown(Exception):
 INLINE_CHUNKS = 4
 
 
-async def _run(call: Any, nchunks: int) -> None:
-    """Run a native call: inline when small, else on a thread (the loop stays free)."""
+async def _run(call: Any, nchunks: int, inline: bool = True) -> None:
+    """Run a native call: inline when small and ``inline`` (a local store), else on a
+    thread (the loop stays free, also while a remote store's requests are awaited)."""
     if call is None:
         return
-    if nchunks <= INLINE_CHUNKS:
+    if inline and nchunks <= INLINE_CHUNKS:
         call()
     else:
         await asyncio.to_thread(call)
@@ -158,10 +162,12 @@ class ZarrcCodecPipeline(CodecPipeline):
             raise ZarrcPipelineUnsupported(self.unsupported)
 
     def _connect(self) -> None:
-        """zarrc's store over zarr-python's (again, after a LocalStore moved)."""
+        """zarrc's store over zarr-python's (again, after a LocalStore moved): the
+        native store on the same root or dict for LocalStore / MemoryStore, a
+        RemoteStore over any other."""
         root = getattr(self.store, "root", None)
         try:
-            self._zstore = from_zarr_python(self.store)
+            self._zstore = make_store(self.store, mode="r" if getattr(self.store, "read_only", False) else "a")
         except ZarrcError as e:
             raise _Unsupported(f"zarrc cannot use the store: {e}") from e
         self._root = None if root is None else os.fspath(root)
@@ -169,9 +175,8 @@ class ZarrcCodecPipeline(CodecPipeline):
 
     @staticmethod
     def _check_store(store: Any) -> None:
-        name = type(store).__name__
-        if name not in ("LocalStore", "MemoryStore") or type(store).__module__.split(".")[0] != "zarr":
-            raise _Unsupported(f"zarrc does not run zarr-python's {name} natively")
+        if not hasattr(store, "get") or not hasattr(store, "list_prefix"):
+            raise _Unsupported(f"zarrc does not run zarr-python's {type(store).__name__} natively")
 
     def __eq__(self, other: object) -> bool:
         """Pipelines of equal metadata over equal stores are equal (zarr-python's
@@ -257,7 +262,7 @@ class ZarrcCodecPipeline(CodecPipeline):
             self.fallback_calls += 1
             return False
         self.native_calls += 1
-        await _run(call, len(batch))
+        await _run(call, len(batch), inline=self._zstore.fetch_window is None)
         return True
 
     def _call(self, batch: list, buf: Any, drop_axes: tuple[int, ...], reading: bool) -> Any:

@@ -12,6 +12,7 @@ and that raises instead.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -82,6 +83,17 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     except BaseException:
         future.cancel()
         raise
+
+
+def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Start ``coro`` on zarrc's loop and return at once: a future whose ``result()``
+    waits for it (raising its exception) and whose ``cancel()`` cancels it.
+    Raises StoreError if called from zarrc's own loop thread."""
+    if in_loop_thread():
+        coro.close()
+        raise StoreError("a synchronous zarrc store call was made from zarrc's I/O loop thread "
+                         "(it would wait for itself)")
+    return asyncio.run_coroutine_threadsafe(coro, get_loop())
 
 
 async def bounded(semaphore: asyncio.Semaphore, make: Callable[[], Awaitable[T]]) -> T:
