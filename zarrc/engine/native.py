@@ -150,9 +150,13 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
             batch.discard()
         b.raise_task_error(batch, arr, keys)
         return
+    # (one set_many: a remote store PUTs the chunks concurrently)
+    stored = {}
     for t, key in enumerate(keys):
         outcome = batch.outcome(t)
         if outcome == STORED:
-            arr.store.set(key, batch.encoded(t))
+            stored[key] = batch.encoded(t)
         elif outcome == DELETED:
             arr.store.delete(key)
+    if stored:
+        arr.store.set_many(stored)
