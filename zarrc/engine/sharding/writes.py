@@ -43,7 +43,8 @@ from zarrc.runtime.threads import item_threads, run_each
 def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
                hold: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
     """engine write_from for a sharded array (see the module docstring).  ``hold``:
-    the locks of the shards written in part (engine.locked), taken here as late as
+    the locks of the shards written in part (engine.api.write, from
+    engine.locked.partial_hold), taken here as late as
     a consistent read-modify-write allows: when the first group of shards needs no
     old inner chunk (every inner chunk it writes is wholly written), its inner
     chunks are encoded first and the locks taken only to read the old indexes,
