@@ -101,7 +101,7 @@ class ShardingIndexed(Codec):
                                         big_endian=cast(Bytes, index[0]).endian == "big",
                                         crc=len(index) == 2)
 
-    # ------------------------------------------------------------ layout
+    # ------------------------------------------------------------ the inner chunk grid
 
     def chunks_per_shard(self, shard_shape: tuple[int, ...]) -> tuple[int, ...]:
         """The inner chunks along each dimension of a shard of ``shard_shape``.
