@@ -1,27 +1,25 @@
 """The sharding codec (v3 ``sharding_indexed``): many inner chunks in one stored
 object (a shard), located through an index of (offset, nbytes) pairs at the start
-or end of the shard."""
+or end of the shard.  This module holds the codec's configuration (its spec's
+checks, the inner chain, the index codecs zarrc supports); the index format
+itself is ``codecs.shard_index`` (``ShardingIndexed.index_format``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, cast
 
-import numpy as np
-
-from zarrc._kernels import crc32c as k
-from zarrc._kernels import shard as shard_layout
 from zarrc.codecs._base import Codec
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.enums import plain
 from zarrc.codecs.registry import codec_from_spec, register
-from zarrc.errors import ChecksumError, CodecError, MetadataError
+from zarrc.codecs.shard_index import IndexFormat
+from zarrc.errors import MetadataError
 from zarrc.metadata.codecs import ARRAY_TO_BYTES, KINDS, default_serializer, parse_codecs, required_members
 from zarrc.metadata.common import check_int_list, error_context, fail
 from zarrc.metadata.dtypes import CORE_TYPES, DataType
 
-EMPTY = np.uint64(shard_layout.EMPTY)
 # the index codecs when none are named (zarr-python's default)
 DEFAULT_INDEX_CODECS = ({"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"})
 
@@ -99,73 +97,23 @@ class ShardingIndexed(Codec):
                                 "(expected bytes, optionally followed by crc32c)")
         self.index_codecs = tuple(index)
         # (index[0] is the codec registered as "bytes": a Bytes)
-        self.index_big_endian = cast(Bytes, index[0]).endian == "big"
-        self.index_crc = len(index) == 2
+        self.index_format = IndexFormat(at_start=index_location == "start",
+                                        big_endian=cast(Bytes, index[0]).endian == "big",
+                                        crc=len(index) == 2)
 
-    # ------------------------------------------------------------ layout
+    # ------------------------------------------------------------ the inner chunk grid
 
     def chunks_per_shard(self, shard_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The inner chunks along each dimension of a shard of ``shard_shape``.
+        Raises MetadataError unless the inner chunk shape divides it."""
         if len(shard_shape) != len(self.chunk_shape) or any(
                 s % c for s, c in zip(shard_shape, self.chunk_shape)):
             raise MetadataError(f"sharding_indexed: inner chunk shape {list(self.chunk_shape)} does not "
                                 f"divide the shard shape {list(shard_shape)}")
         return tuple(s // c for s, c in zip(shard_shape, self.chunk_shape))
 
-    def index_nbytes(self, nchunks: int) -> int:
-        return shard_layout.index_nbytes(nchunks, self.index_crc)
-
-    def decode_index(self, raw: Any, nchunks: int, where: str) -> np.ndarray:
-        """The (nchunks, 2) uint64 (offset, nbytes) table from the encoded index.
-        Raises CodecError for a wrong size, ChecksumError for a crc32c mismatch."""
-        expected = self.index_nbytes(nchunks)
-        raw = memoryview(raw).cast("B")
-        if raw.nbytes != expected:
-            raise CodecError(f"{where}: shard index holds {raw.nbytes} bytes, {expected} expected "
-                             f"for {nchunks} inner chunks")
-        if self.index_crc:
-            crc = shard_layout.CRC_BYTES
-            stored = int.from_bytes(raw[-crc:], "little")
-            computed = k.crc32c(raw[:-crc])
-            if stored != computed:
-                raise ChecksumError(f"{where}: shard index checksum mismatch: stored 0x{stored:08x}, "
-                                    f"computed 0x{computed:08x}")
-        table = np.frombuffer(raw, dtype=">u8" if self.index_big_endian else "<u8", count=2 * nchunks)
-        return table.reshape(nchunks, 2).astype(np.uint64)
-
     def configuration(self) -> dict[str, Any]:
         return {"chunk_shape": list(self.chunk_shape), "codecs": self.inner.to_dicts(),
                 "index_codecs": [c.to_dict() for c in self.index_codecs],
                 "index_location": self.index_location}
 
-
-def check_index(table: np.ndarray, data_start: int, data_end: int | None, where: str) -> None:
-    """Check a decoded shard index: each entry empty (both 2^64-1) or a byte range
-    inside [data_start, data_end) (data_end None: unknown), and no two ranges
-    overlapping.  Raises CodecError naming the first bad entry."""
-    offsets, nbytes = table[:, 0], table[:, 1]
-    empty = (offsets == EMPTY) & (nbytes == EMPTY)
-    half = (offsets == EMPTY) ^ (nbytes == EMPTY)
-    if half.any():
-        i = int(np.flatnonzero(half)[0])
-        raise CodecError(f"{where}: shard index entry {i} is half empty "
-                         f"(offset {int(offsets[i])}, nbytes {int(nbytes[i])})")
-    used = np.flatnonzero(~empty)
-    if not len(used):
-        return
-    off = offsets[used]
-    end = off + nbytes[used]                     # wraps around for absurd values: end < off
-    bad = (off < np.uint64(data_start)) | (end < off)
-    if data_end is not None:
-        bad |= end > np.uint64(data_end)
-    bad = np.flatnonzero(bad)
-    limit = data_end if data_end is not None else "end"
-    if len(bad):
-        i = int(used[bad[0]])
-        raise CodecError(f"{where}: shard index entry {i} (offset {int(offsets[i])}, nbytes {int(nbytes[i])}) "
-                         f"lies outside the shard's data [{data_start}, {limit})")
-    order = np.argsort(offsets[used], kind="stable")
-    starts, ends = offsets[used][order], (offsets[used] + nbytes[used])[order]
-    overlap = np.flatnonzero(ends[:-1] > starts[1:])
-    if len(overlap):
-        a, b = used[order[overlap[0]]], used[order[overlap[0] + 1]]
-        raise CodecError(f"{where}: shard index entries {int(a)} and {int(b)} overlap")

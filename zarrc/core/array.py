@@ -279,7 +279,7 @@ class Array(Node):
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._check_writable()
-        self._engine.write(selection, value)
+        engine_api.write(self._engine, selection, value)
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None, prototype: Any = None,
                             fields: Any = None) -> Any:
@@ -437,7 +437,7 @@ class Array(Node):
     def _write_planned(self, dims: indexing.Plan, value: Any, fields: Any) -> None:
         self._check_writable()
         if field_dtype(self.dtype, fields) is None:
-            engine_api.write_selection(self._engine, dims, value)
+            engine_api.write(self._engine, dims, value, planned=True)
             return
         if not isinstance(fields, str):
             if len(fields) > 1:
@@ -452,7 +452,7 @@ class Array(Node):
             except ValueError:
                 raise ArgumentError(f"could not broadcast value of shape {np.shape(value)} to "
                                     f"selection shape {data.shape}") from None
-            engine_api.write_selection(self._engine, dims, data)
+            engine_api.write(self._engine, dims, data, planned=True)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         data = np.asarray(self[...])

@@ -1,8 +1,10 @@
-"""The engine's public calls on planned selections, on top of the strategies: each
-hands the call to the array's prepared strategy (zarrc.engine.prepare chose it),
-checking the operands first; writes go through zarrc.engine.locked (the locks of
-partial writes).  A selection not yet planned is the strategy's own ``read`` /
-``write`` (``Array.__getitem__`` / ``__setitem__`` call them)."""
+"""The engine's public calls, on top of the strategies: each hands the call to the
+array's prepared strategy (zarrc.engine.prepare chose it), checking the operands
+first.  ``write`` is the one way a write enters the engine: it plans the selection
+if it is not planned, broadcasts and checks the value, takes the locks of the
+stored chunks (shards) written in part (zarrc.engine.locked) and calls the
+strategy's ``write_from`` once; nothing below it calls back up.  An unplanned read
+is the strategy's own ``read`` (``Array.__getitem__`` calls it)."""
 
 from __future__ import annotations
 
@@ -29,16 +31,6 @@ def read_into(strategy: Strategy, dims: indexing.Plan, out: np.ndarray) -> None:
         strategy.read_into(dims, out)
 
 
-def write_from(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) -> None:
-    """Write ``value`` (native-order ``arr.dtype``, shape: ``nsel`` of each dimension
-    not dropped, any strides, 0 for broadcast) to the elements the projections select:
-    the write counterpart of :func:`read_into`."""
-    check_operand(strategy.arr, dims, value, "value")
-    if value.size == 0:
-        return
-    locked.write_from(strategy, dims, value)
-
-
 def read_selection(strategy: Strategy, dims: indexing.Plan,
                    out: np.ndarray | None = None) -> np.ndarray:
     """The elements a planned selection (indexing.plan_orthogonal, plan_blocks, ...)
@@ -49,14 +41,56 @@ def read_selection(strategy: Strategy, dims: indexing.Plan,
     return out
 
 
-def write_selection(strategy: Strategy, dims: indexing.Plan, value: Any) -> None:
-    """Write ``value`` (numpy broadcasting to the selection's shape, cast to the
-    array's dtype) to a planned selection.  Raises ArgumentError (a ValueError) for
-    a value that does not broadcast."""
+def write(strategy: Strategy, selection: Any, value: Any, *, planned: bool = False,
+          exact: bool = False) -> None:
+    """``arr[selection] = value``: the engine's one write entry.  Returns None.
+
+    selection : anything ``a[...]`` takes, planned here as zarr-python reads it
+        (indexing.plan_item), or with ``planned`` a plan (``indexing.Plan``:
+        indexing.plan_orthogonal, plan_blocks, plan_coordinate, ...).
+    value : broadcast to the selection's shape and cast to the array's dtype as
+        numpy assignment does (a coordinate or mask selection: one item, one per
+        point in C order, or an array broadcasting to the selection's shape); with
+        ``exact`` (only with ``planned``), already of the selection's shape and the
+        array's native-order dtype, any strides (0 for broadcast), taken as it is.
+
+    The stored chunks (shards) written only in part are locked around their
+    read-modify-write (engine.locked, setting ``write_locking``; the sharded
+    strategy takes the locks itself, as late as it can: ``locks_late``).  Chunks
+    left equal to the fill value everywhere are deleted instead of stored (unless
+    ``write_empty_chunks``).  Raises SelectionError for a bad selection,
+    ArgumentError (a ValueError) for a value that does not broadcast or, with
+    ``exact``, does not match; these store nothing.  CodecError / StoreError from
+    the chunks."""
     arr = strategy.arr
-    if isinstance(dims, indexing.Points):
-        value = points_value(arr, dims, value)
+    if planned:
+        dims: indexing.Plan = selection
+        shape = indexing.dims_shape(dims)
     else:
-        value = broadcast_value(arr, value, indexing.dims_shape(dims))
-    if value.size:
-        locked.write_from(strategy, dims, value)
+        dims, shape = indexing.plan_item(selection, arr.shape, arr.chunks)
+    if not exact:
+        if isinstance(dims, indexing.Points):
+            value = points_value(arr, dims, value)
+        else:
+            value = broadcast_value(arr, value, shape)
+            if not planned and indexing.dims_shape(dims) != shape:
+                value = value.reshape(indexing.dims_shape(dims))
+    check_operand(arr, dims, value, "value")
+    if not value.size:
+        return
+    hold = locked.partial_hold(arr, dims)
+    if hold is None:
+        strategy.write_from(dims, value)
+    elif strategy.locks_late:
+        strategy.write_from(dims, value, hold)
+    else:
+        with hold():
+            strategy.write_from(dims, value)
+
+
+def write_from(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) -> None:
+    """``write`` of a planned selection whose ``value`` is exact (native-order
+    ``arr.dtype``, shape: ``nsel`` of each dimension not dropped, any strides, 0 for
+    broadcast): the write counterpart of :func:`read_into`.  Raises ArgumentError
+    for a mismatched ``value``."""
+    write(strategy, dims, value, planned=True, exact=True)

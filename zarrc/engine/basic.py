@@ -63,8 +63,7 @@ class BasicStrategy(Strategy):
         self.read_general = fallback.read_general  # type: ignore[method-assign]  # delegation, see above
         self.read_into = fallback.read_into  # type: ignore[method-assign]  # delegation, see above
         self.write_from = fallback.write_from  # type: ignore[method-assign]  # delegation, see above
-        self.write_locked = fallback.write_locked  # type: ignore[method-assign]  # delegation, see above
-        self.write = fallback.write  # type: ignore[method-assign]  # delegation, see above
+        self.locks_late = fallback.locks_late
 
     def read(self, selection: Any) -> Any:
         """``arr[selection]`` (see NativeStrategy.read)."""

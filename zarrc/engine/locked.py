@@ -1,6 +1,7 @@
-"""Writes under locks: every write of the engine enters here (Strategy.write,
-engine.api.write_from / write_selection), above the strategies, whatever they
-are.  A write that covers only part of a stored chunk, or of a stored shard (the
+"""The locks of writes, above the strategies, whatever they are: engine.api.write
+(every write of the engine) asks ``partial_hold`` which stored keys a write
+covers only in part and holds their locks around the strategy's ``write_from``,
+or hands them to a strategy that takes them late.  A write that covers only part of a stored chunk, or of a stored shard (the
 outermost one, the store key, for nested shards), reads it, modifies it and
 stores it back: such a write holds an exclusive lock on each of those keys
 (zarrc.runtime.locks, setting ``write_locking``) from before it reads until it has
@@ -13,17 +14,18 @@ strategies use to decide whether to read the old chunk): a shard along a
 dimension is whole when every inner chunk of it (within the array) is touched
 and wholly selected; a key is partial when it is not whole along some
 dimension.  numpy over the touched chunks, no loop per element; a loop per
-partial key (to lock it).  The strategy's ``write_locked(dims, value, hold)``
-takes the locks: around its whole ``write_from`` (Strategy's), or as late as a
-consistent read-modify-write allows (the sharded one).
+partial key (to lock it).  The locks are held around the strategy's whole
+``write_from``, or, for a strategy with ``locks_late`` (the sharded one), taken
+by it as late as a consistent read-modify-write allows.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -38,22 +40,18 @@ from zarrc.stores.memory import MemoryStore
 SMALL = 256          # stored keys touched up to which plain Python finds the partial ones
 
 
-def write_from(strategy: Any, dims: indexing.Plan, value: np.ndarray) -> None:
-    """``strategy.write_from(dims, value)`` holding the locks of the stored keys
-    it writes in part (none with ``write_locking="none"``)."""
+def partial_hold(arr: ChunkedArray, dims: indexing.Plan) -> Callable[[], AbstractContextManager[Any]] | None:
+    """The locks a write of ``dims`` needs: a callable returning a context manager
+    that holds the locks of the stored keys the write covers only in part
+    (``locks.hold``: taken when entered, released when left), or None when it needs
+    none (``write_locking="none"``, or every stored key touched is written whole)."""
     mode = config.write_locking
     if mode == "none":
-        strategy.write_from(dims, value)
-        return
-    arr = strategy.arr
+        return None
     coords = stored_coords(arr, dims, partial_only=True)
     if coords is None:
-        strategy.write_from(dims, value)
-        return
-    targets = _targets(arr, coords)
-    # (the strategy takes the locks: throughout its write_from, or, the sharded
-    # one, after encoding the inner chunks it writes whole)
-    strategy.write_locked(dims, value, lambda: locks.hold(targets, mode, arr.name))
+        return None
+    return functools.partial(locks.hold, _targets(arr, coords), mode, arr.name)
 
 
 @contextmanager

@@ -51,8 +51,7 @@ class PointStrategy(Strategy):
         self.read_general = fallback.read_general  # type: ignore[method-assign]  # delegation, see above
         self.read_into = fallback.read_into  # type: ignore[method-assign]  # delegation, see above
         self.write_from = fallback.write_from  # type: ignore[method-assign]  # delegation, see above
-        self.write_locked = fallback.write_locked  # type: ignore[method-assign]  # delegation, see above
-        self.write = fallback.write  # type: ignore[method-assign]  # delegation, see above
+        self.locks_late = fallback.locks_late
         self.kind = kind
         assert arr.chain is not None       # (in front of a native strategy)
         self.itemsize = arr.chain.itemsize

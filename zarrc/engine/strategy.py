@@ -6,21 +6,18 @@ chooses it): ``native.NativeStrategy`` (the kernels' chain, unsharded),
 (plain chunk or shard files read by the native BasicReader, in front of one of
 those two), ``python.PythonStrategy`` (codecs only Python can run) and
 ``point.PointStrategy`` (single elements, in front of a native strategy).
-``Array.__getitem__`` and ``__setitem__`` call its ``read`` and ``write``; no
-strategy asks per call what kind of array it serves.
+``Array.__getitem__`` calls its ``read``; every write enters the engine through
+zarrc.engine.api.write, which calls its ``write_from``; no strategy asks per call
+what kind of array it serves, and none calls back up into the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from zarrc.core import indexing
-from zarrc.engine import locked
-from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.state import ChunkedArray
 
 
@@ -28,12 +25,15 @@ class Strategy:
     """How one array is read and written.  ``arr``: its prepared state.
 
     ``read(selection)``: ``arr[selection]`` as a new numpy array.
-    ``write(selection, value)``: ``arr[selection] = value``.
     ``read_into(dims, out)`` / ``write_from(dims, value)``: a planned selection
-    (zarrc.core.indexing projections), operands already checked (see zarrc.engine.api);
-    callers go through zarrc.engine.locked.write_from, which holds the locks of the
-    chunks (shards) written in part.
+    (zarrc.core.indexing projections), operands already checked; writes are called
+    by zarrc.engine.api.write only, holding the locks of the chunks (shards) written
+    in part, or, when ``locks_late``, as ``write_from(dims, value, hold)``: the
+    strategy takes them itself (``hold()``, a context manager) as late as a
+    consistent read-modify-write allows.
     """
+
+    locks_late = False
 
     def __init__(self, arr: ChunkedArray) -> None:
         self.arr = arr
@@ -50,23 +50,6 @@ class Strategy:
 
     read = read_general
 
-    def write(self, selection: Any, value: Any) -> None:
-        """``arr[selection] = value`` (numpy broadcasting).  Chunks left equal to the
-        fill value everywhere are deleted instead of stored (unless
-        ``write_empty_chunks``).  An error raised here has stored nothing."""
-        arr = self.arr
-        dims, out_shape = indexing.plan_item(selection, arr.shape, arr.chunks)
-        if isinstance(dims, indexing.Points):
-            value = points_value(arr, dims, value)
-        else:
-            value = broadcast_value(arr, value, out_shape)
-            shape = indexing.dims_shape(dims)
-            if shape != out_shape:
-                value = value.reshape(shape)
-        check_operand(arr, dims, value, "value")
-        if value.size:
-            locked.write_from(self, dims, value)       # (the locks of partial writes)
-
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
         raise NotImplementedError
 
@@ -77,13 +60,8 @@ class Strategy:
         array or selection (the caller plans it and calls ``read_into``)."""
         return False
 
-    def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
+    def write_from(self, dims: indexing.Plan, value: np.ndarray, *hold: Any) -> None:
+        """Write ``value`` (exact: the plan's shape, ``arr.dtype``) to the planned
+        selection ``dims``; returns None.  ``hold``: given only to a strategy with
+        ``locks_late``, see the class."""
         raise NotImplementedError
-
-    def write_locked(self, dims: indexing.Plan, value: np.ndarray,
-                     hold: Callable[[], AbstractContextManager[Any]]) -> None:
-        """``write_from`` holding ``hold()`` (zarrc.engine.locked: the locks of the
-        chunks (shards) written in part) throughout; a strategy that can take them
-        later in the write overrides this (the sharded one)."""
-        with hold():
-            self.write_from(dims, value)

@@ -326,7 +326,7 @@ class ZarrcCodecPipeline(CodecPipeline):
             value = value.astype(za.dtype)
 
         def run_write() -> None:
-            engine_api.write_selection(strategy, dims, value)
+            engine_api.write(strategy, dims, value, planned=True)
         return run_write
 
     def _prepare(self, prefix: str, write_empty: bool) -> Prepared:

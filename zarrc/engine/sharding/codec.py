@@ -32,16 +32,16 @@ import numpy as np
 
 from zarrc._kernels.chain import Chain
 from zarrc._kernels.read import ReadBatch
-from zarrc._kernels.shard import assemble_shard
 from zarrc._kernels.write import WriteBatch
 from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, runs_natively
-from zarrc.codecs.sharding import EMPTY, ShardingIndexed
+from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.python import is_fill
-from zarrc.engine.sharding.index import ShardLevel, empty_shard, parse_shard
+from zarrc.engine.sharding.index import ShardLevel
 from zarrc.errors import ZarrcError
 
 
@@ -112,7 +112,7 @@ class ShardCodec:
         codec.chunks_per_shard(self.stored_shape)     # MetadataError unless the inner shape divides it
         self.level = ShardLevel(codec, self.stored_shape, codec.chunk_shape)
         self.fill, self.fill_object, self.write_empty = fill, fill_object, write_empty
-        self.layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+        self.index_format = codec.index_format
         inner = codec.inner
         self.chain: Chain | None = None            # the inner chunks' native chain, if any
         self.inner_codec: Any = None               # else their Python chunk codec
@@ -144,7 +144,7 @@ class ShardCodec:
         for c in reversed(self.after):
             data = c.decode(data)
         blob = data if type(data) is bytes else bytes(data)
-        table = parse_shard(self.level, blob, "decoded shard")
+        table = self.index_format.parse(blob, self.level.nchunks, "decoded shard")
         if self.chain is not None:
             stored = self._decode_native(blob, table)
         else:
@@ -198,7 +198,7 @@ class ShardCodec:
         chunk is the fill value and ``write_empty`` is false)."""
         data = self.encode_inner(shard)
         if data is None:
-            data = empty_shard(self.level)
+            data = self.index_format.empty(self.level.nchunks)
         return self._after(data)
 
     def encode_inner(self, shard: np.ndarray) -> bytes | None:
@@ -220,7 +220,7 @@ class ShardCodec:
             except ZarrcError as exc:
                 raise type(exc)(f"{self._label(i)}: {exc}") from None
             parts.append(encoded)
-        return assemble_shard(parts, *self.layout)
+        return self.index_format.assemble(parts)
 
     def encode_nested(self, shard: np.ndarray) -> bytes | None:
         """As a sub-shard: its stored bytes, or None if no inner chunk is stored."""
@@ -239,4 +239,4 @@ class ShardCodec:
                            [None] * len(tasks), b".tmp", self.write_empty)
         b.run_batch(batch, len(tasks))
         self._raise_failed(batch)
-        return batch.shard(self.task_of_chunk, None, *self.layout)
+        return batch.shard(self.task_of_chunk, None, *self.index_format.kernel_args())

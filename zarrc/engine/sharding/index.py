@@ -1,5 +1,8 @@
-"""Shard indexes (``sharding_indexed``, nested too): their layout (``ShardLevel``),
-parsing, and the per-array cache checked against each shard's version.
+"""Shard indexes (``sharding_indexed``, nested too) read from the store: the
+levels of sharding (``ShardLevel``), the index of a shard read from one snapshot
+of it, and the per-array cache checked against each shard's version.  The index
+format (where an index lies, its decoding, checksum and checks) is
+zarrc.codecs.shard_index; this module does the I/O and the caching.
 
 Each shard is read from one snapshot per call (``Store.snapshot``: a local file
 held open, whose index and inner chunks the native workers ``pread``; a zip
@@ -21,11 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarrc._kernels.crc32c import crc32c
-from zarrc._kernels.shard import CRC_BYTES
-from zarrc.codecs.sharding import EMPTY, ShardingIndexed, check_index
+from zarrc.codecs.shard_index import IndexFormat, check_index, offset_by
+from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import CodecError, MetadataError
+from zarrc.errors import MetadataError
 from zarrc.stores.base import FileSnapshot, Snapshot
 
 if TYPE_CHECKING:
@@ -49,8 +51,9 @@ class ShardLevel:
         return math.prod(self.cps)
 
     @property
-    def index_nbytes(self) -> int:
-        return self.codec.index_nbytes(self.nchunks)
+    def index_format(self) -> IndexFormat:
+        """The format of this level's shard indexes (its codec's)."""
+        return self.codec.index_format
 
 
 @dataclass
@@ -136,27 +139,16 @@ def _read_index(level: ShardLevel, snap: Snapshot, start: int, size: int | None,
                 where: str) -> np.ndarray | None:
     """The checked index of the (sub-)shard stored in bytes [start, start + size) of
     ``snap`` (size None: all of a value of unknown size), its offsets made absolute
-    (offsets in ``snap``); None if the value turns out to be absent."""
-    n = level.index_nbytes
-    if size is not None and size < n:
-        raise CodecError(f"{where}: shard holds {size} bytes, less than its {n}-byte index")
-    if level.codec.index_location == "start":
-        raw = snap.read(start, n)
-        data_start, data_end = n, size
-    elif size is None:
-        raw = snap.read(-n, None)
-        data_start, data_end = 0, None
-    else:
-        raw = snap.read(start + size - n, n)
-        data_start, data_end = 0, size - n
+    (offsets in ``snap``); None if the value turns out to be absent.  Raises
+    CodecError, ChecksumError (shard_index.IndexFormat.span, decode, check_index)."""
+    fmt = level.index_format
+    at, data_start, data_end = fmt.span(level.nchunks, size, where)
+    raw = snap.read(start + at, fmt.nbytes(level.nchunks)) if at >= 0 else snap.read(at, None)
     if raw is None:
         return None
-    table = level.codec.decode_index(raw, level.nchunks, where)
+    table = fmt.decode(raw, level.nchunks, where)
     check_index(table, data_start, data_end, where)
-    table = table.copy()
-    used = table[:, 0] != EMPTY
-    table[used, 0] += np.uint64(start)
-    return table
+    return offset_by(table, start)
 
 
 def cached_index(arr: ChunkedArray, reads: ShardReads, depth: int, key: str, start: int,
@@ -189,19 +181,3 @@ def native_index(arr: ChunkedArray, shard: tuple[int, ...], fd: int, size: int) 
     table = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
     return np.ascontiguousarray(table, np.uint64).tobytes()
 
-
-def parse_shard(level: ShardLevel, blob: bytes, where: str) -> np.ndarray:
-    """The checked index of a whole shard held in memory."""
-    n = level.index_nbytes
-    if len(blob) < n:
-        raise CodecError(f"{where}: shard holds {len(blob)} bytes, less than its {n}-byte index")
-    at_start = level.codec.index_location == "start"
-    table = level.codec.decode_index(blob[:n] if at_start else blob[len(blob) - n:], level.nchunks, where)
-    check_index(table, n if at_start else 0, len(blob) if at_start else len(blob) - n, where)
-    return table
-
-
-
-def empty_shard(level: ShardLevel) -> bytes:
-    pairs = np.full(2 * level.nchunks, EMPTY, ">u8" if level.codec.index_big_endian else "<u8").tobytes()
-    return pairs + (crc32c(pairs).to_bytes(CRC_BYTES, "little") if level.codec.index_crc else b"")

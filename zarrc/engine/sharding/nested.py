@@ -12,12 +12,11 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels.plan import COL_COUNT, PROJECTION_COLS
-from zarrc._kernels.shard import assemble_shard
 from zarrc._kernels.write import STORED, WriteBatch
-from zarrc.codecs.sharding import EMPTY
+from zarrc.codecs.shard_index import EMPTY
 from zarrc.core import indexing
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import ShardReads, cached_index, empty_shard
+from zarrc.engine.sharding.index import ShardReads, cached_index
 from zarrc.engine.sharding.reads import read_region
 from zarrc.engine.state import ChunkedArray
 from zarrc.stores.base import BytesSnapshot
@@ -76,8 +75,7 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
                          else (old_key, int(entry[0]), int(entry[1]), blob))
             parts.append(_encode_shard(arr, reads, depth + 1, np.ascontiguousarray(contents[sub]), lo,
                                        touched, inner_old))
-    codec = level.codec
-    return assemble_shard(parts, codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+    return level.index_format.assemble(parts)
 
 
 def store_shard(arr: ChunkedArray, key: str, data: bytes | None, existed: bool) -> None:
@@ -89,7 +87,7 @@ def store_shard(arr: ChunkedArray, key: str, data: bytes | None, existed: bool) 
         elif arr.store.exists(key):
             # a zip cannot delete: store a shard whose inner chunks are all empty (only
             # over an existing shard; a shard that was never stored stays absent)
-            arr.store.set(key, empty_shard(arr.levels[0]))
+            arr.store.set(key, arr.levels[0].index_format.empty(arr.levels[0].nchunks))
     arr.shard_cache.forget(key)
 
 

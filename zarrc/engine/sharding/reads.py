@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels.read import ReadBatch
-from zarrc.codecs.sharding import EMPTY
+from zarrc.codecs.shard_index import EMPTY
 from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index

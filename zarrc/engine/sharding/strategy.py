@@ -19,7 +19,10 @@ from zarrc.runtime.threads import counted_call
 
 class ShardedStrategy(NativeStrategy):
     """The native strategy for a sharded array (``arr.levels``): planned chunks are
-    located through the shard indexes; writes rebuild each touched shard once."""
+    located through the shard indexes; writes rebuild each touched shard once,
+    taking the locks of partial writes themselves (``locks_late``)."""
+
+    locks_late = True
 
     def read_planned(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
                      tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
@@ -27,12 +30,8 @@ class ShardedStrategy(NativeStrategy):
         read_planned(self.arr, table, local, outidx, tasks, coords, out, strides)
 
     @counted_call
-    def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
-        write_from(self.arr, dims, value)
-
-    @counted_call
-    def write_locked(self, dims: indexing.Plan, value: np.ndarray,
-                     hold: Callable[[], AbstractContextManager[Any]]) -> None:
-        """``write_from`` holding ``hold()`` (engine.locked: the locks of the shards
-        written in part), taken as late as the write allows (sharding.writes)."""
+    def write_from(self, dims: indexing.Plan, value: np.ndarray,
+                   hold: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
+        """Write a planned selection (sharding.writes); ``hold``: the locks of the
+        shards written in part (engine.api.write), taken as late as the write allows."""
         write_from(self.arr, dims, value, hold)

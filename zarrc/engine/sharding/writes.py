@@ -29,10 +29,10 @@ from zarrc._kernels import chunk_files
 from zarrc._kernels.batch import TaskError
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.write import WriteBatch
-from zarrc.codecs.sharding import EMPTY
+from zarrc.codecs.shard_index import EMPTY
 from zarrc.core import indexing
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardLevel, ShardReads, cached_index, parse_shard
+from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardLevel, ShardReads, cached_index
 from zarrc.engine.sharding.nested import store_shard, write_whole_shards
 from zarrc.engine.sharding.reads import LazyLabels
 from zarrc.engine.state import ChunkedArray
@@ -43,7 +43,8 @@ from zarrc.runtime.threads import item_threads, run_each
 def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
                hold: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
     """engine write_from for a sharded array (see the module docstring).  ``hold``:
-    the locks of the shards written in part (engine.locked), taken here as late as
+    the locks of the shards written in part (engine.api.write, from
+    engine.locked.partial_hold), taken here as late as
     a consistent read-modify-write allows: when the first group of shards needs no
     old inner chunk (every inner chunk it writes is wholly written), its inner
     chunks are encoded first and the locks taken only to read the old indexes,
@@ -107,8 +108,7 @@ class _ShardWrite:
         self.value, self.strides, self.keys, self.shards = value, strides, keys, shards
         self.which, self.coords, self.full, self.flat = which, coords, full, flat
         self.order, self.bounds = order, bounds
-        codec = arr.levels[0].codec
-        self.layout = (codec.index_location == "start", codec.index_big_endian, codec.index_crc)
+        self.layout = arr.levels[0].index_format.kernel_args()     # (the kernels' assembly arguments)
         self.tag = temp_tag()
         self.staged: list[tuple[str, bytes]] = []      # (key, file) with a temporary file
         self.emptied: list[str] = []                   # shards left with no data
@@ -198,7 +198,8 @@ class _ShardWrite:
             if blob is None:
                 return None
             blob = bytes(blob)
-            return blob, 0, parse_shard(arr.levels[0], blob, f"shard {key} of {arr.name}")
+            top = arr.levels[0]
+            return blob, 0, top.index_format.parse(blob, top.nchunks, f"shard {key} of {arr.name}")
         index_table = cached_index(arr, reads, 0, key, 0, None)
         return None if index_table is None else (held[0], held[1], index_table)
 
@@ -265,7 +266,10 @@ class _ShardWrite:
             key = self.keys[k]
             path = arr.key_file(key)
             try:
-                written = batch.write_shard(path, self.tag, *plan_shard(k), *self.layout, stage=True)
+                task_of_chunk, old_parts = plan_shard(k)
+                at_start, big_endian, crc = self.layout
+                written = batch.write_shard(path, self.tag, task_of_chunk, old_parts, at_start, big_endian, crc,
+                                            stage=True)
             except TaskError as exc:     # (a failed I/O call: a StoreError)
                 raise from_kernel(exc, f"shard {key} of {arr.name}: ") from None
             with self.lock:
