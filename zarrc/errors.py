@@ -168,6 +168,12 @@ class ContainsArrayAndGroupError(ContainsNodeError, MetadataError):
     (also a MetadataError)."""
 
 
+class MissingDependencyError(ZarrcError, ImportError):
+    """An optional package that what was asked needs is not installed (a remote
+    store's client, pyarrow for Parquet references): the message names the package
+    and the extra that installs it (``zarrc[remote]``)."""
+
+
 class CopyError(ZarrcError, RuntimeError):
     """``zarrc.copy`` / ``copy_all`` / ``copy_store`` would overwrite something in the
     destination (with ``if_exists="raise"``; as zarr-python 2's CopyError, a

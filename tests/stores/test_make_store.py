@@ -21,11 +21,11 @@ def test_paths(tmp_path):
 def test_file_uri_with_a_drive_letter(monkeypatch):
     """file:///C:/data names C:/data where paths start with a drive (Windows); this
     runs the Windows branch on any platform."""
-    monkeypatch.setattr(zarrc.stores, "_DRIVE_LETTERS", True)
-    assert zarrc.stores._local_path("file:///C:/data/a%20b.zarr") == "C:/data/a b.zarr"
-    assert zarrc.stores._local_path("file:///data/a.zarr") == "/data/a.zarr"
-    monkeypatch.setattr(zarrc.stores, "_DRIVE_LETTERS", False)
-    assert zarrc.stores._local_path("file:///C:/data") == "/C:/data"
+    monkeypatch.setattr(zarrc.stores.local, "DRIVE_LETTERS", True)
+    assert zarrc.stores.local.local_path_of("file:///C:/data/a%20b.zarr") == "C:/data/a b.zarr"
+    assert zarrc.stores.local.local_path_of("file:///data/a.zarr") == "/data/a.zarr"
+    monkeypatch.setattr(zarrc.stores.local, "DRIVE_LETTERS", False)
+    assert zarrc.stores.local.local_path_of("file:///C:/data") == "/C:/data"
 
 
 def test_zip_paths(tmp_path):
@@ -93,3 +93,26 @@ def test_other_url_schemes():
 
 def test_is_a_store():
     assert all(issubclass(c, Store) for c in (LocalStore, MemoryStore, ZipStore))
+
+
+def test_a_missing_client_names_the_extra():
+    """Without obstore and fsspec (their imports blocked in a fresh interpreter), a
+    remote URL raises MissingDependencyError naming zarrc[remote]; so do Parquet
+    references without pyarrow and fastparquet."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "for m in ('obstore', 'fsspec', 'pyarrow', 'fastparquet'): sys.modules[m] = None\n"
+            "import zarrc\n"
+            "from zarrc.errors import MissingDependencyError\n"
+            "for url in ('s3://bucket/x', 'https://example.org/x', 'memory://x'):\n"
+            "    try:\n"
+            "        zarrc.open_array(url, mode='r')\n"
+            "    except MissingDependencyError as e:\n"
+            "        assert 'zarrc[remote]' in str(e) and isinstance(e, ImportError), e\n"
+            "    else:\n"
+            "        raise AssertionError(url)\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

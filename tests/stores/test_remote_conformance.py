@@ -15,7 +15,7 @@ from stores.servers import http_server, s3_server  # noqa: F401  (fixtures)
 from zarrc.errors import ReadOnlyError, StoreError
 from zarrc.stores import make_store
 from zarrc.stores.remote import ETagSnapshot, RemoteStore
-from zarrc.stores.url import store_from_url
+from zarrc.stores.url import backend_from_url, store_from_url
 
 KINDS = ["s3", "fsspec-memory", "zarr-objectstore", "zarr-fsspecstore"]
 
@@ -146,7 +146,7 @@ def test_concurrency_is_bounded(http_server):  # noqa: F811
     pytest.importorskip("obstore")
     for i in range(12):
         http_server.write(f"k/{i}", bytes([i]) * 10)
-    store = RemoteStore.from_url(http_server.url, concurrency=4)
+    store = RemoteStore(backend_from_url(http_server.url), read_only=True, concurrency=4)
     http_server.switches.latency = 0.2
     start = time.monotonic()
     assert store.get_many([f"k/{i}" for i in range(12)]) == [bytes([i]) * 10 for i in range(12)]

@@ -10,7 +10,7 @@ from stores.servers import closed_port, http_server  # noqa: F401  (fixture)
 
 from zarrc.errors import StoreError
 from zarrc.stores.remote import RemoteStore
-from zarrc.stores.url import store_from_url
+from zarrc.stores.url import backend_from_url, store_from_url
 
 pytest.importorskip("obstore", reason="obstore is not installed")
 
@@ -124,7 +124,7 @@ def test_calls_from_inside_a_running_loop(http_server):  # noqa: F811
     import asyncio
 
     http_server.write("k", b"value")
-    store = RemoteStore.from_url(http_server.url, FAST)
+    store = RemoteStore(backend_from_url(http_server.url, FAST), read_only=True)
 
     async def inside():
         return store.get_many(["k", "k"])

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
 from zarrc.stores.base import Store, validate_key
-from zarrc.stores.local import LocalStore
+from zarrc.stores.local import ZIP_MODES, LocalStore, open_local
 from zarrc.stores.memory import MemoryStore
 from zarrc.stores.zarr_python import from_zarr_python, is_zarr_python_store
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalStore", "MemoryStore", "Store", "ZipStore", "make_store", "validate_key"]
 
-_ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
 
 
 def __getattr__(name: str) -> Any:
@@ -34,30 +33,6 @@ def __getattr__(name: str) -> Any:
 
         return ZipStore
     raise AttributeError(f"module 'zarrc.stores' has no attribute {name!r}")
-
-
-_DRIVE_LETTERS = os.name == "nt"  # paths start with a drive: "C:/data" (a test switches it on)
-
-
-def _local_path(path: str) -> str:
-    """A plain path from ``path``, which may be a ``file://`` URI; other schemes raise."""
-    if "://" not in path:
-        return path
-    from urllib.parse import unquote, urlsplit  # (only for URIs: not imported by `import zarrc`)
-
-    parts = urlsplit(path)
-    if parts.scheme == "file":
-        if parts.netloc not in ("", "localhost"):
-            raise StoreError(f"file URI {path!r} names host {parts.netloc!r}; only local files are supported")
-        local = unquote(parts.path)
-        if _DRIVE_LETTERS and local[:1] == "/" and local[2:3] == ":":
-            local = local[1:]  # file:///C:/data -> C:/data
-        return local
-    if len(parts.scheme) > 1:
-        raise StoreError(
-            f"no store for URL scheme {parts.scheme!r} in {path!r} (only local paths and file://)"
-        )
-    return path
 
 
 def make_store(obj: Any, mode: str = "a", storage_options: dict | None = None) -> Store:
@@ -86,8 +61,8 @@ def make_store(obj: Any, mode: str = "a", storage_options: dict | None = None) -
     ArgumentError (a ValueError) for an unknown mode; StoreError when the mode
     cannot be honoured (e.g. "r" on a missing directory) or a URL cannot be opened.
     """
-    if mode not in _ZIP_MODES:
-        raise ArgumentError(f"mode must be one of {tuple(_ZIP_MODES)}, got {mode!r}")
+    if mode not in ZIP_MODES:
+        raise ArgumentError(f"mode must be one of {tuple(ZIP_MODES)}, got {mode!r}")
     if storage_options and not _is_remote_url(obj):
         raise ArgumentTypeError("'storage_options' was provided but unused: storage_options are only used "
                                 f"when the store is a remote URL, not {type(obj).__name__} {obj!r:.80}")
@@ -106,16 +81,6 @@ def _is_remote_url(obj: Any) -> bool:
     return is_remote_url(obj)
 
 
-def _local_store(obj: str | os.PathLike, mode: str) -> Store:
-    """The LocalStore (ZipStore for ".zip") on a path or ``file://`` URI."""
-    path = _local_path(os.fsdecode(os.fspath(obj)))
-    if path.lower().endswith(".zip"):
-        from zarrc.stores.zip import ZipStore
-
-        return ZipStore(path, mode=_ZIP_MODES[mode])
-    return LocalStore(path, mode=mode)
-
-
 def _new_store(obj: Any, mode: str, storage_options: dict | None = None) -> Store:
     """The store ``make_store`` opens for anything that is not a Store."""
     if _is_remote_url(obj):
@@ -123,7 +88,7 @@ def _new_store(obj: Any, mode: str, storage_options: dict | None = None) -> Stor
 
         return store_from_url(obj, mode, storage_options)
     if isinstance(obj, (str, os.PathLike)):
-        return _local_store(obj, mode)
+        return open_local(obj, mode)
     if obj is None:
         return MemoryStore(read_only=mode == "r")
     if is_zarr_python_store(obj):

@@ -17,7 +17,7 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from zarrc.errors import ArgumentTypeError, StoreError
+from zarrc.errors import ArgumentTypeError, MissingDependencyError, StoreError
 from zarrc.stores.remote import (
     INSTALL_HINT,
     Backend,
@@ -33,7 +33,7 @@ def import_fsspec() -> Any:
     try:
         import fsspec  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
-        raise StoreError(f"fsspec URLs need fsspec: {INSTALL_HINT}") from None
+        raise MissingDependencyError(f"fsspec URLs need fsspec: {INSTALL_HINT}") from None
     return fsspec
 
 

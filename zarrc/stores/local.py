@@ -388,3 +388,41 @@ class LocalStore(Store):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         type(self).__init__(self, state["root"], state["mode"])
+
+
+# -- paths and file:// URIs given to make_store ------------------------------------
+
+# make_store's modes -> ZipStore's (zipfile's) modes
+ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
+DRIVE_LETTERS = os.name == "nt"  # paths start with a drive: "C:/data" (a test switches it on)
+
+
+def local_path_of(path: str) -> str:
+    """A plain path from ``path``, which may be a ``file://`` URI; other schemes raise."""
+    if "://" not in path:
+        return path
+    from urllib.parse import unquote, urlsplit  # (only for URIs: not imported by `import zarrc`)
+
+    parts = urlsplit(path)
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise StoreError(f"file URI {path!r} names host {parts.netloc!r}; only local files are supported")
+        local = unquote(parts.path)
+        if DRIVE_LETTERS and local[:1] == "/" and local[2:3] == ":":
+            local = local[1:]  # file:///C:/data -> C:/data
+        return local
+    if len(parts.scheme) > 1:
+        raise StoreError(
+            f"no store for URL scheme {parts.scheme!r} in {path!r} (only local paths and file://)"
+        )
+    return path
+
+
+def open_local(obj: str | os.PathLike, mode: str) -> Store:
+    """The LocalStore (ZipStore for ".zip") on a path or ``file://`` URI."""
+    path = local_path_of(os.fsdecode(os.fspath(obj)))
+    if path.lower().endswith(".zip"):
+        from zarrc.stores.zip import ZipStore
+
+        return ZipStore(path, mode=ZIP_MODES[mode])
+    return LocalStore(path, mode=mode)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from zarrc.errors import ArgumentTypeError, StoreError
+from zarrc.errors import ArgumentTypeError, MissingDependencyError, StoreError
 from zarrc.stores.remote import (
     INSTALL_HINT,
     Backend,
@@ -51,7 +51,7 @@ def import_obstore() -> Any:
     try:
         import obstore
     except ImportError:
-        raise StoreError(f"remote stores need obstore: {INSTALL_HINT}") from None
+        raise MissingDependencyError(f"remote stores need obstore: {INSTALL_HINT}") from None
     return obstore
 
 

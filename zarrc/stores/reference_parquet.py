@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, MissingDependencyError
 from zarrc.stores.reference_spec import Ref, inline_bytes
 from zarrc.stores.reference_targets import EXTRA_HINT
 
@@ -56,7 +56,7 @@ def _read_table(data: bytes) -> dict[str, list]:
     try:
         fastparquet = importlib.import_module("fastparquet")
     except ImportError:
-        raise ImportError(f"Parquet references need pyarrow (or fastparquet): {EXTRA_HINT}") from None
+        raise MissingDependencyError(f"Parquet references need pyarrow (or fastparquet): {EXTRA_HINT}") from None
     frame = fastparquet.ParquetFile(io.BytesIO(data)).to_pandas()
     return {name: [None if _is_null(v) else v for v in frame[name].tolist()] for name in frame.columns}
 

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from zarrc.errors import MissingDependencyError
 from zarrc.stores.base import read_exactly
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -35,7 +36,7 @@ def require(module: str, purpose: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise ImportError(f"{purpose} needs {module}: {EXTRA_HINT}") from e
+        raise MissingDependencyError(f"{purpose} needs {module}: {EXTRA_HINT}") from e
 
 
 class Handle:

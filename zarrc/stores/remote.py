@@ -165,16 +165,6 @@ class RemoteStore(Store):
         self.concurrency = concurrency
         self._semaphore = aio.LoopSemaphore(concurrency)
 
-    @classmethod
-    def from_url(cls, url: str, storage_options: dict | None = None, read_only: bool = False, *,
-                 concurrency: int = aio.DEFAULT_CONCURRENCY) -> RemoteStore:
-        """A RemoteStore on ``url`` (s3://, gs://, az://, http(s)://, memory://, chained
-        fsspec URLs); raises StoreError naming the package to install if no client
-        for it is installed (see ``zarrc.stores.url.backend_from_url``)."""
-        from zarrc.stores.url import backend_from_url
-
-        return cls(backend_from_url(url, storage_options), read_only=read_only, concurrency=concurrency)
-
     @property
     def url(self) -> str:
         """The location this store reads and writes."""

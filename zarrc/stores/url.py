@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from zarrc.errors import ArgumentError, ArgumentTypeError, ReadOnlyError, StoreError
+from zarrc.errors import ArgumentError, ArgumentTypeError, MissingDependencyError, ReadOnlyError, StoreError
 from zarrc.stores import aio
 from zarrc.stores.base import Store
+from zarrc.stores.local import open_local
 from zarrc.stores.remote import INSTALL_HINT, Backend, RemoteStore
 
 OBSTORE_SCHEMES = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "adl", "http", "https"}
@@ -63,7 +64,7 @@ def backend_from_url(url: str, storage_options: dict | None = None) -> Backend:
 
         return open_obstore(url, storage_options)
     if not _have("fsspec"):
-        raise StoreError(f"cannot open {url}: {INSTALL_HINT}")
+        raise MissingDependencyError(f"cannot open {url}: it needs obstore or fsspec: {INSTALL_HINT}")
     from zarrc.stores.fsspec_backend import open_fsspec
 
     return open_fsspec(url, storage_options)
@@ -97,9 +98,7 @@ def store_from_url(url: str, mode: str = "a", storage_options: dict | None = Non
         if storage_options:
             raise ArgumentTypeError(f"'storage_options' was provided but unused: {url!r} is a local path "
                                     "(storage_options are only used with remote URLs)")
-        from zarrc.stores import _local_store
-
-        return _local_store(url, mode)
+        return open_local(url, mode)
     if url_scheme(url) == "reference":
         return open_reference(url, mode, storage_options)
     store = RemoteStore(backend_from_url(url, storage_options), read_only=mode == "r", concurrency=concurrency)
