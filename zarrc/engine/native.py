@@ -13,6 +13,7 @@ chunk key, never per element.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
+from zarrc.errors import StoreError
 from zarrc.runtime.config import config
 from zarrc.runtime.threads import count_calls, counted_call
 
@@ -115,7 +117,30 @@ class NativeStrategy(Strategy):
                          coords[lo:lo + per_batch], value, strides)
 
 
+# how often the chunks another writer changed while a partial write read-modified-
+# wrote them (stores with conditional writes) are tried again
+CONFLICT_RETRIES = 16
+
+
 def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
+    """Encode and store one batch of chunk tasks.  On a store with conditional
+    writes, the partial chunks another writer changed meanwhile are written again
+    (read, modified, written anew) until none is left."""
+    for attempt in range(CONFLICT_RETRIES + 1):
+        lost = _write_once(arr, table, local, outidx, tasks, coords, value, strides)
+        if not lost:
+            return
+        keys = arr.chunk_keys(coords)
+        again = np.array([k in lost for k in keys], dtype=bool)
+        tasks, coords = tasks[again], coords[again]
+        time.sleep(min(0.2, 0.002 * 2 ** attempt))
+    raise StoreError(f"{arr.name}: chunks {sorted(lost)[:5]} were changed by other writers on each of "
+                     f"{CONFLICT_RETRIES + 1} conditional writes")
+
+
+def _write_once(arr, table, local, outidx, tasks, coords, value, strides) -> set[str]:
+    """One attempt of ``_write_batch``: the keys not stored because another writer
+    changed them since they were read (only on a store with conditional writes)."""
     if arr.path_head is not None:
         if len(tasks) > 2 and config.threads > 1 and b.tasks_full(table, tasks).all():
             order = b.spread_order(len(tasks), config.threads)     # (files written at once)
@@ -124,10 +149,16 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
     else:
         keys = arr.chunk_keys(coords)
         sources = b.key_paths(arr, keys)
+    versions: dict[str, Any] = {}
     if sources is None:
         full = b.tasks_full(table, tasks)
         partial = [k for k, f in zip(keys, full) if not f]
-        old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
+        if partial and arr.store.conditional_writes:
+            found = arr.store.get_many_versioned(partial)
+            old = {k: v for k, (v, _) in zip(partial, found)}
+            versions = {k: version for k, (_, version) in zip(partial, found)}
+        else:
+            old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
         sources = [old.get(k) for k in keys]
     # a store that cannot delete keeps chunks that became all fill value
     write_empty = arr.write_empty_chunks or not arr.store.supports_deletes
@@ -142,21 +173,26 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
         batch.discard()           # (the chunks encoded before the error wait in temporary files)
     b.raise_task_error(batch, arr, keys)
     if commit_now:
-        return
+        return set()
     if paths:
         batch.start_commit()
         b.run_batch(batch, len(tasks))
         if batch.first_error() is not None:
             batch.discard()
         b.raise_task_error(batch, arr, keys)
-        return
-    # (one set_many: a remote store PUTs the chunks concurrently)
-    stored = {}
+        return set()
+    # (one set_many: a remote store PUTs the chunks concurrently; the partial chunks
+    # of a store with conditional writes only where they are still the version read)
+    stored, conditional = {}, {}
     for t, key in enumerate(keys):
         outcome = batch.outcome(t)
         if outcome == STORED:
-            stored[key] = batch.encoded(t)
+            if key in versions:
+                conditional[key] = (batch.encoded(t), versions[key])
+            else:
+                stored[key] = batch.encoded(t)
         elif outcome == DELETED:
             arr.store.delete(key)
     if stored:
         arr.store.set_many(stored)
+    return set(arr.store.set_many_if(conditional)) if conditional else set()

@@ -415,6 +415,25 @@ class Store:
         can name versions override it."""
         return RangeSnapshot(self, key)
 
+    # -- conditional writes (stores that can name versions remotely) ----------
+
+    #: True for a store whose partial chunk updates are made by compare-and-swap on
+    #: each value's version (``get_many_versioned``, then ``set_many_if``, retried for
+    #: the keys another writer changed meanwhile) rather than by locks alone: an
+    #: object store with ETags, shared by writers that no lock reaches.
+    conditional_writes: bool = False
+
+    def get_many_versioned(self, keys: Sequence[str]) -> list[tuple[bytes | None, Any]]:
+        """(value, version) of each of ``keys`` (None, None: absent), for
+        ``set_many_if``.  Only stores with ``conditional_writes``."""
+        raise NotImplementedError
+
+    def set_many_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
+        """Store each value of ``items`` ({key: (value, version)}) only where the key
+        still holds that version (None: is still absent); the keys not written
+        because another version is there.  Only stores with ``conditional_writes``."""
+        raise NotImplementedError
+
     # -- writing -------------------------------------------------------------
 
     def set(self, key: str, value: Any) -> None:

@@ -379,6 +379,53 @@ class RemoteStore(Store):
             return False
         return True
 
+    @property
+    def conditional_writes(self) -> bool:      # type: ignore[override]
+        """True where the backend has ETags: partial chunk updates are conditional
+        writes (``Store.conditional_writes``)."""
+        return bool(self.backend.etags) and not self.read_only
+
+    async def _read_versioned(self, key: str) -> tuple[bytes | None, str | None]:
+        """(value, ETag) of one version of ``key`` ((None, None): absent): a HEAD,
+        then the body read with If-Match on its ETag (again if it changed between)."""
+        for _ in range(8):
+            meta = await self.backend.head(key)
+            if meta is None:
+                return None, None
+            try:
+                return await self._read(key, 0, None, if_match=meta[1]), meta[1]
+            except PreconditionFailed:
+                continue
+        raise StoreError(f"cannot read {self._where(key)}: it changed on every one of 8 reads")
+
+    def get_many_versioned(self, keys: Sequence[str]) -> list[tuple[bytes | None, Any]]:
+        """(value, ETag) of each key, fetched concurrently (see Store.get_many_versioned)."""
+        for key in keys:
+            validate_key(key, self)
+        def reader(key: str) -> Callable[[], Awaitable[tuple[bytes | None, str | None]]]:
+            return lambda: self._read_versioned(key)
+
+        return self._run_many("read", [(key, reader(key)) for key in keys])
+
+    def set_many_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
+        """Conditional PUTs of every (value, ETag) of ``items``, concurrently; the keys
+        another writer changed meanwhile (see Store.set_many_if)."""
+        for key in items:
+            self.check_writable("set", key)
+            validate_key(key, self)
+
+        def put(key: str, value: Any, etag: str | None) -> Callable[[], Awaitable[bool]]:
+            async def attempt() -> bool:
+                try:
+                    await self.backend.put(key, byte_view(value), if_match=etag, create=etag is None)
+                except PreconditionFailed:
+                    return False
+                return True
+            return attempt
+
+        done = self._run_many("write", [(key, put(key, value, etag)) for key, (value, etag) in items.items()])
+        return [key for key, ok in zip(items, done) if not ok]
+
     def etag(self, key: str) -> str | None:
         """The current ETag of ``key`` (None if absent or the backend has none)."""
         validate_key(key, self)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any
@@ -70,6 +71,23 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
     work = _ShardWrite(arr, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
                        keys, shards, which, coords, full, flat, order, bounds)
     per_group = max(1, GROUP_BYTES // max(1, top.nchunks * arr.chain.chunk_nbytes))
+    for attempt in range(CONFLICT_RETRIES + 1):
+        lost = _write_groups(work, keys, per_group, hold)
+        if not lost:
+            return
+        # (shards another writer changed since this write read them: all read,
+        # modified and written again, the shards written before included)
+        time.sleep(min(0.2, 0.002 * 2 ** attempt))
+        work = work.again()
+    raise StoreError(f"{arr.name}: shards {sorted(lost)[:5]} were changed by other writers on each of "
+                     f"{CONFLICT_RETRIES + 1} conditional writes")
+
+
+def _write_groups(work: _ShardWrite, keys: list, per_group: int,
+                  hold: Callable[[], AbstractContextManager[Any]] | None) -> list[str]:
+    """Run ``work`` a group of shards at a time and commit it; the shards not stored
+    because another writer changed them since they were read (a store with
+    conditional writes), else []."""
     with ExitStack() as held:
         if hold is not None:
             work.take_locks = lambda: held.enter_context(hold())
@@ -85,7 +103,7 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
             work.wait(quiet=True)
             work.discard()
             raise
-        work.commit()
+        return work.commit()
 
 
 # A sharded write reads, rebuilds and writes the shards it touches a group at a
@@ -93,6 +111,10 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
 # memory is bounded by this, not by the number of shards (files are staged and
 # named once every group succeeded).
 GROUP_BYTES = 4 << 20
+
+# how often a write whose shards other writers changed meanwhile (a store with
+# conditional writes) is made again
+CONFLICT_RETRIES = 16
 
 
 class _ShardWrite:
@@ -120,6 +142,16 @@ class _ShardWrite:
         self.stager: threading.Thread | None = None
         self.error: BaseException | None = None
         self.spent: WriteBatch | None = None      # a staged group's batch: its buffers reused
+        # a store with conditional writes: each partly written shard's version as read
+        # (None: absent), its new value stored only over that version
+        self.conditional = arr.store.conditional_writes and arr.files is None
+        self.versions: dict[str, Any] = {}
+        self.args = (arr, table, local, outidx, tasks, value, strides, keys, shards, which, coords, full, flat,
+                     order, bounds)
+
+    def again(self) -> _ShardWrite:
+        """A new write of the same selection (after a conflict: everything read anew)."""
+        return _ShardWrite(*self.args)
 
     def _locked(self) -> None:
         """Take the locks (once) if write_from was given some."""
@@ -189,6 +221,12 @@ class _ShardWrite:
         """The old shard ``k``: (its holder: a bytes object or, for a store of files, an
         open file descriptor; where the shard starts in it; its index), or None."""
         arr, key = self.arr, self.keys[k]
+        if self.conditional:
+            (blob, self.versions[key]), = arr.store.get_many_versioned([key])
+            if blob is None:
+                return None
+            top = arr.levels[0]
+            return bytes(blob), 0, top.index_format.parse(bytes(blob), top.nchunks, f"shard {key} of {arr.name}")
         snap = reads.snapshot(key)
         held = None if snap is None else snap.holder()
         if held is None or (arr.files is None and type(held[0]) is not bytes):
@@ -302,7 +340,9 @@ class _ShardWrite:
         b.raise_task_error(batch, arr, LazyLabels(self.keys, self.which[members], self.coords[members]))
         return batch
 
-    def commit(self) -> None:
+    def commit(self) -> list[str]:
+        """Name the staged files, delete the emptied shards, store the built ones;
+        the shards not stored because another writer changed them (see write_from)."""
         arr = self.arr
         try:
             for key, path in self.staged:
@@ -315,8 +355,15 @@ class _ShardWrite:
             self.release()
         for key in self.emptied:
             store_shard(arr, key, None, existed=arr.store.exists(key))
+        conditional = {key: (data, self.versions[key]) for key, data in self.built
+                       if data is not None and key in self.versions}
         for key, data in self.built:
-            store_shard(arr, key, data, existed=True)
+            if key not in conditional:
+                store_shard(arr, key, data, existed=True)
+        lost = arr.store.set_many_if(conditional) if conditional else []
+        for key in conditional:
+            arr.shard_cache.forget(key)
+        return lost
 
     def discard(self) -> None:
         for _, path in self.staged:
