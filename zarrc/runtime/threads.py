@@ -19,6 +19,7 @@ stays a moment in native code for the next one's blocks (``linger``).
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -206,3 +207,41 @@ def run_each(items: Iterable[T], fn: Callable[[T], object], workers: int) -> Non
             fn(item)
 
     run_parallel(work, workers)
+
+
+# -- calls that wait on a network ---------------------------------------------------
+
+# Threads of the pool for calls that mostly wait (a remote store's requests, which its
+# own I/O loop bounds): not the kernels' pool, whose threads are the cores'.
+IO_THREADS = 32
+_io_pool: ThreadPoolExecutor | None = None
+_io_lock = threading.Lock()
+
+
+def run_io(items: Iterable[T], fn: Callable[[T], Any]) -> list:
+    """``[fn(item) for item in items]``, the calls made at once on the I/O pool
+    (``IO_THREADS`` threads, made on first use): for calls that wait on a remote
+    store.  The first error (in the items' order) is raised, once all have ended."""
+    items = list(items)
+    if len(items) <= 1:
+        return [fn(item) for item in items]
+    global _io_pool
+    with _io_lock:
+        if _io_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _io_pool = ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="zarrc-io")
+        pool = _io_pool
+    futures = [pool.submit(fn, item) for item in items]
+    for future in futures:
+        future.exception()          # (wait for every call: none outlives this one)
+    return [future.result() for future in futures]
+
+
+def _forget_io_pool() -> None:
+    global _io_pool
+    _io_pool = None          # (a forked child has none of its threads: made anew on use)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_io_pool)

@@ -18,6 +18,7 @@ from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index
 from zarrc.engine.state import ChunkedArray
+from zarrc.runtime.threads import run_io
 
 SMALL = 64      # locate() this many chunks or fewer in plain Python
 
@@ -55,6 +56,10 @@ def locate(arr: ChunkedArray, reads: ShardReads,
         which, shards = np.zeros(n, np.int64), np.zeros((1, 0), np.int64)
     which = which.reshape(-1)
     keys = arr.chunk_keys(shards)
+    if arr.store.fetch_window is not None and len(keys) > 1:
+        # a remote store: every shard's version and index fetched at once (each a
+        # HEAD and a range request), not one shard after another
+        run_io(keys, lambda key: cached_index(arr, reads, 0, key, 0, None))
     offset = np.zeros(n, np.int64)
     length = np.full(n, -1, np.int64)
     present = np.ones(n, bool)
@@ -148,14 +153,20 @@ def located_sources(reads: ShardReads, keys: list[str], which: np.ndarray, offse
     ranges = _holder_ranges(reads, keys, which, offset, length, present, bounds)
     if ranges is not None:
         return ranges
-    for k, key in enumerate(keys):
+    def fetch(k: int) -> None:
         members = present[bounds[k]:bounds[k + 1]]
         if len(members):
-            snap = reads.snapshot(key)
+            snap = reads.snapshot(keys[k])
             assert snap is not None        # (locate found chunks in it)
             found = snap.sources(offset[members].tolist(), length[members].tolist())
             for t, src in zip(members.tolist(), found):
                 sources[t] = src
+
+    if reads.store.fetch_window is not None:       # (a remote store: the shards' ranges at once)
+        run_io(range(len(keys)), fetch)
+    else:
+        for k in range(len(keys)):
+            fetch(k)
     return sources
 
 
