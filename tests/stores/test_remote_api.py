@@ -108,3 +108,30 @@ def test_xarray_engine_with_storage_options(s3_server):  # noqa: F811
     ds = xr.open_dataset(url, engine="zarrc", storage_options=opts, consolidated=False)
     np.testing.assert_array_equal(ds["v"].values, _data((6, 4)))
     assert ds["v"].dims == ("t", "x")
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidated_hierarchies_both_ways(s3_server, zarr_format):  # noqa: F811
+    """zarrc consolidates a hierarchy on S3 and zarr-python opens it consolidated
+    (through its ObjectStore), and the reverse."""
+    zarr = pytest.importorskip("zarr")
+    obstore_store = pytest.importorskip("obstore.store")
+    bucket, opts = s3_server.bucket(), s3_server.options()
+
+    def zarr_store(prefix):
+        return zarr.storage.ObjectStore(obstore_store.S3Store(
+            bucket, prefix=prefix, endpoint=s3_server.endpoint, access_key_id="testing",
+            secret_access_key="testing", region="us-east-1", client_options={"allow_http": True}))
+
+    data = _data((12, 10))
+    g = zarrc.open_group(f"s3://{bucket}/zc", mode="w", storage_options=opts, zarr_format=zarr_format)
+    g.create_group("sub").create_array("x", shape=data.shape, dtype=data.dtype, chunks=(5, 5))[...] = data
+    zarrc.consolidate_metadata(g.store)
+    zg = zarr.open_consolidated(zarr_store("zc"), zarr_format=zarr_format)
+    np.testing.assert_array_equal(zg["sub/x"][...], data)
+
+    zg = zarr.open_group(zarr_store("zp"), mode="w", zarr_format=zarr_format)
+    zg.create_group("sub").create_array("y", shape=data.shape, dtype=data.dtype, chunks=(4, 4))[...] = data
+    zarr.consolidate_metadata(zarr_store("zp"))
+    got = zarrc.open_consolidated(f"s3://{bucket}/zp", storage_options=opts, mode="r")
+    np.testing.assert_array_equal(got["sub/y"][...], data)
