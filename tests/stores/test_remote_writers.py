@@ -40,7 +40,7 @@ def test_writers_of_parts_of_the_same_chunks_lose_nothing(s3_server, sharded):  
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in range(writers)]
     for p in procs:
         out, err = p.communicate(timeout=300)
-        assert p.returncode == 0 and out.strip() == b"done", err.decode()[-2000:]
+        assert p.returncode == 0 and out.strip() == b"done", (p.returncode, out, err.decode()[-3000:])
     got = zarrc.open_array(url, storage_options=opts, mode="r")[...]
     expected = np.tile(np.arange(writers) * 1000 + rounds - 1, (8, 1))
     np.testing.assert_array_equal(got, expected)
