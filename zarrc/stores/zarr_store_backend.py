@@ -10,6 +10,8 @@ MemoryStore and ZipStore become native zarrc stores instead: ``zarr_python.py``.
 
 from __future__ import annotations
 
+import asyncio
+import builtins
 import copyreg
 import inspect
 from collections.abc import Sequence
@@ -19,6 +21,7 @@ from zarrc.errors import ArgumentTypeError, StoreError
 from zarrc.stores.remote import Backend, describe_error
 
 _METHODS = ("get", "set", "delete", "list_prefix", "list_dir", "exists")
+_DOCUMENTS = ("zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata")   # keys, never directories
 
 
 def is_zarr_store_like(obj: Any) -> bool:
@@ -103,6 +106,7 @@ class ZarrStoreBackend(Backend):
         self._prototype = default_buffer_prototype()
         self._requests = (RangeByteRequest, OffsetByteRequest, SuffixByteRequest)
         self._opened = False
+        self._no_prefix_listing = False     # (set once the store's list_prefix is found missing)
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
         # The store object's own reduction, taken here so that a store that refuses to
@@ -158,6 +162,8 @@ class ZarrStoreBackend(Backend):
                 return None
         except KeyError:
             return None     # (Icechunk's exists raises KeyError for Zarr v2 keys: it holds v3 only)
+        except NotImplementedError:
+            pass            # (VirtualiZarr's ManifestStore: getsize, below, reads the value)
         fs, path = getattr(store, "fs", None), getattr(store, "path", None)
         if fs is not None and isinstance(path, str) and hasattr(fs, "_info"):
             # (zarr-python's FsspecStore: ``exists`` is also true of a directory)
@@ -190,7 +196,55 @@ class ZarrStoreBackend(Backend):
         for key in keys:
             await self.delete(key)
 
-    async def list(self, prefix: str) -> list[str]:
-        """Every key starting with ``prefix`` (the store's list_prefix)."""
+    async def _prefix_keys(self, prefix: str) -> builtins.list[str] | None:
+        """The store's list_prefix, or None if it has none (NotImplementedError:
+        VirtualiZarr's ManifestStore lists only directories)."""
+        if self._no_prefix_listing:
+            return None
         store = await self._ready()
-        return [key async for key in store.list_prefix(prefix)]
+        try:
+            return [key async for key in store.list_prefix(prefix)]
+        except NotImplementedError:
+            self._no_prefix_listing = True
+            return None
+
+    async def list(self, prefix: str) -> list[str]:
+        """Every key under the directory ``prefix`` (the store's list_prefix; without
+        one, a walk of its list_dir)."""
+        keys = await self._prefix_keys(prefix)
+        if keys is not None:
+            return keys
+        found, dirs = await self._dir_entries(prefix)
+        out = [prefix + name for name in found]
+        for name in dirs:
+            out += await self.list(f"{prefix}{name}/")
+        return out
+
+    async def list_dir(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
+        """(keys, child directories) directly under ``prefix``: from list_prefix, or
+        from the store's list_dir where it cannot list by prefix."""
+        if self._no_prefix_listing or await self._prefix_keys(prefix) is None:
+            return await self._dir_entries(prefix)
+        return await super().list_dir(prefix)
+
+    async def _dir_entries(self, prefix: str) -> tuple[builtins.list[str], builtins.list[str]]:
+        """zarr-python's ``list_dir(prefix)`` (names of keys and child directories alike)
+        split in two: a name with something listed under it is a directory."""
+        store = await self._ready()
+        names = [name async for name in store.list_dir(prefix)]
+
+        async def is_dir(name: str) -> bool:
+            if name.endswith("/"):
+                return True
+            if name in _DOCUMENTS:
+                return False
+            try:
+                async for _ in store.list_dir(f"{prefix}{name}/"):
+                    return True
+            except NotImplementedError:
+                return True     # (ManifestStore lists no array whose chunk keys use "/": a node)
+            return False
+
+        kinds = await asyncio.gather(*(is_dir(name) for name in names))
+        keys = sorted(name for name, d in zip(names, kinds) if not d)
+        return keys, sorted(name.rstrip("/") for name, d in zip(names, kinds) if d)
