@@ -1,95 +1,10 @@
-"""Helpers of test_reference.py: a real HTTP server honouring byte ranges, and an
-HDF5 file with known contents for kerchunk to translate."""
+"""Helpers of the reference tests: an HDF5 file (h5py) and a netCDF4 file (netCDF4)
+with known contents, for kerchunk and VirtualiZarr to translate.  (The HTTP server
+that serves them is servers.py's.)"""
 
 from __future__ import annotations
 
-import os
-import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlsplit
-
 import numpy as np
-
-_RANGE = re.compile(r"bytes=(\d*)-(\d*)")
-
-
-class RangeRequestHandler(BaseHTTPRequestHandler):
-    """GET and HEAD of the files under the server's ``root``, with ``Range: bytes=a-b``
-    answered 206 (416 past the end), as object stores and web servers do."""
-
-    server: RangeHTTPServer
-
-    def log_message(self, format, *args):  # (quiet)
-        pass
-
-    def do_HEAD(self):
-        self._serve(body=False)
-
-    def do_GET(self):
-        self._serve(body=True)
-
-    def _serve(self, body: bool) -> None:
-        self.server.requests.append((self.command, self.path, self.headers.get("Range")))
-        rel = unquote(urlsplit(self.path).path).lstrip("/")
-        path = os.path.join(self.server.root, rel)
-        if ".." in rel.split("/") or not os.path.isfile(path):
-            self.send_error(404)
-            return
-        size = os.path.getsize(path)
-        start, end, status = 0, size, 200
-        header = self.headers.get("Range")
-        if header:
-            m = _RANGE.fullmatch(header.strip())
-            if m is None or m.group(1) == m.group(2) == "":
-                self.send_error(400)
-                return
-            if m.group(1) == "":  # a suffix: the last n bytes
-                start = max(0, size - int(m.group(2)))
-            else:
-                start = int(m.group(1))
-                end = size if m.group(2) == "" else min(size, int(m.group(2)) + 1)
-            if start >= size:
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{size}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            status = 206
-        self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Content-Length", str(end - start))
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
-        self.end_headers()
-        if body:
-            with open(path, "rb") as f:
-                f.seek(start)
-                self.wfile.write(f.read(end - start))
-
-
-class RangeHTTPServer(ThreadingHTTPServer):
-    """Serves the directory ``root`` on 127.0.0.1 (a free port) from a thread;
-    ``url`` is its base URL; ``requests`` records (method, path, Range header)."""
-
-    daemon_threads = True
-
-    def __init__(self, root: str) -> None:
-        super().__init__(("127.0.0.1", 0), RangeRequestHandler)
-        self.root = root
-        self.requests: list = []
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join()
 
 
 def write_hdf5(path: str) -> dict[str, np.ndarray]:
@@ -116,3 +31,33 @@ def write_hdf5(path: str) -> dict[str, np.ndarray]:
         g.create_dataset("elevation", data=data["grid/elevation"], chunks=(16, 16, 7),
                          compression="gzip", shuffle=True)
     return data
+
+
+def write_netcdf4(path: str) -> None:
+    """A netCDF4 file at ``path`` (written by the netCDF4 package, so netCDF-C's HDF5
+    layout: dimension scales, _Netcdf4Dimid...): a chunked, zlib- and
+    shuffle-compressed 3-d float variable with a fill value and attributes, a
+    contiguous 2-d int variable, coordinate variables, a group with a variable."""
+    import netCDF4
+
+    rng = np.random.default_rng(3)
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.title = "zarrc netCDF4 test"
+        ds.createDimension("time", 12)
+        ds.createDimension("y", 30)
+        ds.createDimension("x", 25)
+        t = ds.createVariable("time", "i8", ("time",))
+        t[:] = np.arange(12) * 3600
+        t.units = "seconds since 2000-01-01"
+        ds.createVariable("y", "f8", ("y",))[:] = np.linspace(-10, 10, 30)
+        ds.createVariable("x", "f8", ("x",))[:] = np.linspace(0, 50, 25)
+        temp = ds.createVariable("temp", "f4", ("time", "y", "x"), zlib=True, shuffle=True, complevel=4,
+                                 chunksizes=(4, 16, 10), fill_value=np.float32(-999.0))
+        temp[:] = (rng.standard_normal((12, 30, 25)) * 10 + 280).astype("f4")
+        temp.units = "K"
+        temp.long_name = "air temperature"
+        mask = ds.createVariable("mask", "i4", ("y", "x"), contiguous=True)
+        mask[:] = rng.integers(0, 5, (30, 25)).astype("i4")
+        g = ds.createGroup("extra")
+        g.createDimension("n", 7)
+        g.createVariable("v", "i2", ("n",))[:] = np.arange(7, dtype="i2") - 3

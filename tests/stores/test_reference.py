@@ -13,10 +13,12 @@ import importlib.util
 import json
 import pickle
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
-from stores.reference_support import RangeHTTPServer, write_hdf5
+from stores.reference_support import write_hdf5
+from stores.servers import http_server  # noqa: F401  (fixture)
 from stores.test_conformance import KEYS, RANGE_CASES
 
 import zarrc
@@ -360,41 +362,44 @@ def test_kerchunk_parquet(hdf5, tmp_path):
         ReferenceStore(str(out)).get("temperature/1.0")
 
 
-def test_kerchunk_over_http(hdf5):
+def test_kerchunk_over_http(hdf5, http_server):  # noqa: F811
     pytest.importorskip("fsspec")
     pytest.importorskip("aiohttp")
     d, data = hdf5
-    with RangeHTTPServer(str(d)) as server:
-        refs = translate(f"{server.url}/f.h5")
-        assert refs["refs"]["counts/0"][0] == f"{server.url}/f.h5"
-        server.requests.clear()
-        check_hierarchy(ReferenceStore(refs), data)
-        assert any(r[2] and r[2].startswith("bytes=") for r in server.requests)
-        path = d / "http_refs.json"
-        path.write_text(json.dumps({"version": 1, "templates": {"u": server.url},
-                                    "refs": {k: [v[0].replace(server.url, "{{u}}"), *v[1:]]
-                                             if isinstance(v, list) else v for k, v in refs["refs"].items()}}))
-        store = open_reference_store("reference://", "r", {"fo": str(path), "remote_protocol": "http",
-                                                           "remote_options": {}})
-        check_hierarchy(store, data)
-        assert store.get_range("counts/0", 8, 16) == data["counts"].tobytes()[8:24]
-        assert store.snapshot("counts/0").read(0, 8) == data["counts"].tobytes()[:8]
-        bad = ReferenceStore({"gone": [f"{server.url}/missing.h5", 0, 4], "long": [f"{server.url}/f.h5", 0, 10**9],
-                              "whole": [f"{server.url}/f.h5"]})
-        with pytest.raises(StoreError, match=r"'gone'.*missing\.h5.*\[0, 4\)"):
-            bad.get("gone")
-        with pytest.raises(StoreError, match=r"'long'.*past the end"):
-            bad.get("long")
-        whole = (d / "f.h5").read_bytes()
-        assert bad.get("whole") == whole
-        assert bad.size("whole") == (d / "f.h5").stat().st_size
-        assert bad.get_ranges("whole", [(-4, None), (0, 0), (3, 2)]) == [whole[-4:], b"", whole[3:5]]
-        assert store.get_ranges("counts/0", [(10**6, 5), (8, 8)]) == [b"", data["counts"].tobytes()[8:16]]
-        # the references themselves on the server: a JSON file, and a Parquet directory
-        (d / "served.json").write_text(json.dumps(refs))
-        check_hierarchy(ReferenceStore(f"{server.url}/served.json"), data)
-        if importlib.util.find_spec("fastparquet") and importlib.util.find_spec("pyarrow"):
-            import kerchunk.df
+    server = http_server
+    server.write("f.h5", (d / "f.h5").read_bytes())
+    root = Path(server.root)
+    requests = server.switches.requests
+    refs = translate(f"{server.url}/f.h5")
+    assert refs["refs"]["counts/0"][0] == f"{server.url}/f.h5"
+    requests.clear()
+    check_hierarchy(ReferenceStore(refs), data)
+    assert any(r[2] and r[2].startswith("bytes=") for r in requests)
+    path = root / "http_refs.json"
+    path.write_text(json.dumps({"version": 1, "templates": {"u": server.url},
+                                "refs": {k: [v[0].replace(server.url, "{{u}}"), *v[1:]]
+                                         if isinstance(v, list) else v for k, v in refs["refs"].items()}}))
+    store = open_reference_store("reference://", "r", {"fo": str(path), "remote_protocol": "http",
+                                                       "remote_options": {}})
+    check_hierarchy(store, data)
+    assert store.get_range("counts/0", 8, 16) == data["counts"].tobytes()[8:24]
+    assert store.snapshot("counts/0").read(0, 8) == data["counts"].tobytes()[:8]
+    bad = ReferenceStore({"gone": [f"{server.url}/missing.h5", 0, 4], "long": [f"{server.url}/f.h5", 0, 10**9],
+                          "whole": [f"{server.url}/f.h5"]})
+    with pytest.raises(StoreError, match=r"'gone'.*missing\.h5.*\[0, 4\)"):
+        bad.get("gone")
+    with pytest.raises(StoreError, match=r"'long'.*past the end"):
+        bad.get("long")
+    whole = (d / "f.h5").read_bytes()
+    assert bad.get("whole") == whole
+    assert bad.size("whole") == (d / "f.h5").stat().st_size
+    assert bad.get_ranges("whole", [(-4, None), (0, 0), (3, 2)]) == [whole[-4:], b"", whole[3:5]]
+    assert store.get_ranges("counts/0", [(10**6, 5), (8, 8)]) == [b"", data["counts"].tobytes()[8:16]]
+    # the references themselves on the server: a JSON file, and a Parquet directory
+    (root / "served.json").write_text(json.dumps(refs))
+    check_hierarchy(ReferenceStore(f"{server.url}/served.json"), data)
+    if importlib.util.find_spec("fastparquet") and importlib.util.find_spec("pyarrow"):
+        import kerchunk.df
 
-            kerchunk.df.refs_to_dataframe(refs, str(d / "served.parq"), record_size=4)
-            check_hierarchy(ReferenceStore(f"{server.url}/served.parq"), data)
+        kerchunk.df.refs_to_dataframe(refs, str(root / "served.parq"), record_size=4)
+        check_hierarchy(ReferenceStore(f"{server.url}/served.parq"), data)

@@ -44,7 +44,7 @@ from zarrc.errors import (
     MetadataError,
 )
 from zarrc.metadata.names import key_prefix
-from zarrc.stores import MemoryStore, Store, make_store
+from zarrc.stores import MemoryStore, Store, make_store, names_references
 from zarrc.stores.zarr_python import is_zarr_python_store
 
 __all__ = ["DEFAULT", "MODES", "consolidate_metadata", "create_array", "create_group",
@@ -200,10 +200,11 @@ def array_config(config: Any, write_empty_chunks: bool | None) -> tuple[str | No
 def check_storage_options(store: Any, storage_options: Any) -> None:
     """ArgumentTypeError (a TypeError, as zarr-python) when ``storage_options`` is
     given with a store that does not take them: everything but a URL string
-    (zarrc opens ``file://`` URLs; other schemes fail when the store is made)."""
+    (zarrc opens ``file://`` URLs; other schemes fail when the store is made) or the
+    path of kerchunk references (``refs.json``: fsspec's reference options)."""
     if storage_options is None:
         return
-    if isinstance(store, str) and "://" in store:
+    if isinstance(store, str) and ("://" in store or names_references(store)):
         if not isinstance(storage_options, Mapping):
             raise ArgumentTypeError(f"storage_options must be a dict, got {storage_options!r}")
         return

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError
 from zarrc.stores.base import Store, validate_key
-from zarrc.stores.local import ZIP_MODES, LocalStore, open_local
+from zarrc.stores.local import ZIP_MODES, LocalStore, local_path_of, open_local
 from zarrc.stores.memory import MemoryStore
 from zarrc.stores.zarr_python import from_zarr_python, is_zarr_python_store
 
 if TYPE_CHECKING:
     from zarrc.stores.zip import ZipStore
 
-__all__ = ["LocalStore", "MemoryStore", "Store", "ZipStore", "make_store", "validate_key"]
+__all__ = ["LocalStore", "MemoryStore", "Store", "ZipStore", "make_store", "names_references", "validate_key"]
 
 
 
@@ -43,6 +43,10 @@ def make_store(obj: Any, mode: str = "a", storage_options: dict | None = None) -
     - a URL string (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``,
       chained fsspec URLs...): a :class:`~zarrc.stores.remote.RemoteStore` opened
       with ``storage_options`` (:func:`zarrc.stores.url.store_from_url`).
+    - ``reference://`` (the references in ``storage_options["fo"]``), or a URL or
+      local path of a ".json" file (not ``zarr.json``): kerchunk references, a
+      read-only :class:`~zarrc.stores.reference.ReferenceStore` (fsspec's
+      ReferenceFileSystem options as ``storage_options``; :func:`names_references`).
     - dict: a :class:`MemoryStore` over that very dict ("r": read only; "w" clears
       it; "w-" requires it empty).
     - None: a new, empty :class:`MemoryStore`.
@@ -63,7 +67,7 @@ def make_store(obj: Any, mode: str = "a", storage_options: dict | None = None) -
     """
     if mode not in ZIP_MODES:
         raise ArgumentError(f"mode must be one of {tuple(ZIP_MODES)}, got {mode!r}")
-    if storage_options and not _is_remote_url(obj):
+    if storage_options and not _is_remote_url(obj) and not names_references(obj):
         raise ArgumentTypeError("'storage_options' was provided but unused: storage_options are only used "
                                 f"when the store is a remote URL, not {type(obj).__name__} {obj!r:.80}")
     if isinstance(obj, Store):
@@ -71,6 +75,27 @@ def make_store(obj: Any, mode: str = "a", storage_options: dict | None = None) -
     store = _new_store(obj, mode, storage_options)
     store.opened_by_zarrc = True  # (closed by ``close()`` of the nodes opened on it)
     return store
+
+
+def names_references(obj: Any) -> bool:
+    """True if ``obj`` is a string naming kerchunk references, which ``make_store``
+    opens as a read-only :class:`~zarrc.stores.reference.ReferenceStore` (taking
+    ``storage_options`` as fsspec's ``reference://`` does): ``reference://``, or a
+    URL or local file whose name ends in ".json" (a node's ``zarr.json`` excepted)."""
+    if not isinstance(obj, (str, os.PathLike)):
+        return False
+    text = os.fsdecode(os.fspath(obj))
+    if text.lower().startswith("reference://"):
+        return True
+    name = text.rstrip("/").replace("\\", "/").rpartition("/")[2]
+    if not name.lower().endswith(".json") or name == "zarr.json":
+        return False
+    if _is_remote_url(text):
+        return True
+    try:
+        return os.path.isfile(local_path_of(text))
+    except StoreError:
+        return False
 
 
 def _is_remote_url(obj: Any) -> bool:
@@ -83,6 +108,10 @@ def _is_remote_url(obj: Any) -> bool:
 
 def _new_store(obj: Any, mode: str, storage_options: dict | None = None) -> Store:
     """The store ``make_store`` opens for anything that is not a Store."""
+    if names_references(obj):
+        from zarrc.stores.url import open_reference
+
+        return open_reference(os.fsdecode(os.fspath(obj)), mode, storage_options)
     if _is_remote_url(obj):
         from zarrc.stores.url import store_from_url
 

@@ -71,14 +71,21 @@ def backend_from_url(url: str, storage_options: dict | None = None) -> Backend:
 
 
 def open_reference(url: str, mode: str, storage_options: dict | None) -> Store:
-    """The store of a ``reference://`` URL: ``zarrc.stores.reference.open_reference_store``
-    (kerchunk references; another module).  Raises StoreError if that module is absent."""
+    """The store of a ``reference://`` URL (the references in ``storage_options["fo"]``)
+    or of the path or URL of a references file:
+    ``zarrc.stores.reference.open_reference_store``.  References are read-only: modes
+    "r", "r+" and "a" open them (writes raise ReadOnlyError), "w" and "w-" raise
+    ReadOnlyError, as for http(s) URLs.  Raises StoreError if that module is absent."""
+    if mode not in MODES:
+        raise ArgumentError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode in ("w", "w-"):
+        raise ReadOnlyError(f"cannot open {url} with mode {mode!r}: kerchunk references are read-only")
     try:
         from zarrc.stores import reference
     except ImportError:
         raise StoreError(f"cannot open {url}: reference:// needs zarrc.stores.reference "
                          "(kerchunk references), which this zarrc does not have") from None
-    return reference.open_reference_store(url, mode, storage_options)
+    return reference.open_reference_store(url, "r", storage_options)
 
 
 def store_from_url(url: str, mode: str = "a", storage_options: dict | None = None,
