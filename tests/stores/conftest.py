@@ -8,6 +8,17 @@ from zarrc.stores import LocalStore, MemoryStore, Store, ZipStore
 
 KINDS = ["local", "memory", "zip"]
 
+# Modules whose tests start servers (S3, HTTP on 127.0.0.1) or drive other libraries'
+# stores (Icechunk, kerchunk, VirtualiZarr): marked "servers", which the wheel tests'
+# smoke subset leaves out (scripts/wheel-test); the test command runs them.
+SERVER_MODULES = ("test_remote_", "test_icechunk", "test_virtualizarr", "test_reference")
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if item.path.name.startswith(SERVER_MODULES):
+            item.add_marker(pytest.mark.servers)
+
 
 class StoreFactory:
     """Opens stores of one kind at one location under a test's tmp_path."""
