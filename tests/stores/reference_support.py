@@ -61,3 +61,20 @@ def write_netcdf4(path: str) -> None:
         g = ds.createGroup("extra")
         g.createDimension("n", 7)
         g.createVariable("v", "i2", ("n",))[:] = np.arange(7, dtype="i2") - 3
+
+
+# the variables of write_netcdf4's file, as paths in the hierarchy
+NETCDF_VARIABLES = ["time", "y", "x", "temp", "mask", "extra/v"]
+
+
+def netcdf4_file(tmp_path_factory) -> tuple:
+    """(path of a new write_netcdf4 file, {variable: its stored values as netCDF4
+    reads them, no masking or scaling})."""
+    import netCDF4
+
+    path = tmp_path_factory.mktemp("nc") / "f.nc"
+    write_netcdf4(str(path))
+    with netCDF4.Dataset(str(path)) as ds:
+        ds.set_auto_maskandscale(False)      # the stored values, as zarrc reads them
+        expected = {name: np.asarray(ds[name][...]) for name in NETCDF_VARIABLES}
+    return path, expected

@@ -11,7 +11,7 @@ import shutil
 
 import numpy as np
 import pytest
-from stores.reference_support import write_netcdf4
+from stores.reference_support import NETCDF_VARIABLES, netcdf4_file
 from stores.servers import http_server  # noqa: F401  (fixture)
 
 import zarrc
@@ -22,17 +22,12 @@ kerchunk_hdf = pytest.importorskip("kerchunk.hdf", reason="kerchunk is not insta
 pytest.importorskip("fsspec", reason="fsspec (zarrc[remote]) is not installed")
 pytest.importorskip("aiohttp", reason="aiohttp (fsspec's http://) is not installed")
 
-VARIABLES = ["time", "y", "x", "temp", "mask", "extra/v"]
+VARIABLES = NETCDF_VARIABLES
 
 
 @pytest.fixture(scope="module")
 def nc_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("nc") / "f.nc"
-    write_netcdf4(str(path))
-    with netCDF4.Dataset(str(path)) as ds:
-        ds.set_auto_maskandscale(False)      # the stored values, as zarrc reads them
-        expected = {name: np.asarray(ds[name][...]) for name in VARIABLES}
-    return path, expected
+    return netcdf4_file(tmp_path_factory)
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from __future__ import annotations
 import pickle
 import shutil
 
-import numpy as np
 import pytest
-from stores.reference_support import write_netcdf4
+from stores.reference_support import NETCDF_VARIABLES, netcdf4_file
 from stores.servers import http_server  # noqa: F401  (fixture)
 
 import zarrc
@@ -25,17 +24,12 @@ obstore_store = pytest.importorskip("obstore.store", reason="obstore is not inst
 # the HDF parser describes zlib / shuffle as numcodecs codecs, which zarr-python warns of
 pytestmark = pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 
-VARIABLES = ["time", "y", "x", "temp", "mask", "extra/v"]
+VARIABLES = NETCDF_VARIABLES
 
 
 @pytest.fixture(scope="module")
 def nc_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("nc") / "f.nc"
-    write_netcdf4(str(path))
-    with netCDF4.Dataset(str(path)) as ds:
-        ds.set_auto_maskandscale(False)
-        expected = {name: np.asarray(ds[name][...]) for name in VARIABLES}
-    return path, expected
+    return netcdf4_file(tmp_path_factory)
 
 
 def check(group, expected):

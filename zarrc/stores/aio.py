@@ -145,7 +145,13 @@ async def gather_bounded(makers: Sequence[Callable[[], Awaitable[T]]], semaphore
         return []
     if len(makers) == 1:
         return [await bounded(semaphore, makers[0])]
-    tasks = [asyncio.ensure_future(bounded(semaphore, make)) for make in makers]
+    return await gather_all([bounded(semaphore, make) for make in makers])
+
+
+async def gather_all(coros: Sequence[Awaitable[T]]) -> list[T]:
+    """The results of ``coros``, run at once, in order.  The first exception cancels
+    the others, waits for them to end and is raised."""
+    tasks = [asyncio.ensure_future(coro) for coro in coros]
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:

@@ -212,14 +212,7 @@ class RemoteStore(Store):
     async def _many(self, what: str, calls: Sequence[tuple[str, Callable[[], Awaitable[Any]]]]) -> list:
         """Await (key, coroutine maker) pairs concurrently (each guarded); results in
         order.  The first failure cancels the others and is raised."""
-        tasks = [asyncio.ensure_future(self._guard(what, key, make)) for key, make in calls]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        return await aio.gather_all([self._guard(what, key, make) for key, make in calls])
 
     def _run_many(self, what: str, calls: Sequence[tuple[str, Callable[[], Awaitable[Any]]]]) -> list:
         """Run (key, coroutine maker) pairs concurrently (each guarded); results in order."""
