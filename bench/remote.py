@@ -49,8 +49,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -204,7 +205,7 @@ def ts_spec(place: Place, name: str) -> dict:
         kvstore = {"driver": "http", "base_url": place.url(name)}
     else:
         kvstore = {"driver": "s3", "bucket": BUCKET, "path": name + "/", "endpoint": place.base,
-                   "aws_region": REGION}
+                   "aws_region": REGION, "aws_credentials": {"type": "environment"}}
     return {"driver": "zarr3", "kvstore": kvstore}
 
 

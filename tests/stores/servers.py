@@ -6,8 +6,7 @@ failures) and moto's S3 server.  The servers themselves are in ``serving.py``
 from __future__ import annotations
 
 import pytest
-
-from stores.serving import S3_CREDENTIALS, FileServer, Handler, S3, Switches, closed_port, etag_of
+from stores.serving import S3, S3_CREDENTIALS, FileServer, Handler, Switches, closed_port, etag_of
 
 __all__ = ["S3", "S3_CREDENTIALS", "FileServer", "Handler", "Switches", "closed_port", "etag_of",
            "http_server", "s3_server", "s3_url"]

@@ -177,7 +177,7 @@ class S3:
     credentials), ``bucket()`` (a new bucket's name), ``client`` (boto3)."""
 
     def __init__(self) -> None:
-        import boto3                 # (ImportError without moto[server])
+        import boto3  # (ImportError without moto[server])
         from moto import server as moto_server
 
         self.server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

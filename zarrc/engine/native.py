@@ -150,9 +150,11 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
             batch.discard()
         b.raise_task_error(batch, arr, keys)
         return
+    # one set_many: a remote store writes the chunks concurrently (one at a time, each
+    # write would wait out a round trip)
+    stored = {key: batch.encoded(t) for t, key in enumerate(keys) if batch.outcome(t) == STORED}
+    if stored:
+        arr.store.set_many(stored)
     for t, key in enumerate(keys):
-        outcome = batch.outcome(t)
-        if outcome == STORED:
-            arr.store.set(key, batch.encoded(t))
-        elif outcome == DELETED:
+        if batch.outcome(t) == DELETED:
             arr.store.delete(key)
