@@ -413,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import zarrc.stores.aio
 
-    concurrency = zarrc.stores.aio.DEFAULT_CONCURRENCY
+    concurrency = zarrc.config.concurrency
     shape, chunks, shards = SIZES["small" if args.small else "full"]
     data = smooth_field(shape, "float32")
     nchunks = len(chunk_boxes(shape, chunks))

@@ -149,7 +149,7 @@ def test_unknown_attribute():
 def test_repr_lists_every_setting():
     with config.set(threads=3, split_bytes=1000, pool_bytes=0):
         assert repr(config) == ("zarrc.config(threads=3, split_bytes=1000, pool_bytes=0, "
-                                "write_empty_chunks=False, write_locking='os')")
+                                "write_empty_chunks=False, write_locking='os', concurrency=10)")
 
 
 @pytest.mark.parametrize("make", ["create_array", "group.create_array", "zeros"])

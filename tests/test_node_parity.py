@@ -164,8 +164,9 @@ def test_config_takes_zarr_python_keys(tmp_path):
         a[...] = 0
         assert a.nchunks_initialized == z.nchunks_initialized == 4
     assert zarrc.config.threads == before and zarrc.config.write_empty_chunks is False
-    with zarrc.config.set({"async.concurrency": 2}, split_bytes=4096):
-        assert zarrc.config.get("async.concurrency") == zarrc.config.threads == 2
+    with zarrc.config.set({"async.concurrency": 2, "threading.max_workers": 2}, split_bytes=4096):
+        assert zarrc.config.get("async.concurrency") == zarrc.config.concurrency == 2
+        assert zarrc.config.get("threading.max_workers") == zarrc.config.threads == 2
         assert zarrc.config.split_bytes == 4096
     with zarrc.config.set({"threading.max_workers": None, "array.order": "C"}):
         assert zarrc.config.threads >= 1 and zarrc.config.get("array.order") == "C"

@@ -12,6 +12,7 @@ import pytest
 from stores import test_conformance as conformance
 from stores.servers import http_server, s3_server  # noqa: F401  (fixtures)
 
+import zarrc
 from zarrc.errors import ReadOnlyError, StoreError
 from zarrc.stores import make_store
 from zarrc.stores.remote import ETagSnapshot, RemoteStore
@@ -180,3 +181,13 @@ def test_http_read_only(http_server):  # noqa: F811
         make_store(http_server.url, mode="w")
     clone = pickle.loads(pickle.dumps(store))
     assert clone.read_only and clone.get("b/x") == bytes(range(256))
+
+
+def test_concurrency_follows_the_setting(s3_server):  # noqa: F811
+    """A store opened without ``concurrency=`` takes zarrc.config's (zarr-python's key
+    ``async.concurrency``) when it is opened; an explicit one wins."""
+    url = f"s3://{s3_server.bucket()}/c"
+    with zarrc.config.set({"async.concurrency": 3}):
+        assert store_from_url(url, "a", s3_server.options()).concurrency == 3
+        assert store_from_url(url, "a", s3_server.options(), concurrency=7).concurrency == 7
+    assert store_from_url(url, "a", s3_server.options()).concurrency == 10

@@ -42,15 +42,21 @@
     cluster inherit the variable; a ``config.set`` in the client does not reach
     them).  See docs/consistency.md.
 
+``concurrency``
+    Requests one remote store (``RemoteStore``: S3, GCS, Azure, HTTP, fsspec, a
+    zarr-python store object) has in flight at once, read when the store is
+    opened; default 10 (zarr-python's ``async.concurrency``).  A store opened with
+    ``concurrency=`` keeps its own.
+
 How these settings become threads per call is ``zarrc.runtime.threads``'s policy.
 
 Change settings with ``zarrc.config.set(threads=4)``, which can also be used as a
 context manager that restores the previous values on exit.  ``set`` also takes a
 dict, with zarrc's names or zarr-python's keys where they apply:
 ``"array.write_empty_chunks"`` (write_empty_chunks), ``"threading.max_workers"``
-and ``"async.concurrency"`` (both threads: zarrc has one bound on the work one
-call does at once; None is the default), ``"array.order"`` (only "C": zarrc
-returns C-ordered arrays).  ``config.get`` takes the same names.
+(threads; None is the default), ``"async.concurrency"`` (concurrency),
+``"array.order"`` (only "C": zarrc returns C-ordered arrays).  ``config.get``
+takes the same names.
 """
 
 from __future__ import annotations
@@ -80,7 +86,11 @@ def _env_threads() -> int | None:
 
 # zarr-python's config keys -> zarrc's settings
 ZARR_PYTHON_KEYS = {"array.write_empty_chunks": "write_empty_chunks", "threading.max_workers": "threads",
-                    "async.concurrency": "threads", "array.order": "order"}
+                    "async.concurrency": "concurrency", "array.order": "order"}
+
+# requests a remote store has in flight at once unless set: zarr-python's default
+# of ``async.concurrency``
+DEFAULT_CONCURRENCY = 10
 
 
 class _Restore:
@@ -100,7 +110,8 @@ class Config:
     """zarrc's settings; the module-level ``config`` object is the one in use."""
 
     _defaults: ClassVar[dict] = {"threads": None, "split_bytes": 2 << 20, "pool_bytes": 1 << 30,
-                                 "write_empty_chunks": False, "write_locking": "os"}
+                                 "write_empty_chunks": False, "write_locking": "os",
+                                 "concurrency": DEFAULT_CONCURRENCY}
     _may_be_zero = frozenset({"pool_bytes"})
 
     def __init__(self) -> None:
@@ -169,6 +180,8 @@ class Config:
             return value
         if name == "threads" and value is None and key != "threads":
             return _env_threads()                   # (zarr-python's "default" for these keys)
+        if name == "concurrency" and value is None and key != "concurrency":
+            return DEFAULT_CONCURRENCY
         least = 0 if name in self._may_be_zero else 1
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             what = "an integer >= 0" if least == 0 else "a positive integer"

@@ -22,10 +22,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from zarrc.errors import StoreError
+from zarrc.runtime.config import DEFAULT_CONCURRENCY
 
 T = TypeVar("T")
 
-DEFAULT_CONCURRENCY = 10   # requests one store has in flight at once (zarr-python's async.concurrency)
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from zarrc.errors import ArgumentError, ReadOnlyError, StoreError
+from zarrc.runtime.config import config
 from zarrc.stores import aio
 from zarrc.stores.base import (
     RangeSnapshot,
@@ -156,8 +157,9 @@ class RemoteStore(Store):
 
     supports_deletes = True
 
-    def __init__(self, backend: Backend, read_only: bool = False,
-                 concurrency: int = aio.DEFAULT_CONCURRENCY) -> None:
+    def __init__(self, backend: Backend, read_only: bool = False, concurrency: int | None = None) -> None:
+        if concurrency is None:
+            concurrency = config.concurrency        # (zarrc.config's, when the store is opened)
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ArgumentError(f"RemoteStore: concurrency must be a positive int, got {concurrency!r}")
         self.backend = backend
@@ -469,7 +471,7 @@ class RemoteStore(Store):
         self.backend.close()
 
 
-def rebuild(cls: type[RemoteStore], backend: Backend, read_only: bool, concurrency: int) -> RemoteStore:
+def rebuild(cls: type[RemoteStore], backend: Backend, read_only: bool, concurrency: int | None) -> RemoteStore:
     """A RemoteStore of class ``cls`` (a subclass: zarrc.storage's) over ``backend``
     (how RemoteStores unpickle)."""
     store = cls.__new__(cls)

@@ -15,7 +15,6 @@ import re
 from typing import Any
 
 from zarrc.errors import ArgumentError, ArgumentTypeError, MissingDependencyError, ReadOnlyError, StoreError
-from zarrc.stores import aio
 from zarrc.stores.base import Store
 from zarrc.stores.local import open_local
 from zarrc.stores.remote import INSTALL_HINT, Backend, RemoteStore
@@ -89,7 +88,7 @@ def open_reference(url: str, mode: str, storage_options: dict | None) -> Store:
 
 
 def store_from_url(url: str, mode: str = "a", storage_options: dict | None = None,
-                   concurrency: int = aio.DEFAULT_CONCURRENCY) -> Store:
+                   concurrency: int | None = None) -> Store:
     """The store for ``url`` opened with ``mode``: "r" read-only; "r+" / "a" as it
     is; "w" deletes every key under it first; "w-" requires it to hold none.
 

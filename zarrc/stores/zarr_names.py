@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from zarrc.stores.aio import DEFAULT_CONCURRENCY
 from zarrc.stores.remote import RemoteStore, rebuild
 
 _ALLOWED = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
@@ -33,7 +32,7 @@ class FsspecStore(RemoteStore):
         """The store on the fsspec URL ``url`` (chained URLs too) with ``storage_options``."""
         from zarrc.stores.fsspec_backend import open_fsspec
 
-        store = rebuild(cls, open_fsspec(url, storage_options), read_only, DEFAULT_CONCURRENCY)
+        store = rebuild(cls, open_fsspec(url, storage_options), read_only, None)
         store.allowed_exceptions = allowed_exceptions       # type: ignore[attr-defined]
         return store  # type: ignore[return-value]
 
@@ -43,7 +42,7 @@ class FsspecStore(RemoteStore):
         """The store on an fsspec mapper's filesystem and root."""
         from zarrc.stores.fsspec_backend import from_fsspec_object
 
-        store = rebuild(cls, from_fsspec_object(fs_map), read_only, DEFAULT_CONCURRENCY)
+        store = rebuild(cls, from_fsspec_object(fs_map), read_only, None)
         store.allowed_exceptions = allowed_exceptions       # type: ignore[attr-defined]
         return store  # type: ignore[return-value]
 
