@@ -135,3 +135,21 @@ def test_consolidated_hierarchies_both_ways(s3_server, zarr_format):  # noqa: F8
     zarr.consolidate_metadata(zarr_store("zp"))
     got = zarrc.open_consolidated(f"s3://{bucket}/zp", storage_options=opts, mode="r")
     np.testing.assert_array_equal(got["sub/y"][...], data)
+
+
+def test_sharded_reads_over_http_take_few_requests(http_server):  # noqa: F811
+    """A read that covers most of a remote shard fetches it whole, one GET a shard; a
+    small read of a shard takes its version, index and the inner chunk's range."""
+    data = _data((64, 64))
+    zarrc.create_array(http_server.root + "/s", shape=data.shape, dtype=data.dtype, chunks=(8, 8),
+                       shards=(32, 32))[...] = data                    # 4 shards of 16 inner chunks
+    arr = zarrc.open_array(http_server.url + "/s", mode="r")
+    seen = http_server.switches.requests
+    before = len(seen)
+    np.testing.assert_array_equal(arr[...], data)
+    full = seen[before:]
+    assert len(full) == 4 and all(method == "GET" and rng is None for method, _, rng in full), full
+    before = len(seen)
+    np.testing.assert_array_equal(arr[3:5, 40:42], data[3:5, 40:42])
+    small = seen[before:]
+    assert len(small) <= 3 and all(p.endswith("/s/c/0/1") for _, p, _ in small), small

@@ -28,7 +28,7 @@ from zarrc.codecs.shard_index import IndexFormat, check_index, offset_by
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.engine.state import ChunkedArray
 from zarrc.errors import MetadataError
-from zarrc.stores.base import FileSnapshot, Snapshot
+from zarrc.stores.base import BytesSnapshot, FileSnapshot, Snapshot
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -100,6 +100,14 @@ class ShardReads:
             if snap is not None:
                 self.opened.append(snap)
         return snap
+
+    def load_whole(self, key: str, name: str) -> None:
+        """Take the shard at ``key`` whole, in one request, as this call's snapshot
+        of it (for a store whose reads wait on a network, when the call reads most
+        of the shard: one GET instead of a version check, an index and ranges)."""
+        if key not in self.snapshots:
+            value = self.store.get(key)
+            self.snapshots[key] = None if value is None else BytesSnapshot(bytes(value), name)
 
     def close(self) -> None:
         for snap in self.opened:

@@ -56,10 +56,6 @@ def locate(arr: ChunkedArray, reads: ShardReads,
         which, shards = np.zeros(n, np.int64), np.zeros((1, 0), np.int64)
     which = which.reshape(-1)
     keys = arr.chunk_keys(shards)
-    if arr.store.fetch_window is not None and len(keys) > 1:
-        # a remote store: every shard's version and index fetched at once (each a
-        # HEAD and a range request), not one shard after another
-        run_io(keys, lambda key: cached_index(arr, reads, 0, key, 0, None))
     offset = np.zeros(n, np.int64)
     length = np.full(n, -1, np.int64)
     present = np.ones(n, bool)
@@ -94,6 +90,28 @@ def locate(arr: ChunkedArray, reads: ShardReads,
             length[members[~empty]] = entries[~empty, 1].astype(np.int64)
     offset[~present] = -1
     return keys, which, offset, length
+
+
+# A remote shard of which a read touches at least this share of the inner chunks,
+# and whose inner chunks hold at most WHOLE_SHARD_BYTES decoded, is fetched whole
+WHOLE_SHARE = 0.5
+WHOLE_SHARD_BYTES = 256 << 20
+
+
+def _prefetch(arr: ChunkedArray, reads: ShardReads, keys: list[str], touched: np.ndarray) -> None:
+    """For a store whose reads wait on a network: every shard's version and index
+    fetched at once, not one shard after another; a shard the read mostly covers
+    fetched whole in one request (``ShardReads.load_whole``) rather than as a
+    version check, an index and ranges."""
+    top = arr.levels[0]
+    small = arr.chain is not None and top.nchunks * arr.chain.chunk_nbytes <= WHOLE_SHARD_BYTES
+
+    def fetch(i: int) -> None:
+        if small and touched[i] >= WHOLE_SHARE * top.nchunks:
+            reads.load_whole(keys[i], f"shard {keys[i]} of {arr.name}")
+        cached_index(arr, reads, 0, keys[i], 0, None)
+
+    run_io(range(len(keys)), fetch)
 
 
 def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, length) -> None:
@@ -238,6 +256,11 @@ def read_planned(arr: ChunkedArray, table: np.ndarray, local: np.ndarray,
 
 def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
     with ShardReads(arr, pinned) as reads:
+        if arr.store.fetch_window is not None and len(coords):
+            shards, touched = np.unique(shard_numbers(arr, coords), return_counts=True)
+            grid = np.stack(np.unravel_index(shards, shard_grid(arr)), axis=1) if coords.shape[1] else \
+                np.zeros((1, 0), np.int64)
+            _prefetch(arr, reads, arr.chunk_keys(grid), touched)
         keys, which, offset, length = locate(arr, reads, coords)
         sources = located_sources(reads, keys, which, offset, length)
         batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
