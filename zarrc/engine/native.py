@@ -31,6 +31,9 @@ from zarrc.errors import StoreError
 from zarrc.runtime.config import config
 from zarrc.runtime.threads import count_calls, counted_call
 
+# windows of chunk keys being fetched while one decodes (a store with fetch_window)
+AHEAD = 2
+
 
 class NativeStrategy(Strategy):
     """Reads and writes an unsharded array with the kernels' prepared chain
@@ -87,24 +90,28 @@ class NativeStrategy(Strategy):
                        tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
                        strides: tuple[int, ...], window: int) -> None:
         """``read_planned`` for a store whose reads wait on a network: the chunks in
-        windows of ``window`` keys, the next window fetched (``Store.fetch_many``,
-        concurrently in the store) while this one decodes on the worker threads;
-        at most two windows' bytes are held."""
+        windows of ``window`` keys, the two windows after the one decoding on the
+        worker threads already being fetched (``Store.fetch_many``, concurrently in
+        the store, which keeps its requests in flight without a pause between
+        windows); at most three windows' bytes are held."""
         arr = self.arr
         keys = arr.chunk_keys(coords)
         bounds = list(range(0, len(tasks), window)) + [len(tasks)]
-        pending = arr.store.fetch_many(keys[:bounds[1]])
+        spans = list(zip(bounds, bounds[1:]))
+        pending = [arr.store.fetch_many(keys[lo:hi]) for lo, hi in spans[:AHEAD]]
         try:
-            for lo, hi, after in zip(bounds, bounds[1:], bounds[2:] + [None]):
-                sources = pending.result()
-                pending = arr.store.fetch_many(keys[hi:after]) if after is not None else None
+            for i, (lo, hi) in enumerate(spans):
+                sources = pending.pop(0).result()
+                if i + AHEAD < len(spans):
+                    a, z = spans[i + AHEAD]
+                    pending.append(arr.store.fetch_many(keys[a:z]))
                 batch = ReadBatch(self.chain, table, local, outidx, tasks[lo:hi], out, strides, arr.fill,
                                   sources)
                 b.run_batch(batch, hi - lo)
                 b.raise_task_error(batch, arr, keys[lo:hi])
         finally:
-            if pending is not None:
-                pending.cancel()
+            for fetch in pending:
+                fetch.cancel()
 
     @counted_call
     def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:
