@@ -96,8 +96,7 @@ class NativeStrategy(Strategy):
         windows); at most three windows' bytes are held."""
         arr = self.arr
         keys = arr.chunk_keys(coords)
-        bounds = list(range(0, len(tasks), window)) + [len(tasks)]
-        spans = list(zip(bounds, bounds[1:]))
+        spans = [(lo, min(lo + window, len(tasks))) for lo in range(0, len(tasks), window)]
         pending = [arr.store.fetch_many(keys[lo:hi]) for lo, hi in spans[:AHEAD]]
         try:
             for i, (lo, hi) in enumerate(spans):
