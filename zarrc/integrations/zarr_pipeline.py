@@ -6,10 +6,10 @@ through the ``zarr.codec_pipeline`` entry point.  zarr-python builds one pipelin
 per array with ``from_array_metadata_and_store``: the array's metadata documents
 (``to_buffer_dict``: the stored JSON, codecs included) are parsed by zarrc and
 prepared by ``engine.prepare`` over zarrc's store on the same data
-(``stores.zarr_python``: LocalStore, MemoryStore; ``stores.make_store``: every other
-zarr-python store, ``ObjectStore`` and ``FsspecStore`` among them, as a
-``RemoteStore`` over it, whose reads are fetched concurrently in windows while the
-previous window decodes).
+(``stores.zarr_python``: LocalStore, MemoryStore; ``stores.make_store``: its
+remote ``ObjectStore`` and ``FsspecStore`` as a ``RemoteStore`` over the store
+object, whose reads are fetched concurrently in windows while the previous window
+decodes).
 
 A ``read`` or ``write`` call of zarr-python hands over one (chunk key, chunk
 selection, output selection) triple per chunk.  They are turned back into one
@@ -22,7 +22,7 @@ partial chunk updates, shard assembly) with the GIL released, local chunk files
 read and written by path.  Nothing is done per chunk in Python but reading its
 key and selection.
 
-What zarrc does not run (GPU buffers,
+What zarrc does not run (other stores: ZipStore, wrappers, GPU stores; GPU buffers,
 data types or codecs zarrc's metadata parser rejects, irregular chunk grids,
 ``fields=`` reads, zarr-python 3.4's ``array.read_missing_chunks=False``) goes to
 zarr-python's own ``BatchedCodecPipeline``; with the zarr config key
@@ -76,6 +76,9 @@ class _Grown(Exception):
 # to a thread costs more than decoding a few chunks (zarrc's kernels release the GIL
 # and use their own worker threads either way)
 INLINE_CHUNKS = 4
+
+# zarr-python's store classes the pipeline runs natively (see _check_store)
+NATIVE_STORES = ("LocalStore", "MemoryStore", "ObjectStore", "FsspecStore")
 
 
 async def _run(call: Any, nchunks: int, inline: bool = True) -> None:
@@ -175,8 +178,15 @@ class ZarrcCodecPipeline(CodecPipeline):
 
     @staticmethod
     def _check_store(store: Any) -> None:
-        if not hasattr(store, "get") or not hasattr(store, "list_prefix"):
-            raise _Unsupported(f"zarrc does not run zarr-python's {type(store).__name__} natively")
+        # zarr-python's stores zarrc reads and writes itself: its LocalStore and
+        # MemoryStore (the same files or dict), and its remote ObjectStore and
+        # FsspecStore (a RemoteStore over the store object).  Others fall back: a
+        # ZipStore has one writer (zarrc would close zarr-python's), wrappers such as
+        # LoggingStore count or change zarr-python's own calls, GPU stores hold no
+        # numpy buffers.
+        name = type(store).__name__
+        if name not in NATIVE_STORES or type(store).__module__.split(".")[0] != "zarr":
+            raise _Unsupported(f"zarrc does not run zarr-python's {name} natively")
 
     def __eq__(self, other: object) -> bool:
         """Pipelines of equal metadata over equal stores are equal (zarr-python's
