@@ -140,7 +140,7 @@ def test_pickling_follows_icechunk(tmp_path):
     data = np.arange(12 * 12, dtype="<i2").reshape(12, 12)
     arr = zarrc.create_array(session.store, name="x", shape=data.shape, dtype=data.dtype, chunks=(4, 4))
     # a writable session's store refuses to be pickled (Icechunk: only forks are): zarrc's error names it
-    with pytest.raises(StoreError, match=r"cannot pickle.*IcechunkStore.*branch 'main'.*fork"):
+    with pytest.raises(StoreError, match=r"(?s)cannot pickle.*IcechunkStore.*main.*fork"):
         pickle.dumps(arr)
     session.commit("the array")
     # a fork (of a session without changes) pickles to a worker; the worker's writes come
