@@ -15,6 +15,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,7 @@ from zarrc._kernels.batch import lingering
 from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
 from zarrc.core import indexing
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import ArgumentError, from_kernel
+from zarrc.errors import ArgumentError, StoreError, from_kernel
 from zarrc.runtime.config import config
 from zarrc.runtime.threads import batch_threads, run_parallel
 
@@ -230,3 +232,23 @@ def points_value(arr: ChunkedArray, points: indexing.Points, value: Any) -> np.n
     if value.size == points.nsel:
         return value.reshape(-1)
     return broadcast_value(arr, value, points.shape).reshape(-1)
+
+
+# ---------------------------------------------------------------- conflicts
+
+# How often a partial write whose chunks or shards other writers changed while it
+# read-modified-wrote them (a store with conditional writes) is made again
+CONFLICT_RETRIES = 16
+
+
+def conflict_attempts(arr: ChunkedArray, what: str, lost: set[str]) -> Iterator[int]:
+    """Attempt numbers 0 .. CONFLICT_RETRIES of a conditional write of ``what``
+    ("chunks", "shards"), pausing before each retry (2 ms, doubled, at most 200 ms);
+    once they are spent, StoreError naming the keys in ``lost`` (the set the caller
+    keeps the last attempt's losers in)."""
+    for attempt in range(CONFLICT_RETRIES + 1):
+        if attempt:
+            time.sleep(min(0.2, 0.002 * 2 ** (attempt - 1)))
+        yield attempt
+    raise StoreError(f"{arr.name}: {what} {sorted(lost)[:5]} were changed by other writers on each of "
+                     f"{CONFLICT_RETRIES + 1} conditional writes")

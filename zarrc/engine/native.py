@@ -13,7 +13,6 @@ chunk key, never per element.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,6 @@ from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
-from zarrc.errors import StoreError
 from zarrc.runtime.config import config
 from zarrc.runtime.threads import count_calls, counted_call
 
@@ -123,25 +121,19 @@ class NativeStrategy(Strategy):
                          coords[lo:lo + per_batch], value, strides)
 
 
-# how often the chunks another writer changed while a partial write read-modified-
-# wrote them (stores with conditional writes) are tried again
-CONFLICT_RETRIES = 16
-
-
 def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
     """Encode and store one batch of chunk tasks.  On a store with conditional
     writes, the partial chunks another writer changed meanwhile are written again
     (read, modified, written anew) until none is left."""
-    for attempt in range(CONFLICT_RETRIES + 1):
-        lost = _write_once(arr, table, local, outidx, tasks, coords, value, strides)
+    lost: set[str] = set()
+    for _ in b.conflict_attempts(arr, "chunks", lost):
+        if lost:
+            again = np.array([k in lost for k in arr.chunk_keys(coords)], dtype=bool)
+            tasks, coords = tasks[again], coords[again]
+            lost.clear()
+        lost.update(_write_once(arr, table, local, outidx, tasks, coords, value, strides))
         if not lost:
             return
-        keys = arr.chunk_keys(coords)
-        again = np.array([k in lost for k in keys], dtype=bool)
-        tasks, coords = tasks[again], coords[again]
-        time.sleep(min(0.2, 0.002 * 2 ** attempt))
-    raise StoreError(f"{arr.name}: chunks {sorted(lost)[:5]} were changed by other writers on each of "
-                     f"{CONFLICT_RETRIES + 1} conditional writes")
 
 
 def _write_once(arr, table, local, outidx, tasks, coords, value, strides) -> set[str]:

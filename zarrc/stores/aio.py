@@ -108,11 +108,7 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     from inside another thread's running event loop.  A KeyboardInterrupt while
     waiting cancels the coroutine.  Raises StoreError if called from zarrc's own
     loop thread (a coroutine there must await instead)."""
-    if in_loop_thread():
-        coro.close()
-        raise StoreError("a synchronous zarrc store call was made from zarrc's I/O loop thread "
-                         "(it would wait for itself)")
-    future = asyncio.run_coroutine_threadsafe(coro, get_loop())
+    future = submit(coro)
     try:
         return future.result()
     except BaseException:

@@ -362,17 +362,7 @@ class RemoteStore(Store):
         only if the key is absent).  Returns False if another version is there (412,
         or the key exists), True once written.  Raises StoreError where the backend
         has no conditional writes, ReadOnlyError on a read-only store."""
-        self.check_writable("set", key)
-        validate_key(key, self)
-        if not self.backend.etags:
-            raise StoreError(f"cannot write {self._where(key)} conditionally: its backend "
-                             f"({type(self.backend).__name__}) has no ETags")
-        data = byte_view(value)
-        try:
-            self._run("write", key, lambda: self.backend.put(key, data, if_match=etag, create=etag is None))
-        except PreconditionFailed:
-            return False
-        return True
+        return not self.set_many_if({key: (value, etag)})
 
     @property
     def conditional_writes(self) -> bool:      # type: ignore[override]
@@ -397,6 +387,7 @@ class RemoteStore(Store):
         """(value, ETag) of each key, fetched concurrently (see Store.get_many_versioned)."""
         for key in keys:
             validate_key(key, self)
+
         def reader(key: str) -> Callable[[], Awaitable[tuple[bytes | None, str | None]]]:
             return lambda: self._read_versioned(key)
 
@@ -404,10 +395,14 @@ class RemoteStore(Store):
 
     def set_many_if(self, items: Mapping[str, tuple[Any, Any]]) -> list[str]:
         """Conditional PUTs of every (value, ETag) of ``items``, concurrently; the keys
-        another writer changed meanwhile (see Store.set_many_if)."""
+        another writer changed meanwhile (see Store.set_many_if).  Raises StoreError
+        where the backend has no conditional writes, ReadOnlyError on a read-only store."""
         for key in items:
             self.check_writable("set", key)
             validate_key(key, self)
+            if not self.backend.etags:
+                raise StoreError(f"cannot write {self._where(key)} conditionally: its backend "
+                                 f"({type(self.backend).__name__}) has no ETags")
 
         def put(key: str, value: Any, etag: str | None) -> Callable[[], Awaitable[bool]]:
             async def attempt() -> bool:

@@ -74,16 +74,13 @@ def open_reference(url: str, mode: str, storage_options: dict | None) -> Store:
     or of the path or URL of a references file:
     ``zarrc.stores.reference.open_reference_store``.  References are read-only: modes
     "r", "r+" and "a" open them (writes raise ReadOnlyError), "w" and "w-" raise
-    ReadOnlyError, as for http(s) URLs.  Raises StoreError if that module is absent."""
+    ReadOnlyError, as for http(s) URLs."""
     if mode not in MODES:
         raise ArgumentError(f"mode must be one of {MODES}, got {mode!r}")
     if mode in ("w", "w-"):
         raise ReadOnlyError(f"cannot open {url} with mode {mode!r}: kerchunk references are read-only")
-    try:
-        from zarrc.stores import reference
-    except ImportError:
-        raise StoreError(f"cannot open {url}: reference:// needs zarrc.stores.reference "
-                         "(kerchunk references), which this zarrc does not have") from None
+    from zarrc.stores import reference  # (pyarrow, fsspec: imported there when used)
+
     return reference.open_reference_store(url, "r", storage_options)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import sys
 import threading
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any
@@ -71,16 +70,14 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
     work = _ShardWrite(arr, table, local, outidx, tasks, value, b.array_strides(dims, value.strides),
                        keys, shards, which, coords, full, flat, order, bounds)
     per_group = max(1, GROUP_BYTES // max(1, top.nchunks * arr.chain.chunk_nbytes))
-    for attempt in range(CONFLICT_RETRIES + 1):
-        lost = _write_groups(work, keys, per_group, hold)
+    lost: set[str] = set()
+    for attempt in b.conflict_attempts(arr, "shards", lost):
+        # (after a conflict: the shards another writer changed since this write read
+        # them, and the shards written before, all read, modified and written again)
+        lost.clear()
+        lost.update(_write_groups(work if not attempt else work.again(), keys, per_group, hold))
         if not lost:
             return
-        # (shards another writer changed since this write read them: all read,
-        # modified and written again, the shards written before included)
-        time.sleep(min(0.2, 0.002 * 2 ** attempt))
-        work = work.again()
-    raise StoreError(f"{arr.name}: shards {sorted(lost)[:5]} were changed by other writers on each of "
-                     f"{CONFLICT_RETRIES + 1} conditional writes")
 
 
 def _write_groups(work: _ShardWrite, keys: list, per_group: int,
@@ -112,9 +109,6 @@ def _write_groups(work: _ShardWrite, keys: list, per_group: int,
 # named once every group succeeded).
 GROUP_BYTES = 4 << 20
 
-# how often a write whose shards other writers changed meanwhile (a store with
-# conditional writes) is made again
-CONFLICT_RETRIES = 16
 
 
 class _ShardWrite:
@@ -221,25 +215,22 @@ class _ShardWrite:
         """The old shard ``k``: (its holder: a bytes object or, for a store of files, an
         open file descriptor; where the shard starts in it; its index), or None."""
         arr, key = self.arr, self.keys[k]
-        if self.conditional:
+        if self.conditional:          # (the whole value and its version, for set_many_if)
             (blob, self.versions[key]), = arr.store.get_many_versioned([key])
-            if blob is None:
-                return None
-            top = arr.levels[0]
-            return bytes(blob), 0, top.index_format.parse(bytes(blob), top.nchunks, f"shard {key} of {arr.name}")
-        snap = reads.snapshot(key)
-        held = None if snap is None else snap.holder()
-        if held is None or (arr.files is None and type(held[0]) is not bytes):
+        else:
+            snap = reads.snapshot(key)
+            held = None if snap is None else snap.holder()
+            if held is not None and (arr.files is not None or type(held[0]) is bytes):
+                index_table = cached_index(arr, reads, 0, key, 0, None)
+                return None if index_table is None else (held[0], held[1], index_table)
             # (a store with no holder to read ranges of, or a file the shard must be
             # built in memory from: the whole value, once)
             blob = arr.store.get(key) if held is None else snap.read(0, snap.size)  # type: ignore[union-attr]
-            if blob is None:
-                return None
-            blob = bytes(blob)
-            top = arr.levels[0]
-            return blob, 0, top.index_format.parse(blob, top.nchunks, f"shard {key} of {arr.name}")
-        index_table = cached_index(arr, reads, 0, key, 0, None)
-        return None if index_table is None else (held[0], held[1], index_table)
+        if blob is None:
+            return None
+        blob = bytes(blob)
+        top = arr.levels[0]
+        return blob, 0, top.index_format.parse(blob, top.nchunks, f"shard {key} of {arr.name}")
 
     def _group(self, reads: ShardReads, k0: int, k1: int) -> Callable[[], None] | None:
         arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
