@@ -181,7 +181,10 @@ def layer_table(text: str) -> list[list[str]]:
 def test_the_architecture_table_is_layers() -> None:
     """docs/architecture.md's layer table (bottom-up) lists LAYERS' modules in LAYERS'
     order, each row a run of whole LAYERS entries: the two cannot drift apart."""
-    table = layer_table((ROOT.parent / "docs" / "architecture.md").read_text())
+    doc = Path(__file__).parents[1] / "docs" / "architecture.md"
+    if not doc.exists():
+        pytest.skip("docs/ is not beside tests/ here (an installed wheel's test run)")
+    table = layer_table(doc.read_text())
     entries = [list(e) for e in reversed(LAYERS)]
     wrong = []
     for row in table:
