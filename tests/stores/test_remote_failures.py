@@ -99,6 +99,37 @@ def test_latency_does_not_fail(http_server):  # noqa: F811
     assert store.get_many(["k", "k", "missing"]) == [b"value", b"value", None]
 
 
+def test_single_reads_skip_the_event_loop(http_server, monkeypatch):  # noqa: F811
+    """One key or range reads with obstore's blocking call on the calling thread
+    (no hop to the I/O loop), which waits without the GIL: four threads reading at
+    once take about one latency, not four."""
+    import threading
+
+    from zarrc.stores import aio
+
+    http_server.write("k", b"value")
+    http_server.switches.latency = 0.3
+    store = store_from_url(http_server.url, "r", FAST)
+
+    def no_loop(coro):
+        coro.close()
+        raise AssertionError("a single read went through the event loop")
+
+    monkeypatch.setattr(aio, "run", no_loop)
+    found: list = []
+    threads = [threading.Thread(target=lambda: found.append((store.get("k"), store.get_range("k", 1, 3),
+                                                             store.get_many(["k"]))))
+               for _ in range(4)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert found == [(b"value", b"alu", [b"value"])] * 4
+    assert time.monotonic() - start < 3 * 0.3 * 1.5       # (three latencies per thread, in parallel)
+    assert store.get("missing") is None
+
+
 def test_replaced_while_read(http_server):  # noqa: F811
     """A snapshot's read after the file changed: 412 from If-Match, a StoreError."""
     http_server.write("shard", b"a" * 100)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -86,7 +87,8 @@ class Backend:
 
     ``writable``: False for read-only protocols (HTTP).  ``etags``: True if
     ``head`` gives ETags and ``get`` honours ``if_match`` (snapshots then pin a
-    version).  ``deadline``: seconds one call may take before RemoteStore gives up.
+    version).  ``blocking_reads``: True if ``get_now`` is a blocking ``get`` that
+    releases the GIL (one read then needs no event loop).  ``deadline``: seconds one call may take before RemoteStore gives up.
     A backend pickles to its description (URL and options, or its client object),
     never to data.
     """
@@ -94,10 +96,16 @@ class Backend:
     url: str = ""
     writable: bool = True
     etags: bool = False
+    blocking_reads: bool = False
     deadline: float = deadline_of(DEFAULT_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)
 
     async def get(self, key: str, start: int | None = None, length: int | None = None,
                   suffix: int | None = None, if_match: str | None = None) -> Any:
+        raise NotImplementedError
+
+    def get_now(self, key: str, start: int, length: int | None) -> Any:
+        """``get`` (without suffix or if_match) as a blocking call that releases the
+        GIL, for backends with ``blocking_reads``."""
         raise NotImplementedError
 
     async def head(self, key: str) -> tuple[int, str | None] | None:
@@ -166,6 +174,7 @@ class RemoteStore(Store):
         self.read_only = bool(read_only) or not backend.writable
         self.concurrency = concurrency
         self._semaphore = aio.LoopSemaphore(concurrency)
+        self._slots = threading.BoundedSemaphore(concurrency)     # (blocking reads: _read_now)
 
     @property
     def url(self) -> str:
@@ -206,7 +215,10 @@ class RemoteStore(Store):
             except asyncio.CancelledError:
                 raise
             except Exception as e:
-                raise StoreError(f"cannot {what} {self._where(key)}: {describe_error(e)}") from e
+                raise self._failed(what, key, e) from e
+
+    def _failed(self, what: str, key: str, error: BaseException) -> StoreError:
+        return StoreError(f"cannot {what} {self._where(key)}: {describe_error(error)}")
 
     def _run(self, what: str, key: str, make: Callable[[], Awaitable[Any]]) -> Any:
         return aio.run(self._guard(what, key, make))
@@ -245,6 +257,9 @@ class RemoteStore(Store):
             if (meta[0] == 0 and start < 0) or 0 <= meta[0] <= start:
                 return b""
             raise
+        return self._checked(key, start, length, data)
+
+    def _checked(self, key: str, start: int, length: int | None, data: Any) -> bytes | None:
         if data is None:
             return None
         data = data if type(data) is bytes else bytes(data)
@@ -253,21 +268,44 @@ class RemoteStore(Store):
                              "(the server ignored the range)")
         return data
 
+    def _read_now(self, key: str, start: int, length: int | None) -> bytes | None:
+        """``_read`` of one key or range as one blocking call of a backend with
+        ``blocking_reads`` (obstore's, which releases the GIL), on the calling
+        thread: a single read skips the event loop's two thread hops.  Holds one of
+        the store's request slots.  A failed range read is tried again the
+        asynchronous way (which tells a range past the end from a failure)."""
+        try:
+            with self._slots:
+                data = self.backend.get_now(key, start, length)
+        except PreconditionFailed:
+            raise
+        except Exception as e:
+            if start == 0 and length is None:
+                raise self._failed("read", key, e) from e
+            return self._run("read", key, lambda: self._read(key, start, length))
+        return self._checked(key, start, length, data)
+
     # -- reading ---------------------------------------------------------------
 
     def get(self, key: str) -> bytes | None:
         """The value of ``key`` (bytes), or None if absent.  Raises StoreError."""
         validate_key(key, self)
+        if self.backend.blocking_reads:
+            return self._read_now(key, 0, None)
         return self._run("read", key, lambda: self._read(key, 0, None))
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         """Bytes [start, start+length) of ``key`` (see Store.get_range), or None if absent."""
         validate_key(key, self)
         check_range(start, length, key, self)
+        if self.backend.blocking_reads and start >= 0 and length != 0:
+            return self._read_now(key, start, length)
         return self._run("read", key, lambda: self._read(key, start, length))
 
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         """The values of ``keys`` in order (None: absent), fetched concurrently."""
+        if len(keys) == 1:
+            return [self.get(keys[0])]
         for key in keys:
             validate_key(key, self)
         return self._run_many("read", [(key, self._reader(key, 0, None)) for key in keys])
