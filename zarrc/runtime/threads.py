@@ -214,6 +214,7 @@ def run_each(items: Iterable[T], fn: Callable[[T], object], workers: int) -> Non
 # Threads of the pool for calls that mostly wait (a remote store's requests, which its
 # own I/O loop bounds): not the kernels' pool, whose threads are the cores'.
 IO_THREADS = 32
+IO_PREFIX = "zarrc-io"
 _io_pool: ThreadPoolExecutor | None = None
 _io_lock = threading.Lock()
 
@@ -221,16 +222,18 @@ _io_lock = threading.Lock()
 def run_io(items: Iterable[T], fn: Callable[[T], Any]) -> list:
     """``[fn(item) for item in items]``, the calls made at once on the I/O pool
     (``IO_THREADS`` threads, made on first use): for calls that wait on a remote
-    store.  The first error (in the items' order) is raised, once all have ended."""
+    store.  The first error (in the items' order) is raised, once all have ended.
+    Called on one of the pool's threads, the calls are made one after another (a
+    pool waiting on itself could run out of threads)."""
     items = list(items)
-    if len(items) <= 1:
+    if len(items) <= 1 or threading.current_thread().name.startswith(IO_PREFIX):
         return [fn(item) for item in items]
     global _io_pool
     with _io_lock:
         if _io_pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            _io_pool = ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="zarrc-io")
+            _io_pool = ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix=IO_PREFIX)
         pool = _io_pool
     futures = [pool.submit(fn, item) for item in items]
     for future in futures:

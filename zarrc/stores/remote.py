@@ -25,6 +25,7 @@ from typing import Any
 
 from zarrc.errors import ArgumentError, ReadOnlyError, StoreError
 from zarrc.runtime.config import config
+from zarrc.runtime.threads import run_io
 from zarrc.stores import aio
 from zarrc.stores.base import (
     RangeSnapshot,
@@ -304,10 +305,12 @@ class RemoteStore(Store):
 
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         """The values of ``keys`` in order (None: absent), fetched concurrently."""
-        if len(keys) == 1:
-            return [self.get(keys[0])]
         for key in keys:
             validate_key(key, self)
+        if self.backend.blocking_reads and len(keys) <= self.concurrency:
+            # (a few keys: blocking reads on the I/O threads at once, which costs less
+            # than a round of the event loop)
+            return run_io(keys, lambda key: self._read_now(key, 0, None))
         return self._run_many("read", [(key, self._reader(key, 0, None)) for key in keys])
 
     @property
