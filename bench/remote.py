@@ -171,6 +171,10 @@ class Place:
         return f"{self.base}/{name}" if self.kind == "http" else f"s3://{BUCKET}/{name}"
 
 
+# --concurrency: one limit on requests in flight for every library (None: each its own default)
+SAME_CONCURRENCY: int | None = None
+
+
 def zarr_config(lib: str) -> Any:
     import zarr
 
@@ -218,7 +222,11 @@ def open_array(lib: str, place: Place, name: str, write: bool = False) -> Any:
     if lib == "tensorstore":
         import tensorstore as ts
 
-        return ts.open(ts_spec(place, name), open=True, read=True, write=write).result()
+        context = None
+        if SAME_CONCURRENCY is not None:
+            limit = {"limit": SAME_CONCURRENCY}
+            context = ts.Context({"http_request_concurrency": limit, "s3_request_concurrency": limit})
+        return ts.open(ts_spec(place, name), open=True, read=True, write=write, context=context).result()
     import zarr
 
     with zarr_config(lib):
@@ -387,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--libs", default=",".join(LIBS))
     parser.add_argument("--dir", default=None, help="where the local copy goes (default: a temporary directory)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="requests in flight for every library (zarrc's concurrency, zarr-python's "
+                             "async.concurrency, tensorstore's http/s3_request_concurrency); default: "
+                             "each library's own")
     parser.add_argument("--json", default=str(REPO_ROOT / ".bench" / "remote.json"))
     parser.add_argument("--serve", choices=["http", "s3"], help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
@@ -413,6 +425,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import zarrc.stores.aio
 
+    global SAME_CONCURRENCY
+    if args.concurrency is not None:
+        SAME_CONCURRENCY = args.concurrency
+        zarrc.config.concurrency = args.concurrency
+        if any(lib.startswith("zarr") for lib in libs):
+            import zarr
+
+            zarr.config.set({"async.concurrency": args.concurrency})     # (read by each call)
     concurrency = zarrc.config.concurrency
     shape, chunks, shards = SIZES["small" if args.small else "full"]
     data = smooth_field(shape, "float32")
