@@ -66,3 +66,31 @@ def test_a_conflicting_write_is_tried_again(s3_server):  # noqa: F811
     store.get_many_versioned = read_then_change
     a[3] = 40
     np.testing.assert_array_equal(zarrc.open_array(url, storage_options=opts, mode="r")[...], [100, 2, 3, 40])
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_a_chunk_emptied_by_a_conflicting_write_keeps_the_other_writers_elements(s3_server, sharded):  # noqa: F811
+    """A partial write that leaves a chunk (a shard) all fill value would delete it;
+    a delete cannot be conditional, so it stores the emptied chunk (an index of
+    empty entries) over the version read instead: another writer's change made
+    meanwhile is read and kept on the retry, not deleted with it."""
+    url, opts = f"s3://{s3_server.bucket()}/e{int(sharded)}", s3_server.options()
+    a = zarrc.create_array(url, shape=(4,), dtype="i4", chunks=(4,), fill_value=0,
+                           shards=(4,) if sharded else None, storage_options=opts)
+    a[3] = 5
+    store = a.store
+    real = store.get_many_versioned
+    changed = []
+
+    def read_then_change(keys):
+        found = real(keys)
+        if not changed:
+            changed.append(True)
+            zarrc.open_array(url, storage_options=opts, mode="r+")[0] = 100
+        return found
+
+    store.get_many_versioned = read_then_change
+    a[3] = 0                                  # (alone, this empties the chunk)
+    np.testing.assert_array_equal(zarrc.open_array(url, storage_options=opts, mode="r")[...], [100, 0, 0, 0])
+    a[0] = 0                                  # (no other writer: the chunk is all fill, and reads so)
+    np.testing.assert_array_equal(zarrc.open_array(url, storage_options=opts, mode="r")[...], [0, 0, 0, 0])

@@ -158,8 +158,10 @@ def _write_once(arr, table, local, outidx, tasks, coords, value, strides) -> set
         else:
             old = dict(zip(partial, arr.store.get_many(partial))) if partial else {}
         sources = [old.get(k) for k in keys]
-    # a store that cannot delete keeps chunks that became all fill value
-    write_empty = arr.write_empty_chunks or not arr.store.supports_deletes
+    # a store that cannot delete keeps chunks that became all fill value, and so does
+    # a batch with conditional writes (a delete cannot be made conditional: the
+    # chunks another writer changed since they were read would be lost)
+    write_empty = arr.write_empty_chunks or not arr.store.supports_deletes or bool(versions)
     paths = isinstance(sources, tuple) or isinstance(sources[0], tuple)
     # chunks wholly overwritten need no old data, so nothing can fail half way:
     # each file is written as soon as its chunk is encoded

@@ -346,8 +346,12 @@ class _ShardWrite:
             self.release()
         for key in self.emptied:
             store_shard(arr, key, None, existed=arr.store.exists(key))
-        conditional = {key: (data, self.versions[key]) for key, data in self.built
-                       if data is not None and key in self.versions}
+        # (a shard read with its version is stored only over that version; one left
+        # with no inner chunk is stored as an index of empty entries, for a delete
+        # cannot be made conditional)
+        top = arr.levels[0]
+        conditional = {key: (top.index_format.empty(top.nchunks) if data is None else data, self.versions[key])
+                       for key, data in self.built if key in self.versions}
         for key, data in self.built:
             if key not in conditional:
                 store_shard(arr, key, data, existed=True)
