@@ -261,13 +261,21 @@ class Array(Node):
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow the array by ``data.shape[axis]`` along ``axis`` and write ``data``
         there; returns the new shape.  Every other dimension of ``data`` must equal
-        the array's (ArgumentError, a ValueError, otherwise)."""
+        the array's (ArgumentError, a ValueError, otherwise).
+
+        The new chunks are stored first, then the metadata with the new shape: a
+        reader never sees a shape whose chunks are not yet written (they lie
+        outside the old shape, which readers of the old metadata do not read).  A
+        failed write leaves the old shape."""
         self._check_writable()
         if not hasattr(data, "shape"):
             data = np.asanyarray(data)
         new_shape, region = resize.append_plan(self.shape, tuple(data.shape), axis, self._path)
-        self.resize(new_shape)
-        self[region] = data
+        metadata = resize.resized_metadata(self._metadata, new_shape)
+        grown = prepare(self._store, self._path, metadata, self._write_empty_chunks).strategy
+        engine_api.write(grown, region, data)
+        self._set_metadata(metadata)
+        self._prepare()
         return new_shape
 
     # -------------------------------------------------------------- data
