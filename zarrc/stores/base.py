@@ -415,6 +415,13 @@ class Store:
         can name versions override it."""
         return RangeSnapshot(self, key)
 
+    def snapshot_for(self, key: str, start: int, length: int | None) -> Snapshot | None:
+        """``snapshot(key)`` for a caller that reads bytes [start, start+length) of it
+        first (start < 0, length None: the last -start bytes): a store whose version
+        check is a request may fetch those bytes with it (RemoteStore).  The default
+        is ``snapshot``."""
+        return self.snapshot(key)
+
     # -- conditional writes (stores that can name versions remotely) ----------
 
     #: True for a store whose partial chunk updates are made by compare-and-swap on

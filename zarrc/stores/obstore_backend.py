@@ -199,6 +199,19 @@ class ObstoreBackend(Backend):
         except FileNotFoundError:
             return None
 
+    def get_now_versioned(self, key: str, start: int, length: int | None) -> tuple[Any, int, str | None] | None:
+        """See Backend.get_now_versioned: obstore's blocking ranged get, whose result
+        carries the object's metadata (size, ETag)."""
+        check_not_forked(self.url)
+        rng: Any = {"suffix": -start} if start < 0 else {"offset": start} if length is None \
+            else (start, start + length)
+        try:
+            result = self.obs.get(self.store, key, options={"range": rng})
+            meta = result.meta
+            return result.bytes(), meta["size"], meta.get("e_tag")
+        except FileNotFoundError:
+            return None
+
     async def head(self, key: str) -> tuple[int, str | None] | None:
         """(size, ETag) from obstore's head_async, None if absent."""
         check_not_forked(self.url)

@@ -109,6 +109,12 @@ class Backend:
         GIL, for backends with ``blocking_reads``."""
         raise NotImplementedError
 
+    def get_now_versioned(self, key: str, start: int, length: int | None) -> tuple[Any, int, str | None] | None:
+        """``get_now`` of a range (start < 0, length None: a suffix) that also gives
+        the whole value's size and ETag from the same response: (bytes, size, ETag),
+        or None if absent.  For backends with ``blocking_reads``."""
+        raise NotImplementedError
+
     async def head(self, key: str) -> tuple[int, str | None] | None:
         raise NotImplementedError
 
@@ -363,6 +369,29 @@ class RemoteStore(Store):
             return RangeSnapshot(self, key)
         return ETagSnapshot(self, key, size, etag)
 
+    def snapshot_for(self, key: str, start: int, length: int | None) -> Snapshot | None:
+        """``snapshot(key)`` for a caller that reads bytes [start, start+length) of it
+        first (start < 0 and length None: the last -start bytes; a shard's index).
+        Over a backend with ``blocking_reads`` one GET of that range gives the
+        version and size too (an ETagSnapshot holding the bytes), instead of a HEAD
+        and then a GET.  A failed ranged GET (a range the value cannot satisfy) is
+        left to ``snapshot``, whose HEAD tells what is there."""
+        validate_key(key, self)
+        if not (self.backend.blocking_reads and self.backend.etags):
+            return self.snapshot(key)
+        try:
+            with self._slots:
+                found = self.backend.get_now_versioned(key, start, length)
+        except Exception:       # noqa: BLE001 - the HEAD way tells what went wrong
+            return self.snapshot(key)
+        if found is None:
+            return None
+        data, size, etag = found
+        if etag is None:
+            return RangeSnapshot(self, key)
+        begin = max(0, size + start) if start < 0 else start
+        return ETagSnapshot(self, key, size, etag, held=(begin, data if type(data) is bytes else bytes(data)))
+
     def read_version(self, key: str, etag: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """The (start, length) ranges (all within the value) of the version ``etag``
         of ``key``, fetched concurrently with If-Match.  Raises StoreError if the
@@ -520,8 +549,10 @@ class ETagSnapshot(Snapshot):
     sends If-Match with the ETag, so it returns bytes of that version or raises
     StoreError (the value was replaced).  ``token`` names the version."""
 
-    def __init__(self, store: RemoteStore, key: str, size: int, etag: str) -> None:
+    def __init__(self, store: RemoteStore, key: str, size: int, etag: str,
+                 held: tuple[int, bytes] | None = None) -> None:
         self.store, self.key, self.size, self.etag = store, key, size, etag
+        self.held = held      # (where they start, bytes) of this version, read with it
         self.token = ("etag", store.url, key, etag, size)
         self.name = f"key {key!r} of {store.url}"
 
@@ -536,6 +567,10 @@ class ETagSnapshot(Snapshot):
         self._check((start,), (length,))
         if length == 0:
             return b""
+        if self.held is not None:
+            at, data = self.held
+            if at <= start and start + length <= at + len(data):
+                return data[start - at:start - at + length]
         return self.store.read_version(self.key, self.etag, [(start, length)])[0]
 
     def sources(self, offsets: Sequence[int], lengths: Sequence[int]) -> list:

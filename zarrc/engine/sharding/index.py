@@ -89,6 +89,10 @@ class ShardReads:
 
     def __init__(self, arr: ChunkedArray, pinned: dict | None = None) -> None:
         self.store = arr.store
+        # (what of a shard is read first: its index, asked for with the version check)
+        top = arr.levels[0]
+        at = top.index_format.span(top.nchunks, None, "")[0]
+        self.first = (at, None) if at < 0 else (at, top.index_format.nbytes(top.nchunks))
         self.snapshots: dict = dict(pinned or {})
         self.opened: list = []
         self.unversioned: dict = {}   # indexes read from snapshots with no token, by key
@@ -96,7 +100,7 @@ class ShardReads:
     def snapshot(self, key: str) -> Snapshot | None:
         snap = self.snapshots.get(key, _MISSING)
         if snap is _MISSING:
-            snap = self.snapshots[key] = self.store.snapshot(key)
+            snap = self.snapshots[key] = self.store.snapshot_for(key, *self.first)
             if snap is not None:
                 self.opened.append(snap)
         return snap
