@@ -74,3 +74,68 @@ def test_a_damaged_chunk_in_a_later_window_is_named(stored):
     store.set("c/4/4", b"\x02\x01\x21\x04" + b"\xff" * 30)          # a bad blosc header
     with pytest.raises(CodecError, match="c/4/4"):
         zarrc.open_array(store, mode="r")[...]
+
+
+# -- sharded arrays: the shards in parts, the next parts fetched while one decodes --
+
+@pytest.fixture
+def sharded(monkeypatch):
+    """A sharded array (5 x 3 shards of 2 x 3 inner chunks) on a WindowedStore, read
+    in parts of two inner chunks' bytes (so each part is one shard)."""
+    from zarrc.engine.sharding import reads
+
+    monkeypatch.setattr(reads, "PART_BYTES", 2 * 4 * 7 * 4)
+    store = WindowedStore()
+    data = np.arange(40 * 63, dtype="f4").reshape(40, 63)
+    a = zarrc.create_array(store, shape=data.shape, dtype="f4", chunks=(4, 7), shards=(8, 21),
+                           compressors=zarrc.codecs.Blosc(cname="lz4"), fill_value=-1)
+    a[...] = data
+    return store, data
+
+
+@pytest.mark.parametrize("selection", [np.s_[...], np.s_[3:37, 5:60:2], np.s_[7, :], np.s_[::3, 4]])
+def test_shards_in_parts_give_the_same_values(sharded, selection):
+    store, data = sharded
+    a = zarrc.open_array(store, mode="r")
+    np.testing.assert_array_equal(a[selection], data[selection])
+    np.testing.assert_array_equal(a.oindex[[0, 39, 5], [62, 0]], data[np.ix_([0, 39, 5], [62, 0])])
+
+
+def test_parts_overlap_with_decoding(sharded, monkeypatch):
+    """Two parts are fetched at once, and the third is fetched while the first
+    decodes: each waits (up to 10 s) for the other to have started, which only
+    happens if they run at the same time."""
+    from zarrc.engine.sharding import reads
+
+    store, data = sharded
+    started: list[int] = []
+    second, third = threading.Event(), threading.Event()
+    waits: list[bool] = []
+    real_fetch, real_run = reads._fetch_part, reads.b.run_batch
+
+    def fetch(arr, coords, pinned):
+        with store.lock:
+            n = len(started)
+            started.append(n)
+        (second if n == 1 else third if n == 2 else threading.Event()).set()
+        if n == 0:
+            waits.append(second.wait(10))
+        return real_fetch(arr, coords, pinned)
+
+    def run(batch, n, *rest):
+        if len(waits) == 1:
+            waits.append(third.wait(10))
+        return real_run(batch, n, *rest)
+
+    monkeypatch.setattr(reads, "_fetch_part", fetch)
+    monkeypatch.setattr(reads.b, "run_batch", run)
+    np.testing.assert_array_equal(zarrc.open_array(store, mode="r")[...], data)
+    assert waits == [True, True] and len(started) == 15
+
+
+def test_a_damaged_shard_in_a_later_part_is_named(sharded):
+    store, data = sharded
+    store.set("c/4/2", b"\xff" * 64)                          # (shorter than its index: damaged)
+    with pytest.raises(CodecError, match="c/4/2"):
+        zarrc.open_array(store, mode="r")[...]
+    np.testing.assert_array_equal(zarrc.open_array(store, mode="r")[:32], data[:32])

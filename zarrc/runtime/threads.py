@@ -28,7 +28,7 @@ from zarrc._kernels.batch import count_calls, linger, mark_pool_thread
 from zarrc.runtime.config import config
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
 
@@ -241,9 +241,29 @@ def run_io(items: Iterable[T], fn: Callable[[T], Any]) -> list:
     return [future.result() for future in futures]
 
 
+# Threads that prepare the next part of a streamed read (whose own requests go to
+# the I/O pool through run_io: a pool of their own, so they never wait on themselves)
+FETCH_THREADS = 8
+_fetch_pool: ThreadPoolExecutor | None = None
+
+
+def submit_fetch(fn: Callable[[], T]) -> Future[T]:
+    """Start ``fn()`` on the fetch pool (``FETCH_THREADS`` threads, made on first use)
+    and return its future: for a streamed read's next part, made ready while the
+    caller decodes the part before."""
+    global _fetch_pool
+    with _io_lock:
+        if _fetch_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _fetch_pool = ThreadPoolExecutor(max_workers=FETCH_THREADS, thread_name_prefix="zarrc-fetch")
+        pool = _fetch_pool
+    return pool.submit(fn)
+
+
 def _forget_io_pool() -> None:
-    global _io_pool
-    _io_pool = None          # (a forked child has none of its threads: made anew on use)
+    global _io_pool, _fetch_pool
+    _io_pool = _fetch_pool = None     # (a forked child has none of their threads: made anew on use)
 
 
 if hasattr(os, "register_at_fork"):

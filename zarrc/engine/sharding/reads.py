@@ -18,7 +18,7 @@ from zarrc.core import indexing
 from zarrc.engine import batch as b
 from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index
 from zarrc.engine.state import ChunkedArray
-from zarrc.runtime.threads import run_io
+from zarrc.runtime.threads import run_io, submit_fetch
 
 SMALL = 64      # locate() this many chunks or fewer in plain Python
 
@@ -242,6 +242,9 @@ def read_planned(arr: ChunkedArray, table: np.ndarray, local: np.ndarray,
     """engine's native read of a planned selection, for a sharded array: each shard
     from one snapshot (``pinned``: snapshots to use for some shard keys), at most
     MAX_OPEN_SHARDS shards at a time (a local store's snapshot holds a file open)."""
+    if arr.store.fetch_window is not None and len(coords):
+        _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned)
+        return
     shard = shard_numbers(arr, coords)
     first = np.unique(shard)
     if len(first) <= MAX_OPEN_SHARDS:
@@ -256,16 +259,77 @@ def read_planned(arr: ChunkedArray, table: np.ndarray, local: np.ndarray,
 
 def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
     with ShardReads(arr, pinned) as reads:
-        if arr.store.fetch_window is not None and len(coords):
-            shards, touched = np.unique(shard_numbers(arr, coords), return_counts=True)
-            grid = np.stack(np.unravel_index(shards, shard_grid(arr)), axis=1) if coords.shape[1] else \
-                np.zeros((1, 0), np.int64)
-            _prefetch(arr, reads, arr.chunk_keys(grid), touched)
         keys, which, offset, length = locate(arr, reads, coords)
         sources = located_sources(reads, keys, which, offset, length)
         batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
         b.run_batch(batch, len(tasks))
     b.raise_task_error(batch, arr, LazyLabels(keys, which, coords))
+
+
+# A streamed read (a store whose reads wait on a network) takes its shards in parts
+# of about this many decoded bytes of touched inner chunks (whole shards, at least
+# one), fetching the next AHEAD parts while one decodes: at most AHEAD + 1 parts'
+# bytes are held at once.
+PART_BYTES = 16 << 20
+AHEAD = 2
+
+
+def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
+    """read_planned for a store whose reads wait on a network: the shards in parts
+    (PART_BYTES), each part's shard versions, indexes and inner chunk bytes fetched
+    on the fetch threads (``_fetch_part``) while the part before decodes, so I/O and
+    decoding overlap and a selection's bytes are never all held."""
+    shard = shard_numbers(arr, coords)
+    order = np.argsort(shard, kind="stable")
+    _, starts, counts = np.unique(shard[order], return_index=True, return_counts=True)
+    per_part = max(1, PART_BYTES // max(1, arr.chain.chunk_nbytes))
+    parts, lo, taken = [], 0, 0
+    for i, n in enumerate(counts.tolist()):
+        if taken and taken + n > per_part:
+            parts.append((lo, i))
+            lo, taken = i, 0
+        taken += n
+    parts.append((lo, len(counts)))
+    spans = [order[starts[a]:starts[z] if z < len(starts) else len(order)] for a, z in parts]
+
+    def fetch(members: np.ndarray) -> Any:
+        return submit_fetch(lambda: _fetch_part(arr, coords[members], pinned))
+
+    pending = [fetch(m) for m in spans[:AHEAD]]
+    try:
+        for i, members in enumerate(spans):
+            reads, keys, which, sources = pending.pop(0).result()
+            if i + AHEAD < len(spans):
+                pending.append(fetch(spans[i + AHEAD]))
+            with reads:
+                part = np.ascontiguousarray(tasks[members])
+                batch = ReadBatch(arr.chain, table, local, outidx, part, out, strides, arr.fill, sources)
+                b.run_batch(batch, len(part))
+            b.raise_task_error(batch, arr, LazyLabels(keys, which, coords[members]))
+    finally:
+        for future in pending:           # (parts fetched for a read that failed)
+            try:
+                future.result()[0].close()
+            except Exception:            # noqa: BLE001, S110 - the read's own error is raised
+                pass
+
+
+def _fetch_part(arr: ChunkedArray, coords: np.ndarray, pinned: dict | None) -> tuple:
+    """A streamed read's part (inner chunks ``coords``): (its ShardReads, to close
+    once decoded; shard keys; key index per chunk; the chunks' batch sources), the
+    shards' versions and indexes fetched at once (``_prefetch``), then the inner
+    chunks' ranges."""
+    reads = ShardReads(arr, pinned)
+    try:
+        shards, touched = np.unique(shard_numbers(arr, coords), return_counts=True)
+        grid = np.stack(np.unravel_index(shards, shard_grid(arr)), axis=1) if coords.shape[1] else \
+            np.zeros((1, 0), np.int64)
+        _prefetch(arr, reads, arr.chunk_keys(grid), touched)
+        keys, which, offset, length = locate(arr, reads, coords)
+        return reads, keys, which, located_sources(reads, keys, which, offset, length)
+    except BaseException:
+        reads.close()
+        raise
 
 
 def read_region(arr: ChunkedArray, region: tuple[slice, ...], pinned: dict) -> np.ndarray:
