@@ -130,6 +130,19 @@ def test_single_reads_skip_the_event_loop(http_server, monkeypatch):  # noqa: F8
     assert store.get("missing") is None
 
 
+def test_requests_in_flight_are_bounded(http_server):  # noqa: F811
+    """A store of concurrency 2 reads 6 keys two at a time: three latencies, not one
+    and not six."""
+    for i in range(6):
+        http_server.write(f"k{i}", bytes([i]))
+    http_server.switches.latency = 0.25
+    store = RemoteStore(backend_from_url(http_server.url, FAST), read_only=True, concurrency=2)
+    start = time.monotonic()
+    assert store.get_many([f"k{i}" for i in range(6)]) == [bytes([i]) for i in range(6)]
+    elapsed = time.monotonic() - start
+    assert 3 * 0.25 <= elapsed < 5 * 0.25, elapsed
+
+
 def test_replaced_while_read(http_server):  # noqa: F811
     """A snapshot's read after the file changed: 412 from If-Match, a StoreError."""
     http_server.write("shard", b"a" * 100)
