@@ -37,7 +37,7 @@ from zarrc.engine.sharding.nested import store_shard, write_whole_shards
 from zarrc.engine.sharding.reads import LazyLabels
 from zarrc.engine.state import ChunkedArray
 from zarrc.errors import StoreError, from_kernel
-from zarrc.runtime.threads import item_threads, run_each
+from zarrc.runtime.threads import item_threads, run_each, run_io
 
 
 def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
@@ -248,12 +248,16 @@ class _ShardWrite:
         start = np.zeros(n, np.int64)
         length = np.zeros(n, np.int64)
         holders: list[Any] = []
-        for k in range(k0, k1):
+        # (the whole shards rewritten need no read)
+        wanted = [k for k in range(k0, k1) if self.full[members[bounds[k] - bounds[k0]:bounds[k + 1] - bounds[k0]]]
+                  .sum() != _inner_chunks_in_bounds(arr, top, self.shards[k])]
+        if arr.store.fetch_window is not None:        # (a remote store: the old shards at once)
+            olds = run_io(wanted, lambda k: self._old_shard(reads, k))
+        else:
+            olds = [self._old_shard(reads, k) for k in wanted]
+        for k, found in zip(wanted, olds):
             lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
             mine = members[lo:hi]
-            if self.full[mine].sum() == _inner_chunks_in_bounds(arr, top, self.shards[k]):
-                continue                                   # the whole shard is rewritten: no read
-            found = self._old_shard(reads, k)
             if found is None:
                 continue
             old[k] = found
