@@ -143,7 +143,7 @@ class ObstoreBackend(Backend):
     """
 
     etags = True
-    blocking_reads = True
+    blocking_calls = True
 
     def __init__(self, store: Any, url: str | None = None, writable: bool | None = None) -> None:
         self.obs = import_obstore()
@@ -211,6 +211,11 @@ class ObstoreBackend(Backend):
             return result.bytes(), meta["size"], meta.get("e_tag")
         except FileNotFoundError:
             return None
+
+    def put_now(self, key: str, data: Any) -> None:
+        """See Backend.put_now: obstore's blocking put."""
+        check_not_forked(self.url)
+        self.obs.put(self.store, key, data, use_multipart=False)
 
     async def head(self, key: str) -> tuple[int, str | None] | None:
         """(size, ETag) from obstore's head_async, None if absent."""

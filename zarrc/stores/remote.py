@@ -89,8 +89,9 @@ class Backend:
 
     ``writable``: False for read-only protocols (HTTP).  ``etags``: True if
     ``head`` gives ETags and ``get`` honours ``if_match`` (snapshots then pin a
-    version).  ``blocking_reads``: True if ``get_now`` is a blocking ``get`` that
-    releases the GIL (one read then needs no event loop).  ``deadline``: seconds one call may take before RemoteStore gives up.
+    version).  ``blocking_calls``: True if ``get_now``, ``get_now_versioned`` and
+    ``put_now`` are blocking forms of ``get`` and ``put`` that release the GIL
+    (RemoteStore then makes its reads and plain writes on threads, with no event loop).  ``deadline``: seconds one call may take before RemoteStore gives up.
     A backend pickles to its description (URL and options, or its client object),
     never to data.
     """
@@ -98,7 +99,7 @@ class Backend:
     url: str = ""
     writable: bool = True
     etags: bool = False
-    blocking_reads: bool = False
+    blocking_calls: bool = False
     deadline: float = deadline_of(DEFAULT_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)
 
     async def get(self, key: str, start: int | None = None, length: int | None = None,
@@ -107,13 +108,18 @@ class Backend:
 
     def get_now(self, key: str, start: int, length: int | None) -> Any:
         """``get`` (without suffix or if_match) as a blocking call that releases the
-        GIL, for backends with ``blocking_reads``."""
+        GIL, for backends with ``blocking_calls``."""
         raise NotImplementedError
 
     def get_now_versioned(self, key: str, start: int, length: int | None) -> tuple[Any, int, str | None] | None:
         """``get_now`` of a range (start < 0, length None: a suffix) that also gives
         the whole value's size and ETag from the same response: (bytes, size, ETag),
-        or None if absent.  For backends with ``blocking_reads``."""
+        or None if absent.  For backends with ``blocking_calls``."""
+        raise NotImplementedError
+
+    def put_now(self, key: str, data: Any) -> None:
+        """``put`` (unconditional) as a blocking call that releases the GIL, for
+        backends with ``blocking_calls``."""
         raise NotImplementedError
 
     async def head(self, key: str) -> tuple[int, str | None] | None:
@@ -161,7 +167,7 @@ def _join(url: str, key: str) -> str:
 
 
 class RequestThreads:
-    """The threads making one store's blocking reads (``Backend.blocking_reads``):
+    """The threads making one store's blocking reads (``Backend.blocking_calls``):
     ``limit`` of them, so at most that many requests in flight; made on first use
     (and anew in a forked child).  They end when the store is gone."""
 
@@ -319,7 +325,7 @@ class RemoteStore(Store):
 
     def _read_now(self, key: str, start: int, length: int | None) -> bytes | None:
         """``_read`` of one key or range as one blocking call of a backend with
-        ``blocking_reads`` (obstore's, which releases the GIL), on the calling
+        ``blocking_calls`` (obstore's, which releases the GIL), on the calling
         thread: a single read skips the event loop's two thread hops.  Holds one of
         the store's request slots.  A failed range read is tried again the
         asynchronous way (which tells a range past the end from a failure)."""
@@ -339,7 +345,7 @@ class RemoteStore(Store):
     def get(self, key: str) -> bytes | None:
         """The value of ``key`` (bytes), or None if absent.  Raises StoreError."""
         validate_key(key, self)
-        if self.backend.blocking_reads:
+        if self.backend.blocking_calls:
             return self._read_now(key, 0, None)
         return self._run("read", key, lambda: self._read(key, 0, None))
 
@@ -347,13 +353,13 @@ class RemoteStore(Store):
         """Bytes [start, start+length) of ``key`` (see Store.get_range), or None if absent."""
         validate_key(key, self)
         check_range(start, length, key, self)
-        if self.backend.blocking_reads and start >= 0 and length != 0:
+        if self.backend.blocking_calls and start >= 0 and length != 0:
             return self._read_now(key, start, length)
         return self._run("read", key, lambda: self._read(key, start, length))
 
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         """The values of ``keys`` in order (None: absent), fetched concurrently."""
-        if self.backend.blocking_reads:
+        if self.backend.blocking_calls:
             return self.fetch_many(keys).result()
         for key in keys:
             validate_key(key, self)
@@ -370,7 +376,7 @@ class RemoteStore(Store):
         ``get_many(keys)``'s list (see Store.fetch_many)."""
         for key in keys:
             validate_key(key, self)
-        if self.backend.blocking_reads:
+        if self.backend.blocking_calls:
             # (blocking reads on the store's request threads, in the keys' order: for
             # obstore, less work per request than a round of the event loop)
             pool = self._requests.pool()
@@ -417,12 +423,12 @@ class RemoteStore(Store):
     def snapshot_for(self, key: str, start: int, length: int | None) -> Snapshot | None:
         """``snapshot(key)`` for a caller that reads bytes [start, start+length) of it
         first (start < 0 and length None: the last -start bytes; a shard's index).
-        Over a backend with ``blocking_reads`` one GET of that range gives the
+        Over a backend with ``blocking_calls`` one GET of that range gives the
         version and size too (an ETagSnapshot holding the bytes), instead of a HEAD
         and then a GET.  A failed ranged GET (a range the value cannot satisfy) is
         left to ``snapshot``, whose HEAD tells what is there."""
         validate_key(key, self)
-        if not (self.backend.blocking_reads and self.backend.etags):
+        if not (self.backend.blocking_calls and self.backend.etags):
             return self.snapshot(key)
         try:
             with self._slots:
@@ -461,13 +467,29 @@ class RemoteStore(Store):
         self.check_writable("set", key)
         validate_key(key, self)
         data = byte_view(value)
-        self._run("write", key, lambda: self.backend.put(key, data))
+        if self.backend.blocking_calls:
+            self._write_now(key, data)
+        else:
+            self._run("write", key, lambda: self.backend.put(key, data))
 
     def set_many(self, items: Mapping[str, Any]) -> None:
         """Store every (key, value) of ``items`` concurrently; all are checked first."""
         self.check_writable("set", next(iter(items), ""))
         views = {validate_key(key, self): byte_view(value) for key, value in items.items()}
+        if self.backend.blocking_calls:      # (on the store's request threads, as fetch_many)
+            pool = self._requests.pool()
+            Pending([pool.submit(self._write_now, key, data) for key, data in views.items()]).result()
+            return
         self._run_many("write", [(key, self._writer(key, data)) for key, data in views.items()])
+
+    def _write_now(self, key: str, data: memoryview) -> None:
+        """One PUT as a blocking call of the backend's (``blocking_calls``), holding
+        one of the store's request slots; a failure is a StoreError naming the key."""
+        try:
+            with self._slots:
+                self.backend.put_now(key, data)
+        except Exception as e:
+            raise self._failed("write", key, e) from e
 
     def _writer(self, key: str, data: memoryview) -> Callable[[], Awaitable[None]]:
         return lambda: self.backend.put(key, data)
