@@ -300,7 +300,7 @@ class ZarrcCodecPipeline(CodecPipeline):
         coords = [prepared.encoding.decode(info[0].path[len(prefix):], ndim) for info in batch]
         strategy = prepared.strategy
         za = strategy.arr
-        if arr.dtype != za.dtype and not _same_but_order(arr.dtype, za.dtype):
+        if arr.dtype != za.dtype and not _same_but_order(arr.dtype, za.dtype) and not _strings(arr.dtype, za.dtype):
             raise _Unsupported(f"buffer dtype {arr.dtype} is not the array's {za.dtype}")
         try:
             sel = self._selection(prepared, batch, coords, arr, drop_axes)
@@ -509,6 +509,13 @@ def _merged_slices(entries: dict[int, tuple[Any, Any]], chunk: int) -> slice | N
     if n != max(os_.stop for _, os_ in entries.values()):
         return None                                    # (gaps or overlaps in the output)
     return slice(g0, g0 + step * (n - 1) + 1, step)
+
+
+def _strings(buffer: np.dtype, array: np.dtype) -> bool:
+    """Whether zarr-python's buffer is numpy 2's StringDType (zarr-python 3.2+ reads
+    and writes the ``string`` data type so) for an array zarrc holds as ``str``
+    objects: zarrc reads into it and writes from it (one conversion per call)."""
+    return buffer.kind == "T" and array == np.dtype(object)
 
 
 def _same_but_order(a: np.dtype, b: np.dtype) -> bool:
