@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from typing import Any, cast
 
 import numpy as np
@@ -52,6 +53,7 @@ HAS_INFINITY = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e5m2")
 SUB_BYTE_BITS = {"int2": 2, "uint2": 2, "int4": 4, "uint4": 4,
                  "float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6}
 KINDS = ("ml_float", "ml_int", "ml_uint")
+HEX = re.compile(r"0x[0-9a-fA-F]+")
 SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -70,7 +72,7 @@ def ml_dtype(name: str) -> np.dtype:
 
 def ml_name(dtype: np.dtype) -> str | None:
     """The v3 name of an ml_dtypes dtype (None for any other dtype)."""
-    if dtype.kind == "V" and dtype.fields is None and getattr(dtype.type, "__module__", "") == "ml_dtypes":
+    if dtype.fields is None and getattr(dtype.type, "__module__", "") == "ml_dtypes":
         return dtype.name if dtype.name in ML_KINDS else None
     return None
 
@@ -112,17 +114,19 @@ def parse_ml_fill(value: Any, name: str, kind: str, dtype: np.dtype) -> np.gener
                 raise _bad(value, name, "the type has no infinity")
             return cast(np.generic, np.array(SPECIALS[value]).astype(dtype)[()])
         if value.startswith("0x"):
-            try:
-                bits = int(value[2:], 16)
-            except ValueError:
-                raise _bad(value, name, "not hexadecimal") from None
+            if not HEX.fullmatch(value):
+                raise _bad(value, name, "not hexadecimal")
+            bits = int(value, 16)
             if len(value) - 2 != 2 * dtype.itemsize:
                 raise _bad(value, name, f"a hex fill value needs {2 * dtype.itemsize} digits")
             return _of_bits(bits, dtype)
         try:
-            value = float(value)
+            number = float(value)
         except ValueError:
-            raise _bad(value, name, 'expected a number, "NaN", "Infinity", "-Infinity" or "0x..."') from None
+            number = math.nan
+        if not math.isfinite(number):   # "nan", "inf": only the spec's spellings
+            raise _bad(value, name, 'expected a number, "NaN", "Infinity", "-Infinity" or "0x..."')
+        value = number
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _bad(value, name, "expected a number")
     number = float(value)
