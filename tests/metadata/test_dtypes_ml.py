@@ -69,7 +69,17 @@ def test_fill_values(name, value, expected):
     assert bits(parse_fill_value(written, data_type), data_type.dtype) == expected
     if isinstance(value, str) and value.startswith("0x") and expected != NAN_BITS.get(name):
         f = float(fill)
-        assert written == (value.lower() if math.isnan(f) else f)
+        assert written == (value.lower() if math.isnan(f) or name == "float8_e8m0fnu" else f)
+
+
+def test_e8m0fnu_fill_values():
+    """float8_e8m0fnu (no zero, no sign): written in hex (tensorstore reads its
+    numbers otherwise); 0.0, tensorstore's default, is the smallest value 0x00."""
+    data_type = parse_data_type("float8_e8m0fnu")
+    assert encode_fill_value(parse_fill_value(1.0, data_type), data_type) == "0x7f"
+    assert encode_fill_value(cast_fill_value(None, data_type), data_type) == "0x00"
+    assert bits(parse_fill_value(0.0, data_type), data_type.dtype) == 0
+    assert encode_fill_value(parse_fill_value("NaN", data_type), data_type) == "NaN"
 
 
 @pytest.mark.parametrize(("name", "value", "match"), [

@@ -16,7 +16,9 @@ canonical NaN bits, ``NAN_BITS``), "Infinity" / "-Infinity" for the types with
 infinities, and "0x..." with exactly two hex digits per byte; the integers take
 JSON integers in range.  Written as zarr-python and tensorstore write floats: a
 number, "NaN" for the canonical NaN, "Infinity" / "-Infinity", and other NaNs in
-the hex form.
+the hex form; float8_e8m0fnu always in hex but for "NaN" (tensorstore reads its
+numbers as other values).  A number at most 2**-127 (0.0, tensorstore's default)
+is float8_e8m0fnu's smallest value, 0x00, as tensorstore reads it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ HAS_INFINITY = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e5m2")
 SUB_BYTE_BITS = {"int2": 2, "uint2": 2, "int4": 4, "uint4": 4,
                  "float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6}
 KINDS = ("ml_float", "ml_int", "ml_uint")
+E8M0_MIN = 2.0**-127
 HEX = re.compile(r"0x[0-9a-fA-F]+")
 SPECIALS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -134,6 +137,10 @@ def parse_ml_fill(value: Any, name: str, kind: str, dtype: np.dtype) -> np.gener
         raise _bad(value, name, 'write NaN as "NaN"')
     if math.isinf(number) and name not in HAS_INFINITY:
         raise _bad(value, name, "the type has no infinity")
+    if name == "float8_e8m0fnu" and 0 <= number <= E8M0_MIN:
+        # no zero: 0 (tensorstore's default, written 0.0) and below mean the smallest
+        # value, 2**-127 (0x00), as tensorstore reads them (ml_dtypes would give NaN)
+        return _of_bits(0, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return cast(np.generic, np.array(number).astype(dtype)[()])
 
@@ -151,6 +158,10 @@ def encode_ml_fill(value: Any, name: str, kind: str, dtype: np.dtype) -> Any:
         return f"0x{bits:0{2 * dtype.itemsize}x}"
     if math.isinf(number):
         return "Infinity" if number > 0 else "-Infinity"
+    if name == "float8_e8m0fnu":
+        # in hex: tensorstore (0.1.8x) reads numbers for this type other than ml_dtypes
+        # and the spec do (1.0 as 0x3f), hex forms as the spec does
+        return f"0x{bits_of(scalar, dtype):02x}"
     return number
 
 
