@@ -70,8 +70,7 @@ class PackBits(Codec):
     name = "packbits"
     codec_id = "packbits"
     category = ARRAY_TO_BYTES
-    fixed_size = True
-    written_empty = True
+    # (not fixed_size: zarrc's shard indexes are bytes [+ crc32c] only)
 
     def __init__(self, padding_encoding: str = "none", first_bit: int | None = None,
                  last_bit: int | None = None) -> None:
