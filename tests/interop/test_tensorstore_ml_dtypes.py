@@ -1,4 +1,4 @@
-"""The ml_dtypes data types between tensorstore (driver zarr3) and zarrc, bit for bit
+"""The ml_dtypes data types between tensorstore (drivers zarr3 and zarr) and zarrc, bit for bit
 both ways, for each type tensorstore has (bfloat16, its float8 names, float4_e2m1fn,
 int2, int4; it has no uint2 / uint4 / float6 / float8_e4m3 and no packbits codec):
 plain and zstd-compressed chunks, partial regions (fill values of missing chunks,
@@ -163,3 +163,30 @@ def test_orbax_checkpoint_layout(tmp_path, shard, chunk):
     w[:32, :48] = new
     data[:32, :48] = new
     assert_bits(ts_open(path).read().result(), data)
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "int4", "int2"])
+def test_zarr_v2_both_ways(tmp_path, name):
+    """tensorstore's zarr (v2) driver writes these types' names as the ``dtype``
+    ("bfloat16", "int4"), little endian, fill values as in v3 but float4_e2m1fn's
+    (base64 of the byte): read and written alike."""
+    data = sample(name, (6, 5), seed=2)
+    path = str(tmp_path / "ts")
+    t = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": path},
+                 "metadata": {"shape": [6, 5], "chunks": [4, 2], "dtype": name, "compressor": None,
+                              "fill_value": "NaN" if name == "bfloat16" else None}},
+                create=True, open=False).result()
+    t[:4, :4].write(data[:4, :4]).result()
+    a = zarrc.open_array(path, mode="r")
+    assert a.metadata.zarr_format == 2 and a.dtype == data.dtype
+    assert_bits(a[...], t.read().result())
+    b = zarrc.create_array(str(tmp_path / "z"), shape=(6, 5), chunks=(4, 2), dtype=name, zarr_format=2,
+                           compressors=None, fill_value=-1 if name in ("int4", "int2") else 1.5)
+    b[:4, :4] = data[:4, :4]
+    zarray = json.loads((tmp_path / "z" / ".zarray").read_text())
+    assert zarray["dtype"] == name
+    assert zarray["fill_value"] == {"float4_e2m1fn": "Aw==", "int4": -1, "int2": -1}.get(name, 1.5)
+    t2 = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": str(tmp_path / "z")}},
+                 open=True).result()
+    assert_bits(t2.read().result(), b[...])
+    assert (tmp_path / "z" / "0.0").read_bytes() == (tmp_path / "ts" / "0.0").read_bytes()
