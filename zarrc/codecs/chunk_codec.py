@@ -24,7 +24,7 @@ from zarrc.metadata.dtypes_ml import ml_name
 def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
     """Whether the kernels' Chain can run ``chain`` (a CodecChain) for items of
     ``dtype``: its array -> array codecs transposes, its array -> bytes codec
-    ``bytes`` (not packbits, whose chunks go through ``ChainChunkCodec``; or sharding whose inner chain runs natively), each bytes -> bytes codec
+    ``bytes`` or ``packbits`` (for a type it packs; or sharding whose inner chain runs natively), each bytes -> bytes codec
     with a native step; not a struct stored in the other byte order whose fields
     swap in units of different sizes (the kernels swap one unit size per item)."""
     if not all(isinstance(c, Transpose) for c in chain.array_to_array):
@@ -36,7 +36,9 @@ def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
         return runs_natively(a2b.inner, dtype)
     if isinstance(a2b, Bytes) and dtype is not None and a2b.swaps(dtype.itemsize):
         return byte_swap_unit(dtype) is not None
-    return not isinstance(a2b, (NumcodecsCodec, PackBits))
+    if isinstance(a2b, PackBits):
+        return dtype is None or a2b.array_step(dtype) is not None
+    return not isinstance(a2b, NumcodecsCodec)
 
 
 def innermost(chain: Any) -> Any:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from zarrc._kernels import bits as k
-from zarrc.codecs._base import Codec, Fail, codec_fail
+from zarrc.codecs._base import Codec, Fail, NativeStep, codec_fail
 from zarrc.codecs.registry import register
 from zarrc.errors import CodecError, MetadataError
 from zarrc.metadata.codecs import ARRAY_TO_BYTES, required_members
@@ -29,7 +30,7 @@ from zarrc.metadata.common import describe, fail, is_int
 from zarrc.metadata.dtypes import DataType
 from zarrc.metadata.dtypes_ml import SUB_BYTE_BITS, ml_name
 
-PADDINGS = ("none", "first_byte", "last_byte")
+PADDINGS = ("none", "first_byte", "last_byte")     # (the kernel's 0, 1, 2)
 MEMBERS = ("padding_encoding", "first_bit", "last_bit")
 
 
@@ -60,6 +61,19 @@ def check_options(padding_encoding: Any, first_bit: Any, last_bit: Any, complain
             complain(key, value, "must be null or a non-negative integer")
     if first_bit is not None and last_bit is not None and last_bit < first_bit:
         complain("last_bit", last_bit, f"must not be less than first_bit {first_bit}")
+
+
+@dataclass(frozen=True)
+class PackBitsStep(NativeStep):
+    """The kernels' packbits step (first in the prepared Chain's encode order)."""
+
+    kind = "packbits"
+    component_size: int
+    first_bit: int
+    last_bit: int
+    nbits: int
+    signed: bool
+    padding: int
 
 
 @register
@@ -118,6 +132,20 @@ class PackBits(Codec):
         if last >= nbits:
             raise CodecError(f"packbits: last_bit {last} is beyond the {nbits} bits of the data type")
         return first, last
+
+    def array_step(self, dtype: np.dtype) -> PackBitsStep | None:
+        """The kernel step packing items of ``dtype`` (None for a type it does not take)."""
+        try:
+            _, size, nbits, signed = layout(dtype)
+            first, last = self._bits(nbits)
+        except CodecError:
+            return None
+        return PackBitsStep(size, first, last, nbits, signed, PADDINGS.index(self.padding_encoding))
+
+    def swaps(self, itemsize: int) -> bool:
+        """True on a big-endian machine for items of more than a byte: the packing
+        reads little-endian components (the kernels swap them first)."""
+        return itemsize > 1 and sys.byteorder == "big"
 
     def pack(self, arr: np.ndarray) -> bytes:
         """The chunk ``arr`` (C order) packed, with its padding byte if any."""
