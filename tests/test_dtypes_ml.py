@@ -135,6 +135,9 @@ def test_packbits_arrays(tmp_path, name, padding):
         "name": "packbits", "configuration": {"padding_encoding": padding}}
     assert_bits(b[...], data)
     assert_bits(b[1:9, 2:6], data[1:9, 2:6])
+    assert_bits(np.asarray(b[3, 4]), np.asarray(data[3, 4]))       # one element: not a byte range
+    assert_bits(b.vindex[[0, 10, 5], [6, 0, 3]], data[[0, 10, 5], [6, 0, 3]])
+    assert b._chunked.chain is not None          # the native chain packs: no Python per chunk
     a[0, :] = data[10, :]
     data[0, :] = data[10, :]
     assert_bits(b[...], data)
@@ -148,3 +151,21 @@ def test_packbits_sharded(tmp_path):
     assert_bits(zarrc.open_array(str(tmp_path / "a"), mode="r")[...], data)
     # a full shard: 4 inner chunks of 16 nibbles (8 bytes each) and the index
     assert (tmp_path / "a" / "c" / "0" / "0").stat().st_size == 4 * 8 + 4 * 16 + 4
+    b = zarrc.open_array(str(tmp_path / "a"), mode="r+")
+    assert_bits(b[5:11, 3:13], data[5:11, 3:13])
+    b[6, 1:15] = data[0, 1:15]
+    data[6, 1:15] = data[0, 1:15]
+    assert_bits(b[...], data)
+
+
+def test_packbits_corrupt_chunk(tmp_path):
+    a = zarrc.create_array(str(tmp_path / "a"), shape=(6,), chunks=(6,), dtype="uint2",
+                           serializer=PackBits(padding_encoding="last_byte"), compressors=None)
+    a[...] = [1, 2, 3, 0, 1, 2]
+    assert (tmp_path / "a" / "c" / "0").read_bytes().hex() == "390904"
+    (tmp_path / "a" / "c" / "0").write_bytes(bytes.fromhex("390905"))
+    with pytest.raises(zarrc.errors.CodecError, match="padding"):
+        a[...]
+    (tmp_path / "a" / "c" / "0").write_bytes(bytes.fromhex("39"))
+    with pytest.raises(zarrc.errors.CodecError, match="holds 1"):
+        a[...]

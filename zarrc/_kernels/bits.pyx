@@ -25,8 +25,15 @@ cdef void pack_body(const uint8_t* src, Py_ssize_t count, int size, int first, i
     packed into ceil(count * width / 8) bytes at dst."""
     cdef Py_ssize_t i, bitpos = 0, nbytes = (count * width + 7) // 8
     cdef uint64_t v, mask = low_mask(width)
-    cdef int k, shift, take, left
+    cdef int k, shift, take, left, per
+    cdef uint8_t m8
     memset(dst, 0, nbytes)
+    if size == 1 and first == 0 and 8 % width == 0:     # bool, int2, int4 ...: whole values per byte
+        per = 8 // width
+        m8 = <uint8_t>mask
+        for i in range(count):
+            dst[i // per] |= <uint8_t>((src[i] & m8) << ((i % per) * width))
+        return
     for i in range(count):
         v = 0
         for k in range(size):
@@ -49,7 +56,18 @@ cdef void unpack_body(const uint8_t* src, Py_ssize_t count, int size, int first,
     """The inverse of pack_body: ``count`` components of ``size`` bytes at dst."""
     cdef Py_ssize_t i, bitpos = 0
     cdef uint64_t v, got
-    cdef int k, shift, take, done, top = first + width
+    cdef int k, shift, take, done, top = first + width, per
+    cdef uint8_t b, m8, ext
+    if size == 1 and first == 0 and 8 % width == 0:     # whole values per byte
+        per = 8 // width
+        m8 = <uint8_t>low_mask(width)
+        ext = <uint8_t>(low_mask(nbits) & ~low_mask(width)) if signed and width < nbits else 0
+        for i in range(count):
+            b = (src[i // per] >> ((i % per) * width)) & m8
+            if ext and (b >> (width - 1)) & 1:
+                b |= ext
+            dst[i] = b
+        return
     for i in range(count):
         v = 0
         done = 0
