@@ -79,6 +79,25 @@ def test_kernel_round_trip(n, first, last):
     assert np.unpackbits(packed, bitorder="little")[: seq.size].tolist() == seq.tolist()
 
 
+@pytest.mark.parametrize("n", [0, 1, 3, 7, 8, 9, 4099])
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
+@pytest.mark.parametrize("signed", [False, True])
+def test_kernel_whole_values_per_byte(n, width, signed):
+    """One-byte components from bit 0 (bool, int2, int4, uint8, int8 cut to
+    width bits): the unrolled loops agree with the bit sequence of the spec."""
+    values = np.random.default_rng(n + width).integers(0, 256, n, dtype=np.uint8)
+    packed = np.empty(bits.packed_size(n, 0, width - 1), np.uint8)
+    bits.pack(values, 1, 0, width - 1, 8, packed)
+    seq = ((values[:, None] >> np.arange(width)) & 1).reshape(-1)
+    assert np.unpackbits(packed, bitorder="little")[: seq.size].tolist() == seq.tolist()
+    out = np.empty(n, np.uint8)
+    bits.unpack(packed, 1, 0, width - 1, 8, signed, out)
+    low = values & ((1 << width) - 1)
+    expected = (low.astype(np.int16) ^ (1 << (width - 1))) - (1 << (width - 1)) \
+        if signed else low
+    assert out.tolist() == (np.asarray(expected) & 0xFF).tolist()
+
+
 def test_layouts():
     assert layout(np.dtype(bool)) == (1, 1, 1, False)
     assert layout(np.dtype(ml_dtypes.int4)) == (1, 1, 4, True)

@@ -12,11 +12,83 @@ them up to ``nbits`` for signed types, and leaves the bits above ``nbits`` zero
 (the form ml_dtypes' int2 / int4 hold)."""
 
 from libc.stdint cimport uint8_t, uint64_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 
 cdef inline uint64_t low_mask(int n) noexcept nogil:
     return ~(<uint64_t>0) if n >= 64 else ((<uint64_t>1 << n) - 1)
+
+
+cdef void pack_whole(const uint8_t* src, Py_ssize_t count, int width, uint8_t* dst) noexcept nogil:
+    """pack_body for one-byte components of width 1, 2, 4 or 8 from bit 0: 8 // width
+    values per byte, unrolled per width."""
+    cdef int per = 8 // width, k
+    cdef Py_ssize_t j, n = count // per
+    cdef const uint8_t* p
+    cdef uint8_t m = <uint8_t>low_mask(width), b
+    if width == 8:
+        memcpy(dst, src, count)
+        return
+    if width == 4:
+        for j in range(n):
+            p = src + 2 * j
+            dst[j] = (p[0] & 15) | ((p[1] & 15) << 4)
+    elif width == 2:
+        for j in range(n):
+            p = src + 4 * j
+            dst[j] = (p[0] & 3) | ((p[1] & 3) << 2) | ((p[2] & 3) << 4) | ((p[3] & 3) << 6)
+    else:
+        for j in range(n):
+            p = src + 8 * j
+            dst[j] = ((p[0] & 1) | ((p[1] & 1) << 1) | ((p[2] & 1) << 2) | ((p[3] & 1) << 3)
+                      | ((p[4] & 1) << 4) | ((p[5] & 1) << 5) | ((p[6] & 1) << 6) | ((p[7] & 1) << 7))
+    if n * per < count:
+        b = 0
+        for k in range(count - n * per):
+            b |= <uint8_t>((src[n * per + k] & m) << (k * width))
+        dst[n] = b
+
+
+cdef inline uint8_t widen(int v, int sign_bit, int mask) noexcept nogil:
+    """v sign-extended from sign_bit (0: unsigned) and cut to mask."""
+    return <uint8_t>(((v ^ sign_bit) - sign_bit) & mask)
+
+
+cdef void unpack_whole(const uint8_t* src, Py_ssize_t count, int width, int sign_bit, int mask,
+                       uint8_t* dst) noexcept nogil:
+    """unpack_body for one-byte components of width 1, 2, 4 or 8 from bit 0."""
+    cdef int per = 8 // width, k, b
+    cdef Py_ssize_t j, n = count // per
+    cdef uint8_t* q
+    cdef int m = <int>low_mask(width)
+    if width == 8:
+        for j in range(count):
+            dst[j] = widen(src[j], sign_bit, mask)
+        return
+    if width == 4:
+        for j in range(n):
+            b = src[j]
+            q = dst + 2 * j
+            q[0] = widen(b & 15, sign_bit, mask)
+            q[1] = widen(b >> 4, sign_bit, mask)
+    elif width == 2:
+        for j in range(n):
+            b = src[j]
+            q = dst + 4 * j
+            q[0] = widen(b & 3, sign_bit, mask)
+            q[1] = widen((b >> 2) & 3, sign_bit, mask)
+            q[2] = widen((b >> 4) & 3, sign_bit, mask)
+            q[3] = widen(b >> 6, sign_bit, mask)
+    else:
+        for j in range(n):
+            b = src[j]
+            q = dst + 8 * j
+            for k in range(8):
+                q[k] = widen((b >> k) & 1, sign_bit, mask)
+    if n * per < count:
+        b = src[n]
+        for k in range(count - n * per):
+            dst[n * per + k] = widen((b >> (k * width)) & m, sign_bit, mask)
 
 
 cdef void pack_body(const uint8_t* src, Py_ssize_t count, int size, int first, int width,
@@ -25,14 +97,10 @@ cdef void pack_body(const uint8_t* src, Py_ssize_t count, int size, int first, i
     packed into ceil(count * width / 8) bytes at dst."""
     cdef Py_ssize_t i, bitpos = 0, nbytes = (count * width + 7) // 8
     cdef uint64_t v, mask = low_mask(width)
-    cdef int k, shift, take, left, per
-    cdef uint8_t m8
+    cdef int k, shift, take, left
     memset(dst, 0, nbytes)
     if size == 1 and first == 0 and 8 % width == 0:     # bool, int2, int4 ...: whole values per byte
-        per = 8 // width
-        m8 = <uint8_t>mask
-        for i in range(count):
-            dst[i // per] |= <uint8_t>((src[i] & m8) << ((i % per) * width))
+        pack_whole(src, count, width, dst)
         return
     for i in range(count):
         v = 0
@@ -56,17 +124,10 @@ cdef void unpack_body(const uint8_t* src, Py_ssize_t count, int size, int first,
     """The inverse of pack_body: ``count`` components of ``size`` bytes at dst."""
     cdef Py_ssize_t i, bitpos = 0
     cdef uint64_t v, got
-    cdef int k, shift, take, done, top = first + width, per
-    cdef uint8_t b, m8, ext
+    cdef int k, shift, take, done, top = first + width
     if size == 1 and first == 0 and 8 % width == 0:     # whole values per byte
-        per = 8 // width
-        m8 = <uint8_t>low_mask(width)
-        ext = <uint8_t>(low_mask(nbits) & ~low_mask(width)) if signed and width < nbits else 0
-        for i in range(count):
-            b = (src[i // per] >> ((i % per) * width)) & m8
-            if ext and (b >> (width - 1)) & 1:
-                b |= ext
-            dst[i] = b
+        unpack_whole(src, count, width, <int>(1 << (width - 1)) if signed else 0,
+                     <int>low_mask(nbits), dst)
         return
     for i in range(count):
         v = 0
