@@ -118,6 +118,8 @@ def test_cast_fill_values():
     assert encode_fill_value(cast_fill_value(-3, int4), int4) == -3
     with pytest.raises(MetadataError, match="out of range"):
         cast_fill_value(100, int4)
+    with pytest.raises(MetadataError, match="has no NaN"):
+        cast_fill_value(float("nan"), parse_data_type("float4_e2m1fn"))
 
 
 def test_without_ml_dtypes_the_error_names_the_extra():

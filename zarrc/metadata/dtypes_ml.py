@@ -178,6 +178,5 @@ def cast_ml_fill(value: Any, name: str, kind: str, dtype: np.dtype) -> np.generi
     if kind != "ml_float" and isinstance(value, float) and math.isfinite(value):
         value = int(value)
     if kind == "ml_float" and isinstance(value, float) and math.isnan(value):
-        return parse_ml_fill("NaN", name, kind, dtype) if name in NAN_BITS else parse_ml_fill(value, name, kind,
-                                                                                             dtype)
+        return parse_ml_fill("NaN", name, kind, dtype)     # (an error for the types without one)
     return parse_ml_fill(value, name, kind, dtype)
