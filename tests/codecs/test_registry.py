@@ -13,7 +13,8 @@ import pytest
 
 import zarrc.codecs  # noqa: F401  (registers every codec)
 from zarrc._kernels.chain import Chain
-from zarrc.codecs import Blosc, Bytes, Codec, Crc32c, Gzip, Transpose, VLenBytes, VLenUTF8, Zlib, Zstd
+from zarrc.codecs import (Blosc, Bytes, Codec, Crc32c, Gzip, PackBits, Transpose, VLenBytes, VLenUTF8, Zlib,
+                          Zstd)
 from zarrc.codecs.blosc import BloscStep
 from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.crc32c import Crc32cStep
@@ -31,7 +32,8 @@ from zarrc.metadata.dtypes import CORE_TYPES
 def test_every_codec_is_registered_under_its_name():
     assert CODECS == {
         "blosc": Blosc, "bytes": Bytes, "crc32c": Crc32c, "gzip": Gzip, "sharding_indexed": ShardingIndexed,
-        "transpose": Transpose, "vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes, "zlib": Zlib, "zstd": Zstd}
+        "transpose": Transpose, "vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes, "zlib": Zlib, "zstd": Zstd,
+        "packbits": PackBits}
     for name, cls in CODECS.items():
         assert codec_class(name) is cls and cls.name == name
 

@@ -25,6 +25,7 @@ from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.enums import BloscCname, BloscShuffle, Endian, ShardingCodecIndexLocation
 from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, numcodecs_v3
+from zarrc.codecs.packbits import PackBits
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
@@ -42,7 +43,7 @@ VLenUTF8Codec = VLenUTF8
 ZstdCodec = Zstd
 
 __all__ = ["Blosc", "BloscCname", "BloscCodec", "BloscShuffle", "Bytes", "BytesCodec", "Codec", "Crc32c",
-           "Crc32cCodec", "Endian", "Gzip", "GzipCodec", "NumcodecsCodec", "ShardingCodec",
+           "Crc32cCodec", "Endian", "Gzip", "GzipCodec", "NumcodecsCodec", "PackBits", "ShardingCodec",
            "ShardingCodecIndexLocation", "ShardingIndexed", "Transpose", "TransposeCodec", "VLenBytes",
            "VLenBytesCodec", "VLenUTF8", "VLenUTF8Codec", "Zlib", "Zstd", "ZstdCodec", "numcodecs",
            "numcodecs_v3"]
