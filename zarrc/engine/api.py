@@ -78,6 +78,9 @@ def write(strategy: Strategy, selection: Any, value: Any, *, planned: bool = Fal
     check_operand(arr, dims, value, "value")
     if not value.size:
         return
+    if strategy.locks_per_part:          # (a rectilinear array: each part locks its own keys)
+        strategy.write_from(dims, value)
+        return
     hold = locked.partial_hold(arr, dims)
     if hold is None:
         strategy.write_from(dims, value)

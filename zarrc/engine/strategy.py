@@ -34,6 +34,7 @@ class Strategy:
     """
 
     locks_late = False
+    locks_per_part = False      # (engine.rectilinear: write_from takes each part's locks itself)
 
     def __init__(self, arr: ChunkedArray) -> None:
         self.arr = arr
