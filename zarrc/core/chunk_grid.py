@@ -160,7 +160,7 @@ class Edges:
 
     __slots__ = ("edges", "nchunks", "offsets", "size")
 
-    def __init__(self, edges: Sequence[int], size: int) -> None:
+    def __init__(self, edges: Sequence[int] | np.ndarray, size: int) -> None:
         self.edges = np.asarray(edges, dtype=np.int64)
         if self.edges.ndim != 1 or not self.edges.size or (self.edges < 1).any():
             raise MetadataError(f"chunk edges {list(edges)[:20]} must be positive integers")

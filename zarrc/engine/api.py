@@ -79,8 +79,15 @@ def write(strategy: Strategy, selection: Any, value: Any, *, planned: bool = Fal
     if not value.size:
         return
     if strategy.locks_per_part:          # (a rectilinear array: each part locks its own keys)
-        strategy.write_from(dims, value)
+        for part, sub, part_value in strategy.write_parts(dims, value):
+            _locked_write(part, sub, part_value)
         return
+    _locked_write(strategy, dims, value)
+
+
+def _locked_write(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) -> None:
+    """``strategy.write_from`` holding the locks of the stored keys written in part."""
+    arr = strategy.arr
     hold = locked.partial_hold(arr, dims)
     if hold is None:
         strategy.write_from(dims, value)

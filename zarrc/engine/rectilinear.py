@@ -20,14 +20,13 @@ planned as each part's ``Points``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from zarrc.core import indexing
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
-from zarrc.engine import locked
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 
@@ -123,29 +122,23 @@ class RectilinearStrategy(Strategy):
         for key, sub in self._split(dims):
             self.part(key).read_into(sub, out)
 
-    def write_from(self, dims: indexing.Plan, value: np.ndarray, *hold: Any) -> None:
-        """Each touched part's share written by its strategy, holding the locks of the
-        part's stored keys written in part (engine.locked), as engine.api.write does
-        for a regular array."""
+    def write_parts(self, dims: indexing.Plan, value: np.ndarray
+                    ) -> Iterator[tuple[Strategy, indexing.Plan, np.ndarray]]:
+        """Each touched part's share of a write: engine.api.write runs each with the
+        part's locks, as it does a regular array's write."""
         if isinstance(dims, indexing.GridPoints):
             flat = value.reshape(-1)
             for key, at, pts in self._point_parts(dims):
-                _write_part(self.part(key), pts, np.ascontiguousarray(flat[at]))
+                yield self.part(key), pts, np.ascontiguousarray(flat[at])
             return
         assert not isinstance(dims, indexing.Points)
         for key, sub in self._split(dims):
-            _write_part(self.part(key), sub, value)
+            yield self.part(key), sub, value
 
-
-def _write_part(part: Strategy, dims: indexing.Plan, value: np.ndarray) -> None:
-    hold = locked.partial_hold(part.arr, dims)
-    if hold is None:
-        part.write_from(dims, value)
-    elif part.locks_late:
-        part.write_from(dims, value, hold)
-    else:
-        with hold():
-            part.write_from(dims, value)
+    def write_from(self, dims: indexing.Plan, value: np.ndarray, *hold: Any) -> None:
+        """Unlocked writes of each part (engine.api.write goes through write_parts)."""
+        for part, sub, part_value in self.write_parts(dims, value):
+            part.write_from(sub, part_value)
 
 
 def planning_chunks(grid: RectilinearChunkGrid, inner: tuple[int, ...] | None) -> tuple[int | Edges, ...]:
