@@ -117,6 +117,9 @@ def test_create_array_with_lists_and_ints():
     assert a.cdata_shape == (3, 4) and a.nchunks == 12
     with pytest.raises(NotImplementedError, match="read_chunk_sizes"):
         a.chunks
+    a[:] = 1
+    assert a.nchunks_initialized == 12
+    assert "<variable>" in repr(a.info)
 
 
 @pytest.mark.parametrize("chunks, error", [
@@ -295,6 +298,8 @@ def test_sharded_rectilinear_matches_numpy(data):
     assert a.write_chunk_sizes[0] == tuple(m * inner for m in mult)
     with pytest.raises(NotImplementedError):
         a.shards
+    assert a.nchunks_initialized == sum(mult) * 2         # every inner chunk stored, as zarr-python
+    assert "<variable>" in repr(a.info)
 
 
 # ------------------------------------------------------------------ xarray

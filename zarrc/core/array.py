@@ -10,7 +10,7 @@ import numpy as np
 
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
 from zarrc.core import indexing, node_metadata, resize
-from zarrc.core.chunk_grid import RectilinearChunkGrid, RegularChunkGrid
+from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid, RegularChunkGrid
 from zarrc.core.node import AsyncNode, Node, forward
 from zarrc.engine import api as engine_api
 from zarrc.engine import locked as engine_locked
@@ -214,15 +214,24 @@ class Array(Node):
         """How many chunks exist in the store: for a sharded array, the chunks of
         every stored shard, counted whole as zarr-python does (an edge shard's
         chunks beyond the array included, so this can exceed ``nchunks``)."""
-        if self._sharding() is not None and self._rectilinear() is not None:
-            raise NotImplementedError("nchunks_initialized of a sharded rectilinear array "
-                                      "(shards of several sizes) is not implemented")
+        grid = self._rectilinear()
+        if self._sharding() is not None and grid is not None:     # (shards of several sizes)
+            inner = self.chunks
+            edges = [d.edges if isinstance(d, Edges) else None for d in grid.dims]
+            return sum(math.prod((int(e[c]) if e is not None else d) // i
+                                 for c, e, d, i in zip(coords, edges, grid.dims, inner))
+                       for coords in self._stored_chunk_coords())
+        if self._sharding() is None:
+            return self._nshards_initialized()
         per_shard = math.prod(s // c for s, c in zip(self._metadata.chunk_shape, self.chunks))
         return self._nshards_initialized() * per_shard
 
     def _nshards_initialized(self) -> int:
         """How many stored objects (shards, or chunks if unsharded) are in the store."""
-        count = 0
+        return sum(1 for _ in self._stored_chunk_coords())
+
+    def _stored_chunk_coords(self) -> Iterator[tuple[int, ...]]:
+        """The grid coordinates of the stored objects (shards, or chunks) in the store."""
         ndim = self.ndim
         grid = self._stored_grid().grid_shape
         for key in self._store.list_prefix(self._prefix):
@@ -234,8 +243,7 @@ class Array(Node):
             except ZarrcError:
                 continue
             if all(c < g for c, g in zip(coords, grid)):
-                count += 1
-        return count
+                yield tuple(coords)
 
     def nbytes_stored(self) -> int:
         """The bytes the store holds for this array: its chunks (shards) and metadata
@@ -694,10 +702,11 @@ class ArrayInfo:
         rows: list[tuple[str, Any]] = [
             ("Type", "Array"), ("Zarr format", a.zarr_format), ("Data type", a.metadata.data_type),
             ("Fill value", a.fill_value), ("Shape", a.shape)]
-        if a.shards is not None:
-            rows.append(("Shard shape", a.shards))
+        if a._sharding() is not None:
+            rows.append(("Shard shape", "<variable>" if a._rectilinear() is not None else a.shards))
         rows += [
-            ("Chunk shape", a.chunks), ("Order", a.order),
+            ("Chunk shape", "<variable>" if a._sharding() is None and a._rectilinear() is not None
+             else a.chunks), ("Order", a.order),
             ("Read-only", a.read_only), ("Store type", type(a.store).__name__),
             ("Filters", a.filters), ("Serializer", a.serializer), ("Compressors", a.compressors),
             ("No. bytes", a.nbytes),
