@@ -217,9 +217,11 @@ class Array(Node):
         grid = self._rectilinear()
         if self._sharding() is not None and grid is not None:     # (shards of several sizes)
             inner = self.chunks
-            edges = [d.edges if isinstance(d, Edges) else None for d in grid.dims]
-            return sum(math.prod((int(e[c]) if e is not None else d) // i
-                                 for c, e, d, i in zip(coords, edges, grid.dims, inner))
+
+            def length(d: int, c: int) -> int:      # shard c's length along dimension d
+                dim = grid.dims[d]
+                return int(dim.edges[c]) if isinstance(dim, Edges) else dim
+            return sum(math.prod(length(d, c) // inner[d] for d, c in enumerate(coords))
                        for coords in self._stored_chunk_coords())
         if self._sharding() is None:
             return self._nshards_initialized()
