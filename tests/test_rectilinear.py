@@ -316,3 +316,16 @@ def test_xarray_backend_gives_the_grid_as_dask_chunks(tmp_path):
     assert ds.v.chunks == ((5, 25, 30), (30, 30, 30, 10))
     np.testing.assert_array_equal(ds.v.values, ref)
     np.testing.assert_array_equal(ds.v[7:40:3, ::9].values, ref[7:40:3, ::9])
+
+
+def test_field_writes_of_a_structured_array():
+    dt = np.dtype([("a", "i4"), ("b", "f8")])
+    a = zarrc.create_array({}, shape=(30,), chunks=[[10, 5, 15]], dtype=dt)
+    a.set_basic_selection(slice(None), np.arange(30.0), fields="b")
+    a.set_basic_selection(slice(8, 17), 7, fields="a")
+    a.set_coordinate_selection((np.array([0, 29]),), [1, 2], fields="a")
+    ref = np.zeros(30, dt)
+    ref["b"] = np.arange(30.0)
+    ref["a"][8:17] = 7
+    ref["a"][[0, 29]] = [1, 2]
+    np.testing.assert_array_equal(a[:], ref)

@@ -13,7 +13,6 @@ from zarrc.core import indexing, node_metadata, resize
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid, RegularChunkGrid
 from zarrc.core.node import AsyncNode, Node, forward
 from zarrc.engine import api as engine_api
-from zarrc.engine import locked as engine_locked
 from zarrc.engine.prepare import prepare
 from zarrc.errors import (
     ArgumentError,
@@ -510,7 +509,7 @@ class Array(Node):
             fields = fields[0]
         if isinstance(dims, indexing.Points) and np.ndim(value) > 1:
             value = np.asarray(value).reshape(-1)       # (as engine.batch.points_value)
-        with engine_locked.hold_all(self._chunked, dims):    # (read, then write: one lock)
+        with engine_api.hold_all(self._engine, dims):    # (read, then write: one lock)
             data = engine_api.read_selection(self._engine, dims)     # the other fields kept
             try:
                 data[fields] = value

@@ -8,6 +8,8 @@ is the strategy's own ``read`` (``Array.__getitem__`` calls it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -96,6 +98,22 @@ def _locked_write(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) ->
     else:
         with hold():
             strategy.write_from(dims, value)
+
+
+@contextmanager
+def hold_all(strategy: Strategy, dims: indexing.Plan) -> Iterator[None]:
+    """Hold the locks of every stored key ``dims`` touches (locked.hold_all), for a
+    read of the selection followed by a write of it; a rectilinear array's part by
+    part, in the parts' order (the same in every writer)."""
+    if not strategy.locks_per_part:
+        with locked.hold_all(strategy.arr, dims):
+            yield
+        return
+    placeholder = np.zeros(indexing.dims_shape(dims), strategy.arr.dtype)
+    with ExitStack() as stack:
+        for part, sub, _ in strategy.write_parts(dims, placeholder):
+            stack.enter_context(locked.hold_all(part.arr, sub))
+        yield
 
 
 def write_from(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) -> None:
