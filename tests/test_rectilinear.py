@@ -329,3 +329,13 @@ def test_field_writes_of_a_structured_array():
     ref["a"][8:17] = 7
     ref["a"][[0, 29]] = [1, 2]
     np.testing.assert_array_equal(a[:], ref)
+
+
+def test_sharding_rules_at_creation_as_zarr_python():
+    # inner chunks are regular: lists go to shards (zarr-python 3.4 refuses alike, ValueError)
+    with pytest.raises(ValueError, match="shards"):
+        zarrc.create_array({}, shape=(30,), chunks=[[10, 20]], shards=(30,), dtype="i4")
+    with pytest.raises(ValueError):        # a shard edge that the inner chunks do not divide
+        zarrc.create_array({}, shape=(30,), chunks=(5,), shards=[[10, 12, 8]], dtype="i4")
+    a = zarrc.create_array({}, shape=(30,), chunks=(5,), shards=[[10, 15, 5]], dtype="i4")
+    assert a.write_chunk_sizes == ((10, 15, 5),) and a.read_chunk_sizes == ((5,) * 6,)
