@@ -150,6 +150,7 @@ def test_the_engine_asks_the_store_its_file_layout_once(tmp_path, layout):
 # the engine's modules, from the bottom up: each imports only modules before it
 # ("sharding": the package, all its modules; they may import each other)
 ENGINE_LAYERS = ["state", "batch", "locked", "strategy", "native", "python", "point", "sharding", "basic",
+                 "rectilinear",
                  "prepare", "api"]
 
 

@@ -89,8 +89,12 @@ def test_optional_keys_may_be_absent(array_doc):
         ({"data_type": {"name": "complex_bfloat16", "must_understand": False}}, "complex_bfloat16"),
         ({"data_type": {"name": "int32", "configuration": {"x": 1}}}, "takes no configuration"),
         (
+            {"chunk_grid": {"name": "rectangular", "configuration": {"chunk_shapes": [[5, 5], [3, 3]]}}},
+            '"chunk_grid" .*rectangular.* is not supported',
+        ),
+        (
             {"chunk_grid": {"name": "rectilinear", "configuration": {"chunk_shapes": [[5, 5], [3, 3]]}}},
-            '"chunk_grid" .*rectilinear.* is not supported',
+            '"chunk_grid.configuration.kind" null must be "inline"',
         ),
         ({"chunk_grid": "regular"}, 'needs "configuration"'),
         (

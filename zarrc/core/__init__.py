@@ -1,6 +1,6 @@
 """The Zarr model over stores, above the metadata documents and beside the engine.
 
-Below the engine: ``chunk_grid`` (the regular grid), ``chunk_key`` (chunk
+Below the engine: ``chunk_grid`` (the regular and rectilinear grids), ``chunk_key`` (chunk
 coordinates <-> store keys), ``indexing`` (selections -> per-dimension chunk
 projections).  Above it: ``node_metadata`` (node documents read and written),
 ``create`` / ``create_v2`` (arguments -> metadata, room made at a path),

@@ -10,10 +10,9 @@ import numpy as np
 
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
 from zarrc.core import indexing, node_metadata, resize
-from zarrc.core.chunk_grid import RegularChunkGrid
+from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid, RegularChunkGrid
 from zarrc.core.node import AsyncNode, Node, forward
 from zarrc.engine import api as engine_api
-from zarrc.engine import locked as engine_locked
 from zarrc.engine.prepare import prepare
 from zarrc.errors import (
     ArgumentError,
@@ -78,13 +77,55 @@ class Array(Node):
         as zarr-python; with codecs around the sharding codec, the shard shape."""
         sharding = self._sharding()
         if sharding is None:
+            if self._rectilinear() is not None:
+                raise NotImplementedError(
+                    "The `chunks` attribute is only defined for arrays using regular chunk grids. "
+                    "This array has a rectilinear chunk grid. Use `read_chunk_sizes` for general access.")
             return self._metadata.chunk_shape
         return tuple(sharding.configuration["chunk_shape"])
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         """The shard shape of a sharded array (as ``chunks``), else None."""
+        if self._sharding() is not None and self._rectilinear() is not None:
+            raise NotImplementedError(
+                "The `shards` attribute is only defined for arrays using regular chunk grids. "
+                "This array has a rectilinear chunk grid. Use `write_chunk_sizes` for general access.")
         return self._metadata.chunk_shape if self._sharding() is not None else None
+
+    def _rectilinear(self) -> RectilinearChunkGrid | None:
+        """The array's rectilinear chunk grid, or None for a regular one."""
+        edges = getattr(self._metadata, "chunk_edges", None)
+        return None if edges is None else RectilinearChunkGrid(self.shape, edges)
+
+    def _blocks(self) -> tuple[Any, ...]:
+        """The blocks of ``a.blocks[...]``: the stored chunks (shards), per dimension a
+        length or a rectilinear dimension's ``Edges``."""
+        grid = self._rectilinear()
+        return self._metadata.chunk_shape if grid is None else grid.dims
+
+    def _stored_grid(self) -> RegularChunkGrid | RectilinearChunkGrid:
+        """The grid of the stored chunks (shards)."""
+        return self._rectilinear() or RegularChunkGrid(self.shape, self._metadata.chunk_shape)
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Each dimension's stored chunk (shard) lengths inside the array (dask's
+        ``chunks``), as zarr-python 3.4."""
+        grid = self._stored_grid()
+        if isinstance(grid, RectilinearChunkGrid):
+            return grid.chunk_sizes()
+        return tuple(tuple(min(c, n - i) for i in range(0, n, c)) if n else ()
+                     for n, c in zip(self.shape, grid.chunk_shape))
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """As ``write_chunk_sizes``, but of the inner chunks of a sharded array."""
+        if self._sharding() is None:
+            return self.write_chunk_sizes
+        if not all(self.shape):
+            return tuple(() for _ in self.shape)
+        return RectilinearChunkGrid(self.shape, self.chunks).chunk_sizes()
 
     @property
     def dtype(self) -> np.dtype:
@@ -158,6 +199,8 @@ class Array(Node):
     def cdata_shape(self) -> tuple[int, ...]:
         """The number of chunks along each dimension (of ``chunks``: for a sharded
         array, the chunks inside shards, as zarr-python)."""
+        if self._sharding() is None and self._rectilinear() is not None:
+            return self._stored_grid().grid_shape
         return RegularChunkGrid(self.shape, self.chunks).grid_shape
 
     @property
@@ -170,14 +213,28 @@ class Array(Node):
         """How many chunks exist in the store: for a sharded array, the chunks of
         every stored shard, counted whole as zarr-python does (an edge shard's
         chunks beyond the array included, so this can exceed ``nchunks``)."""
+        grid = self._rectilinear()
+        if self._sharding() is not None and grid is not None:     # (shards of several sizes)
+            inner = self.chunks
+
+            def length(d: int, c: int) -> int:      # shard c's length along dimension d
+                dim = grid.dims[d]
+                return int(dim.edges[c]) if isinstance(dim, Edges) else dim
+            return sum(math.prod(length(d, c) // inner[d] for d, c in enumerate(coords))
+                       for coords in self._stored_chunk_coords())
+        if self._sharding() is None:
+            return self._nshards_initialized()
         per_shard = math.prod(s // c for s, c in zip(self._metadata.chunk_shape, self.chunks))
         return self._nshards_initialized() * per_shard
 
     def _nshards_initialized(self) -> int:
         """How many stored objects (shards, or chunks if unsharded) are in the store."""
-        count = 0
+        return sum(1 for _ in self._stored_chunk_coords())
+
+    def _stored_chunk_coords(self) -> Iterator[tuple[int, ...]]:
+        """The grid coordinates of the stored objects (shards, or chunks) in the store."""
         ndim = self.ndim
-        grid = RegularChunkGrid(self.shape, self._metadata.chunk_shape).grid_shape
+        grid = self._stored_grid().grid_shape
         for key in self._store.list_prefix(self._prefix):
             rest = key[len(self._prefix):]
             if rest in node_metadata.METADATA_NAMES:
@@ -187,8 +244,7 @@ class Array(Node):
             except ZarrcError:
                 continue
             if all(c < g for c, g in zip(coords, grid)):
-                count += 1
-        return count
+                yield tuple(coords)
 
     def nbytes_stored(self) -> int:
         """The bytes the store holds for this array: its chunks (shards) and metadata
@@ -252,7 +308,7 @@ class Array(Node):
         old = self._metadata
         resize.check_deletable(self._store, self._prefix, self._encoding, old, new_shape)
         fill = self._chunked.fill_scalar()
-        for region in resize.cut_regions(old.shape, old.chunk_shape, new_shape):
+        for region in resize.cut_regions(old.shape, resize.stored_dims(old), new_shape):
             self[region] = fill                      # (the old shape still in force)
         resize.delete_outside(self._store, self._prefix, self._encoding, old, new_shape)
         self._set_metadata(metadata)
@@ -363,14 +419,14 @@ class Array(Node):
         the shards, as zarr-python), edge blocks clipped to the array.  No dimension
         is dropped.  ``out``, ``fields``: as get_orthogonal_selection."""
         dims, _ = indexing.plan_blocks(selection, self.shape, self._chunked.chunks,
-                                       self._metadata.chunk_shape)
+                                       self._blocks())
         return self._read_planned(dims, out, fields)
 
     def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         """Write ``value`` (numpy broadcasting) to a block selection (see
         get_block_selection)."""
         dims, _ = indexing.plan_blocks(selection, self.shape, self._chunked.chunks,
-                                       self._metadata.chunk_shape)
+                                       self._blocks())
         self._write_planned(dims, value, fields)
 
     @property
@@ -453,7 +509,7 @@ class Array(Node):
             fields = fields[0]
         if isinstance(dims, indexing.Points) and np.ndim(value) > 1:
             value = np.asarray(value).reshape(-1)       # (as engine.batch.points_value)
-        with engine_locked.hold_all(self._chunked, dims):    # (read, then write: one lock)
+        with engine_api.hold_all(self._engine, dims):    # (read, then write: one lock)
             data = engine_api.read_selection(self._engine, dims)     # the other fields kept
             try:
                 data[fields] = value
@@ -647,10 +703,11 @@ class ArrayInfo:
         rows: list[tuple[str, Any]] = [
             ("Type", "Array"), ("Zarr format", a.zarr_format), ("Data type", a.metadata.data_type),
             ("Fill value", a.fill_value), ("Shape", a.shape)]
-        if a.shards is not None:
-            rows.append(("Shard shape", a.shards))
+        if a._sharding() is not None:
+            rows.append(("Shard shape", "<variable>" if a._rectilinear() is not None else a.shards))
         rows += [
-            ("Chunk shape", a.chunks), ("Order", a.order),
+            ("Chunk shape", "<variable>" if a._sharding() is None and a._rectilinear() is not None
+             else a.chunks), ("Order", a.order),
             ("Read-only", a.read_only), ("Store type", type(a.store).__name__),
             ("Filters", a.filters), ("Serializer", a.serializer), ("Compressors", a.compressors),
             ("No. bytes", a.nbytes),

@@ -1,8 +1,16 @@
-"""The regular chunk grid (v3 ``regular``; also Zarr v2's only grid).
+"""The chunk grids: regular (v3 ``regular``; also Zarr v2's only grid) and
+rectilinear (v3 ``rectilinear``: per-dimension edge lists).
 
-Chunk (i, j, ...) covers array elements [i*ci, (i+1)*ci) x [j*cj, (j+1)*cj) x ...,
-clipped at the array edge.  The grid has ceil(n / c) chunks along each dimension;
-a zero-length dimension has no chunks (and may have chunk length 0).
+Regular: chunk (i, j, ...) covers array elements [i*ci, (i+1)*ci) x [j*cj, (j+1)*cj)
+x ..., clipped at the array edge.  The grid has ceil(n / c) chunks along each
+dimension; a zero-length dimension has no chunks (and may have chunk length 0).
+
+Rectilinear: along a dimension given by edges (e0, e1, ...), chunk k covers
+[o_k, o_k + e_k) with o the cumulative edges; a dimension given by a bare step is
+regular.  ``Edges`` is one such dimension (the planner's boundary search:
+``zarrc.core.indexing`` takes an ``Edges`` where it takes a chunk length);
+``RectilinearChunkGrid`` the whole grid and its decomposition into ``runs``: the
+maximal ranges of equal edges, whose products are regular grids.
 """
 
 from __future__ import annotations
@@ -142,3 +150,112 @@ class RegularChunkGrid:
             yield ()
             return
         yield from np.ndindex(*self.grid_shape)
+
+
+class Edges:
+    """One dimension of a rectilinear grid over ``size`` elements: chunk k covers
+    elements [offsets[k], offsets[k + 1]) (clipped at ``size``).  ``offsets`` is an
+    int64 array of the cumulative edges, starting at 0; ``nchunks`` the chunks
+    holding some element.  Chunk lookups are binary searches (``chunk_of``)."""
+
+    __slots__ = ("edges", "nchunks", "offsets", "size")
+
+    def __init__(self, edges: Sequence[int] | np.ndarray, size: int) -> None:
+        self.edges = np.asarray(edges, dtype=np.int64)
+        if self.edges.ndim != 1 or not self.edges.size or (self.edges < 1).any():
+            raise MetadataError(f"chunk edges {list(edges)[:20]} must be positive integers")
+        self.offsets = np.concatenate(([0], np.cumsum(self.edges)))
+        self.size = int(size)
+        if self.size > self.offsets[-1]:
+            raise MetadataError(f"chunk edges summing to {int(self.offsets[-1])} do not cover "
+                                f"a dimension of length {self.size}")
+        self.nchunks = int(np.searchsorted(self.offsets, self.size, side="left")) if self.size else 0
+
+    def __repr__(self) -> str:
+        return f"Edges({self.edges.tolist()}, size={self.size})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Edges) and self.size == other.size
+                and np.array_equal(self.edges, other.edges))
+
+    def __hash__(self) -> int:
+        return hash((self.size, self.edges.tobytes()))
+
+    def chunk_of(self, index: Any) -> Any:
+        """The chunk holding each element index (an int or an int64 array, inside
+        the dimension): a binary search over the offsets."""
+        return np.searchsorted(self.offsets, index, side="right") - 1
+
+    def sizes(self) -> tuple[int, ...]:
+        """Each chunk's length inside the dimension (dask's ``chunks`` of it)."""
+        ends = np.minimum(self.offsets[1:self.nchunks + 1], self.size)
+        return tuple(int(n) for n in ends - self.offsets[:self.nchunks])
+
+    def runs(self) -> list[tuple[int, int, int]]:
+        """The maximal ranges of chunks (among the first ``nchunks``) of one edge
+        length: (first chunk, end chunk, edge)."""
+        e = self.edges[:self.nchunks]
+        if not e.size:
+            return []
+        starts = np.flatnonzero(np.r_[True, e[1:] != e[:-1]])
+        ends = np.r_[starts[1:], e.size]
+        return [(int(a), int(b), int(e[a])) for a, b in zip(starts, ends)]
+
+
+def dim_edges(spec: int | Sequence[int], size: int) -> int | Edges:
+    """A rectilinear grid's dimension for the planner: a bare step stays an int
+    (regular), an edge list becomes ``Edges``."""
+    return int(spec) if isinstance(spec, (int, np.integer)) else Edges(spec, size)
+
+
+class RectilinearChunkGrid:
+    """A rectilinear grid over an array of ``shape``: ``dims`` one int (a regular
+    step) or ``Edges`` per dimension (see ``dim_edges``).  Raises MetadataError for
+    edges that are not positive or do not cover the shape."""
+
+    __slots__ = ("dims", "grid_shape", "shape")
+
+    def __init__(self, shape: Sequence[int], edges: Sequence[int | Sequence[int]]) -> None:
+        self.shape = tuple(int(n) for n in shape)
+        if len(edges) != len(self.shape):
+            raise MetadataError(f"chunk edges of {len(edges)} dimensions for an array of shape "
+                                f"{list(self.shape)}")
+        self.dims = tuple(dim_edges(e, n) for e, n in zip(edges, self.shape))
+        if any(isinstance(d, int) and d < 1 for d in self.dims):
+            raise MetadataError(f"chunk steps of {list(edges)} must be positive")
+        self.grid_shape = tuple(d.nchunks if isinstance(d, Edges) else -(-n // d)
+                                for d, n in zip(self.dims, self.shape))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.grid_shape)
+
+    def __repr__(self) -> str:
+        return f"RectilinearChunkGrid(shape={self.shape}, dims={self.dims})"
+
+    def chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Each dimension's chunk lengths inside the array (dask's ``chunks``)."""
+        return tuple(d.sizes() if isinstance(d, Edges)
+                     else tuple(min(d, n - i) for i in range(0, n, d))
+                     for d, n in zip(self.dims, self.shape))
+
+    def runs(self) -> list[list[tuple[int, int, int]]]:
+        """Per dimension, its runs of equal edges ((first chunk, end chunk, edge));
+        a regular dimension is one run."""
+        return [d.runs() if isinstance(d, Edges) else ([(0, g, d)] if g else [])
+                for d, g in zip(self.dims, self.grid_shape)]
+
+    def offset(self, dim: int, chunk: int) -> int:
+        """The first element of chunk ``chunk`` along ``dim``."""
+        d = self.dims[dim]
+        return int(d.offsets[chunk]) if isinstance(d, Edges) else chunk * d
+
+    def all_chunk_coords(self) -> np.ndarray:
+        """Every chunk coordinate in C order, as an (nchunks, ndim) int64 array."""
+        if self.ndim == 0:
+            return np.zeros((1, 0), dtype=np.int64)
+        return np.indices(self.grid_shape, dtype=np.int64).reshape(self.ndim, -1).T.copy()

@@ -29,6 +29,7 @@ from zarrc.errors import (
 )
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import key_prefix, normalize_path, parent_path
+from zarrc.metadata.rectilinear import representative
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
@@ -105,6 +106,37 @@ def _grid(value: Any, what: str, ndim: int) -> tuple:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise ArgumentTypeError(f"{what} must be an integer or a sequence of integers, got {value!r}")
     return tuple(value)
+
+
+def _rectilinear(value: Any, what: str, shape: tuple[int, ...]) -> tuple[Any, ...] | None:
+    """``chunks`` / ``shards`` given per dimension as a length or a list of lengths
+    (zarr-python 3.4's rectilinear form: a list must sum to the dimension's length):
+    the grid's edges, or None when every dimension is one length (a regular grid).
+    ArgumentTypeError / ArgumentError for items that are not positive integers."""
+    if isinstance(value, (str, bytes, int, np.integer, Mapping)) or not isinstance(value, Iterable):
+        return None
+    items = list(value)
+    if not any(not isinstance(v, (int, np.integer, str, bytes)) and isinstance(v, Iterable) for v in items):
+        return None
+    if len(items) != len(shape):
+        raise ArgumentError(f"{what} {items!r} has {len(items)} dimensions, the shape {list(shape)} "
+                            f"has {len(shape)}")
+    edges: list[Any] = []
+    for d, (v, n) in enumerate(zip(items, shape)):
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            edges.append(int(v))
+            continue
+        lengths = list(v) if isinstance(v, Iterable) and not isinstance(v, (str, bytes)) else None
+        if not lengths or not all(isinstance(e, (int, np.integer)) and not isinstance(e, bool)
+                                  for e in lengths):
+            raise ArgumentTypeError(f"{what}[{d}] must be an integer or a list of integers, got {v!r}")
+        if any(e <= 0 for e in lengths):
+            raise ArgumentError(f"{what}[{d}]: all chunk sizes must be positive, got {lengths}")
+        if n > 0 and sum(lengths) != n:
+            raise ArgumentError(f"{what}[{d}]: chunk sizes {lengths} do not sum to the "
+                                f"dimension's length {n}")
+        edges.append(tuple(int(e) for e in lengths))
+    return tuple(edges)
 
 
 def group_metadata(zarr_format: int, attributes: Any = None) -> GroupMetadata:
@@ -185,8 +217,14 @@ def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "aut
             data_type = as_data_type(dtype)
             itemsize = 1 if data_type.kind in ("string", "bytes") else data_type.itemsize
         chunks = guess_chunks(shape, itemsize, 64 << 20 if shards is None else 1 << 20)
+        edges = None
     else:
-        chunks = _grid(chunks, "chunks", len(shape))
+        edges = _rectilinear(chunks, "chunks", shape)
+        if edges is not None and (zarr_format == 2 or shards is not None):
+            raise ArgumentError("chunks given as lists of lengths (a rectilinear chunk grid) need "
+                                "zarr_format=3 and no shards (inner chunks are regular; give the "
+                                "shards as lists instead)")
+        chunks = representative(edges) if edges is not None else _grid(chunks, "chunks", len(shape))
     if zarr_format == 2:
         return array_metadata_v2(
             shape, dtype, chunks, fill_value=fill_value, order=order, filters=filters,
@@ -219,7 +257,8 @@ def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "aut
     if shards is not None:
         # as zarr-python: ``shards`` is the stored object's shape, ``chunks`` the inner
         # chunks, and every codec goes inside the sharding codec
-        grid = _grid(shards, "shards", len(shape))
+        edges = _rectilinear(shards, "shards", shape)
+        grid = representative(edges) if edges is not None else _grid(shards, "shards", len(shape))
         codecs = [{"name": "sharding_indexed", "configuration": {
             "chunk_shape": list(chunks), "codecs": codecs,
             "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
@@ -231,7 +270,8 @@ def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "aut
         encoding = {"name": "default", **rest, "configuration": {"separator": encoding["separator"]}}
     return ArrayMetadataV3.create(
         shape, dtype, grid, fill_value=None if fill_value is DEFAULT else fill_value, codecs=codecs,
-        chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names)
+        chunk_key_encoding=encoding, attributes=attributes, dimension_names=dimension_names,
+        chunk_edges=edges)
 
 
 def prepare_location(store: Any, path: str, overwrite: bool, zarr_format: int = 3) -> None:

@@ -13,6 +13,7 @@ Nothing here does I/O or touches chunk data.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from zarrc._kernels import plan as layout
+from zarrc.core.chunk_grid import Edges
 from zarrc.errors import (
     ArgumentError,
     BoundsCheckError,
@@ -62,11 +64,14 @@ def _empty(dropped: bool = False) -> DimProjection:
     return DimProjection(np.zeros((0, PROJECTION_COLS), np.int64), np.zeros(0, bool), 0, dropped)
 
 
-def project_slice(start: int, stop: int, step: int, size: int, chunk: int) -> DimProjection:
-    """Project ``range(start, stop, step)`` (already clipped to ``[0, size]``, step > 0)."""
+def project_slice(start: int, stop: int, step: int, size: int, chunk: int | Edges) -> DimProjection:
+    """Project ``range(start, stop, step)`` (already clipped to ``[0, size]``, step > 0)
+    onto chunks of length ``chunk``, or a rectilinear dimension's ``Edges``."""
     count = len(range(start, stop, step))
     if count == 0:
         return _empty()
+    if isinstance(chunk, Edges):
+        return _slice_on_edges(start, stop, step, size, chunk, count)
     last = start + (count - 1) * step
     first_chunk, last_chunk = start // chunk, last // chunk
     if last_chunk - first_chunk < SMALL:
@@ -120,18 +125,60 @@ def _project_slice_small(start, stop, step, size, chunk, count, first_chunk, las
     return DimProjection(rows, full, count, False)
 
 
-def project_int(index: int, size: int, chunk: int) -> DimProjection:
+def _slice_on_edges(start: int, stop: int, step: int, size: int, edges: Edges, count: int) -> DimProjection:
+    """project_slice over a rectilinear dimension: the first and last chunks by a
+    boundary search, then the touched chunks' rows (or, when the slice selects fewer
+    elements than it spans chunks, its elements' chunks by one search each)."""
+    offsets = edges.offsets
+    last = start + (count - 1) * step
+    first_chunk, last_chunk = int(edges.chunk_of(start)), int(edges.chunk_of(last))
+    if count <= last_chunk - first_chunk:           # at most a few elements per chunk
+        idx = np.arange(start, last + 1, step, dtype=np.int64)
+        per = edges.chunk_of(idx)
+        at = np.flatnonzero(np.r_[True, per[1:] != per[:-1]])
+        chunks = per[at]
+        n = np.diff(np.r_[at, count])
+        lo = offsets[chunks]
+        first = idx[at]
+    else:
+        chunks = np.arange(first_chunk, last_chunk + 1, dtype=np.int64)
+        lo = offsets[chunks]
+        hi = np.minimum(offsets[chunks + 1], stop)
+        first = np.where(lo <= start, start, start + -(-(lo - start) // step) * step)
+        n = np.where(first < hi, (hi - first + step - 1) // step, 0)
+        keep = n > 0
+        chunks, lo, first, n = chunks[keep], lo[keep], first[keep], n[keep]
+    table = np.empty((len(chunks), PROJECTION_COLS), np.int64)
+    table[:, CHUNK] = chunks
+    table[:, START] = first - lo
+    table[:, STEP] = step
+    table[:, COUNT] = n
+    table[:, OUT_START] = np.r_[0, np.cumsum(n)[:-1]]
+    table[:, IDX] = -1
+    full = (first == lo) & (n == np.minimum(offsets[chunks + 1], size) - lo)
+    return DimProjection(table, full, count, False)
+
+
+def project_int(index: int, size: int, chunk: int | Edges) -> DimProjection:
     """Project a single integer index (already normalised to ``[0, size)``)."""
+    if isinstance(chunk, Edges):
+        c = int(chunk.chunk_of(index))
+        lo = int(chunk.offsets[c])
+        return DimProjection([(c, index - lo, 1, 1, 0, -1)], [min(int(chunk.offsets[c + 1]), size) - lo == 1],
+                             1, True)
     c = index // chunk
     return DimProjection([(c, index - c * chunk, 1, 1, 0, -1)], [min(chunk, size - c * chunk) == 1], 1, True)
 
 
-def project_indices(indices: np.ndarray, size: int, chunk: int) -> DimProjection:
+def project_indices(indices: np.ndarray, size: int, chunk: int | Edges) -> DimProjection:
     """Project an integer array (orthogonal indexing): any order, repeats allowed."""
     idx = np.asarray(indices, dtype=np.int64).ravel()
     if idx.size == 0:
         return _empty()
-    chunks = idx // chunk
+    if isinstance(chunk, Edges):
+        chunks = chunk.chunk_of(idx)
+    else:
+        chunks = idx // chunk
     order = np.argsort(chunks, kind="stable")
     sorted_chunks = chunks[order]
     starts = np.flatnonzero(np.r_[True, sorted_chunks[1:] != sorted_chunks[:-1]])
@@ -142,7 +189,7 @@ def project_indices(indices: np.ndarray, size: int, chunk: int) -> DimProjection
     table[:, STEP] = 1
     table[:, COUNT] = counts
     table[:, IDX] = starts
-    local = idx[order] - sorted_chunks * chunk
+    local = idx[order] - (chunk.offsets[sorted_chunks] if isinstance(chunk, Edges) else sorted_chunks * chunk)
     out = order.astype(np.int64)
     full = np.zeros(len(touched), bool)      # a later refinement may detect full coverage
     return DimProjection(table, full, idx.size, False, local, out)
@@ -180,7 +227,7 @@ def _in_bounds(i: int, dim: int, size: int) -> int:
     return i + size if i < 0 else i
 
 
-def plan(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
+def plan(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
     """Resolve a basic selection into per-dimension projections and the output shape."""
     dims = []
     for s, size, chunk in zip(normalize_selection(selection, shape), shape, chunks):
@@ -252,7 +299,7 @@ def _checked_indices(s: np.ndarray, dim: int, size: int) -> np.ndarray:
     return idx
 
 
-def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
+def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
     """Resolve an orthogonal selection (``a.oindex[...]``): per dimension an int, a
     slice (positive step), an integer list or array (any order, repeats, negative
     indices counted from the end) or a boolean array of the dimension's length.
@@ -290,8 +337,8 @@ def _slice_indices(s: slice, dim: int, size: int) -> tuple[int, int, int]:
                              "and step must be integers or None") from None
 
 
-def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
-                blocks: tuple[int, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
+def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...],
+                blocks: tuple[int | Edges, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
     """Resolve a block selection (``a.blocks[...]``): per dimension a block number
     or a slice of block numbers (step 1; negative numbers counted from the end),
     over blocks of shape ``blocks`` (the array's chunk grid; for a sharded array,
@@ -299,10 +346,11 @@ def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
     dims = []
     for dim, (s, size, chunk, block) in enumerate(zip(_expand_ellipsis(selection, len(shape)),
                                                       shape, chunks, blocks)):
-        nblocks = -(-size // block)
+        nblocks = block.nchunks if isinstance(block, Edges) else -(-size // block)
+        bound = functools.partial(_block_start, block=block)
         if _is_integer(s):
             b = int(s) + nblocks if s < 0 else int(s)
-            start, stop = b * block, b * block + block
+            start, stop = bound(b), bound(b + 1)
         elif isinstance(s, slice):
             if s.step not in (1, None):
                 raise SelectionError(f"slice {s!r} in dimension {dim} of a block selection: "
@@ -313,7 +361,7 @@ def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
             except TypeError:
                 raise SelectionError(f"unsupported slice {s!r} in dimension {dim} of a block "
                                      "selection") from None
-            start, stop = (lo + nblocks if lo < 0 else lo) * block, (hi + nblocks if hi < 0 else hi) * block
+            start, stop = bound(lo + nblocks if lo < 0 else lo), bound(hi + nblocks if hi < 0 else hi)
         else:
             raise SelectionError(f"unsupported index {s!r} in dimension {dim} of a block selection; "
                                  "expected a block number or a slice of them")
@@ -325,7 +373,15 @@ def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int, ...],
     return dims, tuple(d.nsel for d in dims)
 
 
-def plan_item(selection, shape: tuple[int, ...], chunks: tuple[int, ...]
+def _block_start(b: int, block: int | Edges) -> int:
+    """The first element of block ``b`` (blocks of length ``block``, or a rectilinear
+    dimension's; a negative ``b`` gives a negative start, past the end the end)."""
+    if isinstance(block, Edges):
+        return int(block.offsets[min(max(b, 0), len(block.offsets) - 1)]) + min(b, 0)
+    return b * block
+
+
+def plan_item(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]
               ) -> tuple[list[DimProjection] | Points, tuple[int, ...]]:
     """Resolve ``a[selection]`` as zarr-python 3 interprets it: a pure fancy index
     (integer arrays / lists and ints, one per dimension, or a boolean mask) is a
@@ -406,7 +462,7 @@ class Points:
     ndim: int
 
 
-def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Points:
+def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> Points:
     """Resolve ``a.vindex[selection]``: a coordinate selection (one integer array or
     int per dimension, broadcast together) or a mask selection (one boolean array
     of the array's shape), as zarr-python decides between them."""
@@ -422,7 +478,7 @@ def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> P
                                       f"{selection!r}")
 
 
-def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Points:
+def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> Points:
     """Resolve a coordinate selection (``get_coordinate_selection``): per dimension
     an integer array (any shape; all broadcast together) or an int; the result has
     the broadcast shape.  Negative indices count from the end; points may repeat
@@ -444,7 +500,9 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
                              f"{[np.shape(s) for s in items]} do not broadcast together") from None
     sel_shape = broadcast[0].shape or (1,)
     flat = [a.reshape(-1).astype(np.int64, copy=False) for a in broadcast]
-    planned = layout.plan_points(flat, shape, chunks)
+    if any(isinstance(c, Edges) for c in chunks):
+        return _grid_points(flat, shape, sel_shape)
+    planned = layout.plan_points(flat, shape, chunks)  # type: ignore[arg-type]  # (ints: see above)
     if len(planned) == 2:
         dim, k = planned
         raise BoundsCheckError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
@@ -452,7 +510,7 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int, ...]) 
     return Points(*planned, nsel=len(flat[0]), shape=sel_shape, ndim=len(shape))
 
 
-def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Points:
+def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> Points:
     """Resolve a mask selection (``get_mask_selection``): a boolean array of the
     array's shape; the result is 1-d, its True elements in C order."""
     if isinstance(mask, tuple) and len(mask) == 1:
@@ -462,9 +520,39 @@ def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int, ...]) -
     if not _is_bool_array(mask) or mask.shape != shape or not shape:
         raise SelectionError("invalid mask selection; expected one Boolean (mask) array with the "
                              f"same shape as the array {shape}, got {mask!r}")
-    planned = layout.plan_mask(np.ascontiguousarray(mask), shape, chunks)
+    if any(isinstance(c, Edges) for c in chunks):
+        flat = [a.astype(np.int64) for a in np.nonzero(mask)]
+        return _grid_points(flat, shape, (len(flat[0]),))
+    planned = layout.plan_mask(np.ascontiguousarray(mask), shape, chunks)  # type: ignore[arg-type]
     n = len(planned[1])
     return Points(*planned, nsel=n, shape=(n,), ndim=len(shape))
+
+
+@dataclass(frozen=True)
+class GridPoints(Points):
+    """Points over a rectilinear grid, not yet grouped by chunk: ``flat`` holds the
+    points' coordinates (one int64 array per dimension, in bounds, non-negative);
+    the engine's rectilinear strategy groups them by its regular parts and plans
+    each part's as ``Points`` (the other members are empty)."""
+
+    flat: tuple = ()
+
+
+def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tuple[int, ...]) -> GridPoints:
+    """GridPoints of coordinates ``flat`` (negative ones counted from the end; bounds
+    checked)."""
+    checked = []
+    for dim, (a, size) in enumerate(zip(flat, shape)):
+        a = np.where(a < 0, a + size, a)
+        bad = (a < 0) | (a >= size)
+        if bad.any():
+            raise BoundsCheckError(f"index {int(flat[dim][bad][0])} is out of bounds for dimension {dim} "
+                                   f"with size {size}")
+        checked.append(a)
+    none = np.zeros((0, PROJECTION_COLS), np.int64)
+    empty = np.zeros(0, np.int64)
+    return GridPoints(none, empty, empty, none, none, len(checked[0]) if checked else 0, sel_shape,
+                      len(shape), tuple(checked))
 
 
 def dims_shape(dims: Plan) -> tuple[int, ...]:

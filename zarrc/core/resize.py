@@ -42,9 +42,10 @@ from typing import Any
 import numpy as np
 
 from zarrc.core import node_metadata
-from zarrc.core.chunk_grid import RegularChunkGrid
+from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid, RegularChunkGrid
 from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.errors import ArgumentError, ArgumentTypeError, StoreError, ZarrcError
+from zarrc.metadata import rectilinear
 
 # Up to this many chunks outside the new shape, their keys are computed and each
 # deleted (absent ones cost a failed unlink); above it, the stored keys are listed
@@ -76,8 +77,30 @@ def new_shape_of(value: Any, shape: tuple[int, ...], path: str) -> tuple[int, ..
 
 def resized_metadata(metadata: Any, new_shape: tuple[int, ...]) -> Any:
     """``metadata`` with shape ``new_shape`` (validated again, MetadataError if the
-    chunk shape does not fit it)."""
+    chunk shape does not fit it); a rectilinear grid's edges as zarr-python 3.4
+    changes them (``metadata.rectilinear.resized``: one edge added where a dimension
+    grows past its edges, none removed)."""
+    edges = getattr(metadata, "chunk_edges", None)
+    if edges is not None:
+        return replace(metadata, shape=new_shape, chunk_edges=rectilinear.resized(edges, new_shape))
     return replace(metadata, shape=new_shape)
+
+
+def grid_shape(metadata: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The number of stored chunks (shards) along each dimension of the array of
+    ``metadata`` at ``shape`` (its edges covering it)."""
+    edges = getattr(metadata, "chunk_edges", None)
+    if edges is not None:
+        return RectilinearChunkGrid(shape, rectilinear.resized(edges, shape)).grid_shape
+    return RegularChunkGrid(shape, metadata.chunk_shape).grid_shape
+
+
+def stored_dims(metadata: Any) -> tuple[int | Edges, ...]:
+    """The stored grid's dimensions (a length, or a rectilinear dimension's Edges)."""
+    edges = getattr(metadata, "chunk_edges", None)
+    if edges is not None:
+        return RectilinearChunkGrid(metadata.shape, edges).dims
+    return tuple(metadata.chunk_shape)
 
 
 def outside_coords(old_grid: tuple[int, ...], new_grid: tuple[int, ...]) -> np.ndarray:
@@ -127,7 +150,14 @@ def outside_keys(store: Any, prefix: str, encoding: ChunkKeyEncoding, old_grid: 
     return keys
 
 
-def cut_regions(old: tuple[int, ...], chunks: tuple[int, ...],
+def _chunk_end(n: int, chunk: int | Edges) -> int:
+    """The end of the chunk holding element n - 1 (0 for n = 0)."""
+    if isinstance(chunk, Edges):
+        return int(chunk.offsets[chunk.chunk_of(n - 1) + 1]) if n else 0
+    return -(-n // chunk) * chunk
+
+
+def cut_regions(old: tuple[int, ...], chunks: tuple[int | Edges, ...],
                 new: tuple[int, ...]) -> list[tuple[slice, ...]]:
     """The regions of an array of shape ``old`` and (outer) chunk shape ``chunks``
     that lie in a chunk the new shape ``new`` keeps but outside ``new``: per
@@ -137,7 +167,7 @@ def cut_regions(old: tuple[int, ...], chunks: tuple[int, ...],
     chunks along those after.  Writing the fill value there clears the cut chunks;
     the regions stay inside ``old`` and touch no chunk wholly outside ``new``."""
     inside = [min(n, o) for n, o in zip(new, old)]
-    kept = [min(o, -(-n // c) * c) if n < o else o for n, o, c in zip(new, old, chunks)]
+    kept = [min(o, _chunk_end(n, c)) if n < o else o for n, o, c in zip(new, old, chunks)]
     regions = []
     for d in range(len(old)):
         if new[d] >= old[d] or kept[d] <= inside[d]:
@@ -157,9 +187,7 @@ def check_deletable(store: Any, prefix: str, encoding: ChunkKeyEncoding, metadat
     the array as it was."""
     if store.supports_deletes or all(n >= o for n, o in zip(new_shape, metadata.shape)):
         return
-    chunks = metadata.chunk_shape
-    old_grid = RegularChunkGrid(metadata.shape, chunks).grid_shape
-    new_grid = RegularChunkGrid(new_shape, chunks).grid_shape
+    old_grid, new_grid = grid_shape(metadata, metadata.shape), grid_shape(metadata, new_shape)
     for key in outside_keys(store, prefix, encoding, old_grid, new_grid):
         if store.exists(key):
             raise StoreError(f"cannot delete key {key!r} of {store!r}, which lies wholly outside "
@@ -175,9 +203,7 @@ def delete_outside(store: Any, prefix: str, encoding: ChunkKeyEncoding, metadata
     old = metadata.shape
     if all(n >= o for n, o in zip(new_shape, old)):
         return
-    chunks = metadata.chunk_shape
-    old_grid = RegularChunkGrid(old, chunks).grid_shape
-    new_grid = RegularChunkGrid(new_shape, chunks).grid_shape
+    old_grid, new_grid = grid_shape(metadata, old), grid_shape(metadata, new_shape)
     for key in outside_keys(store, prefix, encoding, old_grid, new_grid):
         store.delete(key)
 

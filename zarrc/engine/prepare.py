@@ -15,6 +15,7 @@ chosen here, once, when the array is opened:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,11 +26,13 @@ from zarrc.codecs._base import NativeStep
 from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, innermost, runs_natively
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps
+from zarrc.core.chunk_grid import RectilinearChunkGrid
 from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
 from zarrc.engine.point import PointStrategy
 from zarrc.engine.python import PythonStrategy
+from zarrc.engine.rectilinear import RectilinearStrategy, planning_chunks
 from zarrc.engine.sharding.codec import chunk_codec, listed_chain, needs_whole_shards
 from zarrc.engine.sharding.index import ShardIndexCache, sharding_levels
 from zarrc.engine.sharding.strategy import ShardedStrategy
@@ -61,13 +64,20 @@ class Prepared:
 
 
 def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
-            write_empty_chunks: bool = False) -> Prepared:
+            write_empty_chunks: bool = False, first: tuple[int, ...] | None = None) -> Prepared:
     """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
-    MetadataError for codecs the engine cannot run together."""
+    MetadataError for codecs the engine cannot run together.  A rectilinear array
+    gets a ``RectilinearStrategy`` whose parts are prepared here too, as regular
+    arrays whose chunk ``(0, ...)`` is the whole array's chunk ``first``."""
     prefix = key_prefix(path)
     encoding = ChunkKeyEncoding.from_metadata(md)
+    if md.zarr_format == 3 and md.chunk_edges is not None and first is None:
+        return _prepare_rectilinear(store, path, md, write_empty_chunks, encoding)
+    shift = None if first is None or not any(first) else np.array(first, np.int64)
 
     def chunk_keys(coords: np.ndarray) -> list[str]:
+        if shift is not None:
+            coords = np.asarray(coords, np.int64) + shift
         return encoding.encode_many(coords, prefix)
 
     v2_steps = None
@@ -80,22 +90,48 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
         chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks, chunk_keys)
     chunked.prefix = prefix
     chunked.files = store.file_prefix(prefix)
-    if chunked.files is not None and md.shape:
+    if chunked.files is not None and md.shape and shift is None:
         chunked.path_head = chunked.files + encoding.lead.encode()
     chunked.path_separator = encoding.separator.encode()
-    strategy = _strategy(chunked, md, encoding, inner_chain, v2_steps)
+    strategy = _strategy(chunked, md, encoding, inner_chain, v2_steps, shift)
     return Prepared(strategy, encoding, codec_chain, inner_chain)
 
 
+def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty_chunks: bool,
+                         encoding: ChunkKeyEncoding) -> Prepared:
+    """A rectilinear array: its parts prepared as regular arrays (engine.rectilinear)."""
+    assert md.chunk_edges is not None
+    grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
+
+    def make_part(shape: tuple[int, ...], chunks: tuple[int, ...], first: tuple[int, ...]) -> Strategy:
+        part_md = dataclasses.replace(md, shape=shape, chunk_shape=chunks, chunk_edges=None)
+        return prepare(store, path, part_md, write_empty_chunks, first).strategy
+
+    # the first chunk's part, regular, tells the codec chains and the inner chunks
+    one = prepare(store, path, dataclasses.replace(md, shape=tuple(max(1, c) for c in md.chunk_shape),
+                                                   chunk_edges=None), write_empty_chunks, (0,) * md.ndim)
+    sample = one.strategy.arr
+    inner = sample.chunks if sample.levels else None
+    prefix = key_prefix(path)
+    chunked = ChunkedArray(
+        shape=md.shape, chunks=planning_chunks(grid, inner), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
+        chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,
+        name=path, write_empty_chunks=write_empty_chunks, fill_object=sample.fill_object, prefix=prefix,
+        files=store.file_prefix(prefix), path_separator=encoding.separator.encode())
+    strategy = RectilinearStrategy(chunked, grid, make_part, inner)
+    return Prepared(strategy, encoding, one.codec_chain, one.inner_chain)
+
+
 def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
-              inner_chain: CodecChain | None, v2_steps: list[NativeStep] | None) -> Strategy:
+              inner_chain: CodecChain | None, v2_steps: list[NativeStep] | None,
+              shift: np.ndarray | None = None) -> Strategy:
     """The strategy for ``chunked`` (see the module docstring)."""
     if chunked.codec is not None:
         return PythonStrategy(chunked)
     native = ShardedStrategy(chunked) if chunked.levels else NativeStrategy(chunked)
     if takes_basic(chunked):
         return BasicStrategy(native)
-    if chunked.levels or not md.shape:
+    if chunked.levels or not md.shape or shift is not None:
         return native
     point = _point_layout(md, inner_chain, v2_steps)
     if point is None:

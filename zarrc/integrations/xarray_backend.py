@@ -175,10 +175,17 @@ class ZarrcDataStore(AbstractDataStore):
         """The lazy xarray Variable of ``array``, with xarray's zarr encodings."""
         dims, attrs = dims_and_attrs(array)
         wrapper = ZarrcBackendArray(array)
-        chunks = tuple(array.chunks)
+        try:
+            chunks: tuple[Any, ...] = tuple(array.chunks)
+        except NotImplementedError:      # a rectilinear grid: its chunks' lengths (as xarray)
+            chunks = compact_chunk_sizes(array.read_chunk_sizes)
+        try:
+            shards: Any = array.shards
+        except NotImplementedError:      # rectilinear shards
+            shards = compact_chunk_sizes(array.write_chunk_sizes)
         encoding: dict[str, Any] = {"chunks": chunks,
                                     "preferred_chunks": dict(zip(dims, chunks, strict=True)),
-                                    "shards": array.shards}
+                                    "shards": shards}
         if wrapper.dtype.kind == "T":
             encoding["dtype"] = wrapper.dtype
         if self._fill_as_mask:
@@ -208,6 +215,21 @@ class ZarrcDataStore(AbstractDataStore):
 
     def close(self) -> None:
         self.zarr_group.close()
+
+
+def compact_chunk_sizes(sizes: tuple[tuple[int, ...], ...]) -> tuple[Any, ...]:
+    """Each dimension's chunk lengths as xarray's zarr backend gives them: one int
+    where they describe a regular grid (all equal, the last no longer), else the
+    tuple of lengths ((0,) for an empty dimension)."""
+    out: list[Any] = []
+    for n in sizes:
+        if not n:
+            out.append((0,))
+        elif len(set(n[:-1])) <= 1 and n[-1] <= n[0]:
+            out.append(n[0])
+        else:
+            out.append(tuple(n))
+    return tuple(out)
 
 
 def open_root(store: Any, *, group: str | None, consolidated: bool | None, zarr_format: int | None,

@@ -48,6 +48,7 @@ from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.config import config as zarr_config
 
 from zarrc.core import indexing
+from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
 from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.engine import api as engine_api
 from zarrc.engine.prepare import Prepared, prepare
@@ -385,7 +386,7 @@ class ZarrcCodecPipeline(CodecPipeline):
         slice or an index array (orthogonal), or zarrc's plan of points."""
         za = prepared.strategy.arr
         shape = za.shape
-        outer = _outer(self._zmd)
+        outer = _Outer(self._zmd)
         ndim = len(shape)
         first_out = batch[0][3]
         if ndim == 0:
@@ -411,11 +412,11 @@ class ZarrcCodecPipeline(CodecPipeline):
         for d in range(ndim):
             if dropped[d]:
                 c, (cs, _) = next(iter(dims[d].items()))
-                selection.append(int(_indices(cs, outer[d])[0]) + c * outer[d])
+                selection.append(int(_indices(cs, outer.length(d, c))[0]) + outer.start(d, c))
                 if selection[-1] >= shape[d]:
                     raise _Grown
                 continue
-            merged = _merged_slices(dims[d], outer[d])
+            merged = _merged_slices(dims[d], outer, d)
             if merged is not None:
                 if merged.stop > shape[d]:
                     raise _Grown
@@ -424,7 +425,7 @@ class ZarrcCodecPipeline(CodecPipeline):
             size = max(_end(os_) for _, os_ in dims[d].values())
             g = np.empty(size, np.int64)
             for c, (cs, os_) in dims[d].items():
-                g[_indices(os_, size)] = _indices(cs, outer[d]) + c * outer[d]
+                g[_indices(os_, size)] = _indices(cs, outer.length(d, c)) + outer.start(d, c)
             if size and int(g.max()) >= shape[d]:
                 raise _Grown
             selection.append(_as_slice(g))
@@ -445,8 +446,8 @@ def _basic(sel: tuple) -> bool:
 
 
 
-def _plan_points(batch: list, coords_list: list[tuple[int, ...]], outer: tuple[int, ...],
-                 shape: tuple[int, ...], chunks: tuple[int, ...], arr: np.ndarray) -> indexing.Plan:
+def _plan_points(batch: list, coords_list: list[tuple[int, ...]], outer: _Outer,
+                 shape: tuple[int, ...], chunks: tuple[int | Edges, ...], arr: np.ndarray) -> indexing.Plan:
     """A coordinate or mask selection: one coordinate array per dimension, in output order."""
     ndim = len(shape)
     if arr.ndim > 1:
@@ -456,15 +457,37 @@ def _plan_points(batch: list, coords_list: list[tuple[int, ...]], outer: tuple[i
     for (_bg, _spec, chunk_sel, out_sel, _complete), coords in zip(batch, coords_list):
         pos = _indices(out_sel, n)
         for d in range(ndim):
-            coords_out[d, pos] = np.asarray(chunk_sel[d]).reshape(-1) + coords[d] * outer[d]
+            coords_out[d, pos] = np.asarray(chunk_sel[d]).reshape(-1) + outer.start(d, coords[d])
     if n and bool((coords_out.max(axis=1) >= np.asarray(shape)).any()):
         raise _Grown
     return indexing.plan_coordinate(tuple(coords_out), shape, chunks)
 
 
-def _outer(md: ArrayMetadataV2 | ArrayMetadataV3) -> tuple[int, ...]:
-    """The chunk shape of the array's grid (a shard's shape for a sharded array)."""
-    return tuple(md.chunks) if isinstance(md, ArrayMetadataV2) else tuple(md.chunk_shape)
+class _Outer:
+    """The array's grid of stored chunks (shards for a sharded array): where chunk c
+    of dimension d starts and its length there, regular or rectilinear."""
+
+    def __init__(self, md: ArrayMetadataV2 | ArrayMetadataV3) -> None:
+        edges = None if isinstance(md, ArrayMetadataV2) else md.chunk_edges
+        self.dims: tuple[int | Edges, ...] = (
+            tuple(md.chunks) if isinstance(md, ArrayMetadataV2)
+            else tuple(md.chunk_shape) if edges is None else RectilinearChunkGrid(md.shape, edges).dims)
+
+    def start(self, d: int, c: int) -> int:
+        dim = self.dims[d]
+        if isinstance(dim, int):
+            return c * dim
+        if c + 1 >= len(dim.offsets):
+            raise _Grown                # (a chunk beyond the edges known: the array grew)
+        return int(dim.offsets[c])
+
+    def length(self, d: int, c: int) -> int:
+        dim = self.dims[d]
+        if isinstance(dim, int):
+            return dim
+        if c + 1 >= len(dim.offsets):
+            raise _Grown
+        return int(dim.edges[c])
 
 
 def _indices(sel: Any, size: int) -> np.ndarray:
@@ -480,7 +503,7 @@ def _indices(sel: Any, size: int) -> np.ndarray:
     return a.reshape(-1).astype(np.int64, copy=False)
 
 
-def _merged_slices(entries: dict[int, tuple[Any, Any]], chunk: int) -> slice | None:
+def _merged_slices(entries: dict[int, tuple[Any, Any]], outer: _Outer, d: int) -> slice | None:
     """The one slice of the array that per-chunk (chunk slice, output slice) pairs of a
     dimension make up, or None when they are not all slices of one step that line up
     (the common case of basic selections, without building index arrays)."""
@@ -489,7 +512,7 @@ def _merged_slices(entries: dict[int, tuple[Any, Any]], chunk: int) -> slice | N
     for c, (cs, os_) in entries.items():
         if type(cs) is not slice or type(os_) is not slice or os_.stop is None:
             return None
-        cstart, cstop, cstep = cs.indices(chunk)
+        cstart, cstop, cstep = cs.indices(outer.length(d, c))
         ostart, ostop, ostep = os_.indices(os_.stop)
         count = len(range(cstart, cstop, cstep))
         if ostep != 1 or cstep < 1 or count != ostop - ostart or count == 0:
@@ -498,7 +521,7 @@ def _merged_slices(entries: dict[int, tuple[Any, Any]], chunk: int) -> slice | N
             step = cstep
         elif step != cstep:
             return None
-        start = c * chunk + cstart - step * ostart     # the global index of output 0
+        start = outer.start(d, c) + cstart - step * ostart     # the global index of output 0
         if g0 is None:
             g0 = start
         elif g0 != start:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from zarrc.errors import MetadataError, ZarrcUserWarning
+from zarrc.metadata import rectilinear
 from zarrc.metadata.codecs import CodecSpec, default_serializer, parse_codecs
 from zarrc.metadata.common import (
     JSON_LEAVES,
@@ -119,15 +120,31 @@ class ChunkKeyEncodingSpec:
         return {"name": self.name, "configuration": {"separator": self.separator}}
 
 
-def parse_chunk_grid(value: Any) -> tuple[int, ...]:
-    """The chunk shape of a ``regular`` chunk grid.  Other grids raise MetadataError."""
+def parse_chunk_grid(value: Any, shape: Sequence[int] = ()
+                     ) -> tuple[tuple[int, ...], tuple[rectilinear.DimEdges, ...] | None]:
+    """The chunk shape of a ``regular`` chunk grid and None, or of a ``rectilinear``
+    one its first chunk's shape and its edges (``metadata.rectilinear.parse``, over
+    an array of ``shape``).  Other grids raise MetadataError."""
     name, config, _ = parse_extension("chunk_grid", value)
+    if name == "rectilinear":
+        edges = rectilinear.parse(config, shape)
+        return rectilinear.representative(edges), edges
     if name != "regular":
-        fail("chunk_grid", value, 'is not supported (only the "regular" chunk grid is)')
+        fail("chunk_grid", value, 'is not supported (only the "regular" and "rectilinear" chunk grids are)')
     check_members("chunk_grid", config, ("chunk_shape",))
     if "chunk_shape" not in config:
         fail("chunk_grid", value, 'needs "configuration": {"chunk_shape": [...]}')
-    return check_int_list("chunk_shape", config["chunk_shape"])
+    return check_int_list("chunk_shape", config["chunk_shape"]), None
+
+
+def _chunk_edges(edges: Any, shape: tuple[int, ...]) -> tuple[rectilinear.DimEdges, ...]:
+    """A rectilinear grid's edges given to the constructor, checked as the JSON is."""
+    if not isinstance(edges, (list, tuple)) or len(edges) != len(shape):
+        fail("chunk_grid.configuration.chunk_shapes", edges,
+             f"must have one entry per dimension of shape {list(shape)}")
+    parsed = tuple(e if isinstance(e, int) and not isinstance(e, bool) else tuple(e) for e in edges)
+    return rectilinear.check_cover(tuple(rectilinear.parse_dim(list(e) if isinstance(e, tuple) else e, d)
+                                         for d, e in enumerate(parsed)), shape)
 
 
 def _check_header(doc: Mapping, node_type: str) -> None:
@@ -189,6 +206,9 @@ class ArrayMetadataV3:
     dimension_names: tuple[str | None, ...] | None = None
     storage_transformers: tuple[Mapping[str, Any], ...] = ()
     extra_fields: Mapping[str, Any] = field(default_factory=FrozenDict)
+    # a rectilinear chunk grid's edges, one entry per dimension (metadata.rectilinear);
+    # None for the regular grid.  ``chunk_shape`` is then the first chunk's shape.
+    chunk_edges: tuple[rectilinear.DimEdges, ...] | None = None
 
     zarr_format: ClassVar[Literal[3]] = 3
     node_type: ClassVar[Literal["array"]] = "array"
@@ -209,6 +229,8 @@ class ArrayMetadataV3:
             fail("chunk_shape", list(chunks),
                  f"has a zero chunk length along a non-empty dimension of {list(shape)}")
         set_(self, "chunk_shape", chunks)
+        if self.chunk_edges is not None:
+            set_(self, "chunk_edges", _chunk_edges(self.chunk_edges, shape))
         cke = self.chunk_key_encoding
         if not isinstance(cke, ChunkKeyEncodingSpec):
             set_(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(cke))
@@ -221,6 +243,11 @@ class ArrayMetadataV3:
             set_(self, "fill_value", parse_fill_value(thaw(fill), data_type))
         with error_context('"codecs"'):
             set_(self, "codecs", parse_codecs(thaw(self.codecs), chunks, data_type))
+            if self.chunk_edges is not None:       # (each chunk shape must suit the codecs)
+                for d, e in enumerate(self.chunk_edges):
+                    for n in rectilinear.unique_edges(e)[1:]:
+                        parse_codecs([c.to_json() for c in self.codecs], chunks[:d] + (n,) + chunks[d + 1:],
+                                     data_type)
         set_(self, "attributes", _attributes(self.attributes))
         names = self.dimension_names
         if names is not None:
@@ -261,10 +288,12 @@ class ArrayMetadataV3:
 
     @classmethod
     def _from_parsed(cls, doc: Mapping) -> ArrayMetadataV3:
+        shape = check_int_list("shape", doc["shape"])
+        chunk_shape, edges = parse_chunk_grid(doc["chunk_grid"], shape)
         return cls(
-            shape=check_int_list("shape", doc["shape"]),
+            shape=shape, chunk_edges=edges,
             data_type=parse_data_type(doc["data_type"]),
-            chunk_shape=parse_chunk_grid(doc["chunk_grid"]),
+            chunk_shape=chunk_shape,
             chunk_key_encoding=ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"]),
             fill_value=doc["fill_value"],
             codecs=doc["codecs"],
@@ -278,7 +307,8 @@ class ArrayMetadataV3:
     def create(cls, shape: Sequence[int], dtype: Any, chunk_shape: Sequence[int], *,
                fill_value: Any = None, codecs: Sequence[Any] | None = None,
                chunk_key_encoding: Any = "default", attributes: Mapping | None = None,
-               dimension_names: Sequence[str | None] | None = None) -> ArrayMetadataV3:
+               dimension_names: Sequence[str | None] | None = None,
+               chunk_edges: Sequence[Any] | None = None) -> ArrayMetadataV3:
         """Metadata for a new array from user arguments.
 
         ``dtype`` is anything ``as_data_type`` accepts (numpy dtypes, "<f4", "int32");
@@ -300,6 +330,7 @@ class ArrayMetadataV3:
             # __post_init__ checks and normalises these (to tuples of CodecSpec, of names)
             codecs=complete_codecs(codecs, data_type),  # type: ignore[arg-type]
             attributes=attributes or {}, dimension_names=dimension_names,  # type: ignore[arg-type]
+            chunk_edges=None if chunk_edges is None else tuple(chunk_edges),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -309,7 +340,7 @@ class ArrayMetadataV3:
             "node_type": "array",
             "shape": list(self.shape),
             "data_type": self.data_type.to_json(),
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}},
+            "chunk_grid": self.chunk_grid_json(),
             "chunk_key_encoding": self.chunk_key_encoding.to_json(),
             "fill_value": encode_fill_value(self.fill_value, self.data_type),
             "codecs": [c.to_json() for c in self.codecs],
@@ -321,6 +352,12 @@ class ArrayMetadataV3:
         doc.update(thaw(self.extra_fields))
         return doc
 
+    def chunk_grid_json(self) -> dict[str, Any]:
+        """The ``chunk_grid`` object of the document."""
+        if self.chunk_edges is not None:
+            return rectilinear.to_json(self.chunk_edges)
+        return {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}}
+
     def to_bytes(self) -> bytes:
         """The zarr.json document as UTF-8 JSON bytes (indent 2, as zarr-python)."""
         return dump_json(self.to_json())
@@ -328,7 +365,7 @@ class ArrayMetadataV3:
     def _key(self) -> tuple:
         fill = self.fill_value
         fill_key = fill.tobytes() if isinstance(fill, np.generic) else fill  # str / bytes
-        return (self.shape, self.data_type, self.chunk_shape, self.chunk_key_encoding,
+        return (self.shape, self.data_type, self.chunk_shape, self.chunk_edges, self.chunk_key_encoding,
                 fill_key, self.codecs, self.dimension_names, self.storage_transformers,
                 self.extra_fields)
 
@@ -453,6 +490,9 @@ class GroupMetadataV3:
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
     consolidated_metadata: Mapping[str, Any] | None = None
     extra_fields: Mapping[str, Any] = field(default_factory=FrozenDict)
+    # a rectilinear chunk grid's edges, one entry per dimension (metadata.rectilinear);
+    # None for the regular grid.  ``chunk_shape`` is then the first chunk's shape.
+    chunk_edges: tuple[rectilinear.DimEdges, ...] | None = None
 
     zarr_format: ClassVar[Literal[3]] = 3
     node_type: ClassVar[Literal["group"]] = "group"
