@@ -15,6 +15,7 @@ from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
+from zarrc.codecs.zfp import Zfp
 from zarrc.errors import CodecError, ZarrcError
 from zarrc.metadata.dtypes import byte_swap_unit
 
@@ -34,7 +35,7 @@ def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
         return runs_natively(a2b.inner, dtype)
     if isinstance(a2b, Bytes) and dtype is not None and a2b.swaps(dtype.itemsize):
         return byte_swap_unit(dtype) is not None
-    return not isinstance(a2b, NumcodecsCodec)
+    return not isinstance(a2b, (NumcodecsCodec, Zfp))
 
 
 def innermost(chain: Any) -> Any:
@@ -103,6 +104,8 @@ class ChainChunkCodec:
             for codec, shape, dt in reversed(self.stages):
                 if isinstance(codec, Transpose):
                     arr = arr.transpose(tuple(int(i) for i in np.argsort(codec.order)))
+                elif hasattr(codec, "decode_array"):     # (cast_value: decodes to the chunk's type)
+                    arr = codec.decode_array(arr, dt).reshape(shape)
                 else:
                     arr = self._sized(codec.decode(arr), shape, dt)
         except ZarrcError:
@@ -135,6 +138,8 @@ class ChainChunkCodec:
                 raise CodecError(f"chunk holds {view.nbytes} bytes, {math.prod(shape) * dt.itemsize} "
                                  f"expected (chunk shape {list(shape)}, {dt.str})")
             return np.frombuffer(view, dtype=stored).astype(dt, copy=False).reshape(shape)
+        if isinstance(a2b, Zfp):      # (no header: the chunk's shape and type come from here)
+            return a2b.decode_array(data, shape, dt)
         return self._sized(a2b.decode(data), shape, dt)
 
     def encode(self, chunk: np.ndarray) -> bytes:
