@@ -12,6 +12,7 @@
 #ifndef ZC_VALUES_H
 #define ZC_VALUES_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -93,8 +94,8 @@ static inline long double zv_max(int t) {
     case ZV_I64: return 9223372036854775807.0L;
     case ZV_U8: return 255; case ZV_U16: return 65535; case ZV_U32: return 4294967295.0L;
     case ZV_U64: return 18446744073709551615.0L;
-    case ZV_F16: return 65504; case ZV_F32: return 3.4028234663852886e38L;
-    default: return 1.7976931348623157e308L;
+    case ZV_F16: return 65504; case ZV_F32: return FLT_MAX;
+    default: return DBL_MAX;
     }
 }
 
