@@ -156,6 +156,127 @@ static inline void zv_store_wrapped(int t, void* p, int64_t i, long double r) {
     }
 }
 
+/* ---- fast paths of zv_cast_values without a scalar map: a loop per (source, target)
+ * pair, the value in the source's own type or double (every float16 / float32 / float64
+ * value is a double), falling back to the exact long double path only for values out
+ * of range.  Returns -2 when no fast path applies. */
+
+#define ZV_FOR_DST(MACRO, ST)                                                   \
+    switch (c->dst) {                                                           \
+    case ZV_I8: MACRO(ST, int8_t) case ZV_I16: MACRO(ST, int16_t)               \
+    case ZV_I32: MACRO(ST, int32_t) case ZV_I64: MACRO(ST, int64_t)             \
+    case ZV_U8: MACRO(ST, uint8_t) case ZV_U16: MACRO(ST, uint16_t)             \
+    case ZV_U32: MACRO(ST, uint32_t) case ZV_U64: MACRO(ST, uint64_t)           \
+    case ZV_F32: MACRO(ST, float) case ZV_F64: MACRO(ST, double)                \
+    default: return -2;                                                         \
+    }
+
+/* every source value is a target value: a plain conversion */
+#define ZV_EXACT(ST, DT)                                                        \
+    { const ST* s = (const ST*)src; DT* d = (DT*)dst;                           \
+      for (i = 0; i < n; i++) d[i] = (DT)s[i];                                  \
+      return -1; }
+
+/* float source, integer target */
+#define ZV_F2I(ST, DT)                                                          \
+    { const ST* s = (const ST*)src; DT* d = (DT*)dst; double x, r;              \
+      for (i = 0; i < n; i++) {                                                 \
+          x = s[i];                                                             \
+          if (!isfinite(x)) { *why = ZV_NOT_FINITE; *value = x; return i; }     \
+          switch (c->rounding) {                                                \
+          case ZV_TOWARDS_ZERO: r = trunc(x); break;                            \
+          case ZV_TOWARDS_POSITIVE: r = ceil(x); break;                         \
+          case ZV_TOWARDS_NEGATIVE: r = floor(x); break;                        \
+          case ZV_NEAREST_AWAY: r = round(x); break;                            \
+          default: r = rint(x); break;                                          \
+          }                                                                     \
+          if (r >= lo && r <= hi) { d[i] = (DT)r; continue; }                   \
+          if (c->out_of_range == ZV_OOR_ERROR) { *why = ZV_OUT_OF_RANGE; *value = x; return i; } \
+          if (c->out_of_range == ZV_OOR_WRAP) zv_store_wrapped(c->dst, dst, i, r); \
+          else d[i] = r < lo ? (DT)llo : (DT)lhi;                               \
+      }                                                                         \
+      return -1; }
+
+/* integer source, integer target */
+#define ZV_I2I(ST, DT)                                                          \
+    { const ST* s = (const ST*)src; DT* d = (DT*)dst; ST x;                     \
+      for (i = 0; i < n; i++) {                                                 \
+          x = s[i];                                                             \
+          if ((x < 0 && (long double)x < lo) || (x > 0 && (long double)x > hi)) { \
+              if (c->out_of_range == ZV_OOR_ERROR) { *why = ZV_OUT_OF_RANGE; *value = (long double)x; return i; } \
+              if (c->out_of_range == ZV_OOR_CLAMP) { d[i] = (DT)(x < 0 ? lo : hi); continue; } \
+          }                                                                     \
+          d[i] = (DT)x;    /* (wrap: truncation is modulo 2^bits) */            \
+      }                                                                         \
+      return -1; }
+
+static inline int zv_exact_into(int src, int dst) {
+    /* whether every value of src is a value of dst */
+    int sbits = zv_bits(src);
+    if (src == dst) return 1;
+    if (zv_is_float(src)) return zv_is_float(dst) && zv_bits(dst) > sbits;
+    if (zv_is_float(dst)) {
+        int p = dst == ZV_F16 ? 11 : dst == ZV_F32 ? 24 : 53;
+        return sbits - (zv_is_signed(src) ? 1 : 0) <= p;
+    }
+    if (zv_is_signed(src)) return zv_is_signed(dst) && zv_bits(dst) >= sbits;
+    return zv_bits(dst) > sbits || (!zv_is_signed(dst) && zv_bits(dst) == sbits);
+}
+
+static inline int64_t zv_cast_fast(const zv_cast* c, const void* src, void* dst, int64_t n,
+                                   int* why, long double* value) {
+    int64_t i;
+    double lo = (double)zv_min(c->dst), hi = (double)zv_max(c->dst);
+    long double llo = zv_min(c->dst), lhi = zv_max(c->dst);
+    if (c->nmap || c->src == ZV_F16 || c->dst == ZV_F16) return -2;
+    if (zv_exact_into(c->src, c->dst)) {
+        switch (c->src) {
+        case ZV_I8: ZV_FOR_DST(ZV_EXACT, int8_t)
+        case ZV_I16: ZV_FOR_DST(ZV_EXACT, int16_t)
+        case ZV_I32: ZV_FOR_DST(ZV_EXACT, int32_t)
+        case ZV_I64: ZV_FOR_DST(ZV_EXACT, int64_t)
+        case ZV_U8: ZV_FOR_DST(ZV_EXACT, uint8_t)
+        case ZV_U16: ZV_FOR_DST(ZV_EXACT, uint16_t)
+        case ZV_U32: ZV_FOR_DST(ZV_EXACT, uint32_t)
+        case ZV_U64: ZV_FOR_DST(ZV_EXACT, uint64_t)
+        case ZV_F32: ZV_FOR_DST(ZV_EXACT, float)
+        case ZV_F64: ZV_FOR_DST(ZV_EXACT, double)
+        default: return -2;
+        }
+    }
+    if (zv_is_float(c->src) && !zv_is_float(c->dst)) {
+        /* hi of int64 / uint64 as a double is 2^63 / 2^64, outside the range: one less */
+        if (c->dst == ZV_I64 || c->dst == ZV_U64) hi = nextafter(hi, 0);
+        if (c->src == ZV_F32) { ZV_FOR_DST(ZV_F2I, float) }
+        ZV_FOR_DST(ZV_F2I, double)
+    }
+    if (!zv_is_float(c->src) && !zv_is_float(c->dst)) {
+        long double lo = llo, hi = lhi;
+        switch (c->src) {
+        case ZV_I8: ZV_FOR_DST(ZV_I2I, int8_t)
+        case ZV_I16: ZV_FOR_DST(ZV_I2I, int16_t)
+        case ZV_I32: ZV_FOR_DST(ZV_I2I, int32_t)
+        case ZV_I64: ZV_FOR_DST(ZV_I2I, int64_t)
+        case ZV_U8: ZV_FOR_DST(ZV_I2I, uint8_t)
+        case ZV_U16: ZV_FOR_DST(ZV_I2I, uint16_t)
+        case ZV_U32: ZV_FOR_DST(ZV_I2I, uint32_t)
+        default: ZV_FOR_DST(ZV_I2I, uint64_t)
+        }
+    }
+    if (c->src == ZV_F64 && c->dst == ZV_F32 && c->rounding == ZV_NEAREST_EVEN) {
+        const double* s = (const double*)src; float* d = (float*)dst;
+        for (i = 0; i < n; i++) {
+            float y = (float)s[i];
+            if (isinf(y) && !isinf(s[i]) && c->out_of_range == ZV_OOR_ERROR) {
+                *why = ZV_OUT_OF_RANGE; *value = s[i]; return i;
+            }
+            d[i] = y;
+        }
+        return -1;
+    }
+    return -2;
+}
+
 /* Cast n elements of src (type c->src) to dst (type c->dst).  Returns -1, or the index
  * of the first element that cannot be cast, with *why (ZV_NOT_FINITE, ZV_OUT_OF_RANGE)
  * and *value (the element) set. */
@@ -163,7 +284,8 @@ static inline int64_t zv_cast_values(const zv_cast* c, const void* src, void* ds
                                      int* why, long double* value) {
     int dst_float = zv_is_float(c->dst), k;
     long double lo = zv_min(c->dst), hi = zv_max(c->dst), x, r;
-    int64_t i;
+    int64_t i = zv_cast_fast(c, src, dst, n, why, value);
+    if (i != -2) return i;
     for (i = 0; i < n; i++) {
         x = zv_load(c->src, src, i);
         for (k = 0; k < c->nmap; k++) {
