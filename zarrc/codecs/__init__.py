@@ -19,8 +19,8 @@ class in ``zarrc.codecs.registry``.
 
 from zarrc.codecs import numcodecs
 from zarrc.codecs._base import Codec
-from zarrc.codecs.blosc import Blosc, BloscCodec
 from zarrc.codecs.bitround import BitRound
+from zarrc.codecs.blosc import Blosc, BloscCodec
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.cast_value import CastValue
 from zarrc.codecs.crc32c import Crc32c
@@ -31,8 +31,8 @@ from zarrc.codecs.scale_offset import ScaleOffset
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
-from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zfp import Zfp
+from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 
 # zarr-python's names (zarr.codecs)

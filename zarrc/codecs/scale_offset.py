@@ -8,7 +8,7 @@ kernels' (``zarrc._kernels.values.ScaleOffset``), one call per chunk without the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -36,7 +36,7 @@ def scalar_of(value: Any, data_type: DataType, member: str, fail: Fail) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         fail(member, value, f"must be a number or a string (a {data_type.name} fill value)")
     try:
-        return parse_fill_value(value, data_type).item()
+        return cast(np.generic, parse_fill_value(value, data_type)).item()
     except MetadataError:
         fail(member, value, f"is not representable in {data_type.name}")
 
@@ -63,7 +63,7 @@ class ScaleOffset(Codec):
     category = ARRAY_TO_ARRAY
     fixed_size = True
 
-    def __init__(self, *, offset: int | float | str = 0, scale: int | float | str = 1) -> None:
+    def __init__(self, *, offset: float | str = 0, scale: float | str = 1) -> None:
         for key, value in (("offset", offset), ("scale", scale)):
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise CodecError(f"scale_offset: {key} must be a number or a string, got {value!r}")

@@ -38,6 +38,7 @@ def zfpy_module() -> Any:
     """The zfpy module; CodecError naming the ``zfp`` extra when it is not installed."""
     try:
         import zfpy
+
     except ImportError:
         raise CodecError(EXTRA_HINT) from None
     return zfpy
@@ -50,10 +51,11 @@ def check_config(config: Mapping[str, Any], fail: Fail) -> dict[str, Any]:
     members = MODES[mode]
     extra = set(config) - {"mode", *members}
     if extra:
-        fail(sorted(extra)[0], config[sorted(extra)[0]], f'is not a member of mode "{mode}"')
+        key = min(extra)
+        fail(key, config[key], f'is not a member of mode "{mode}"')
     out: dict[str, Any] = {"mode": mode}
     for key in members:
-        value = config.get(key)
+        value: Any = config.get(key)
         if key in ("tolerance", "rate"):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 fail(key, value, "must be a non-negative number")
@@ -145,7 +147,7 @@ class Zfp(Codec):
         zshape = tuple(shape) if shape else (1,)
         try:
             arr = zfpy._decompress(bytes(data), zfpy.dtype_to_ztype(work), zshape, **self._params())
-        except Exception as exc:   # zfpy raises what its C library reports
+        except (RuntimeError, ValueError, TypeError) as exc:   # what zfpy reports of bad data
             raise CodecError(f"zfp: chunk does not decompress: {exc}") from None
         arr = np.asarray(arr)
         if arr.size != math.prod(zshape):
