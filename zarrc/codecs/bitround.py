@@ -69,6 +69,15 @@ class BitRound(Codec):
     def encoded(self, dtype: np.dtype, shape: tuple[int, ...]) -> tuple[np.dtype, tuple[int, ...]]:
         return np.dtype(dtype), shape
 
+    def value_step(self, dtype: np.dtype) -> tuple[tuple[Any, ...], np.dtype]:
+        """(the kernels' Chain arguments of this codec for items of native ``dtype``, the
+        data type it encodes to: the same)."""
+        dtype = np.dtype(dtype)
+        spec = units(dtype)
+        if spec is None:
+            codec_fail("bitround")("data_type", str(dtype), "is not an integer, float or complex type")
+        return ("bitround", dtype.itemsize, spec[0], spec[1], self.keepbits), dtype
+
     def encode(self, buf: Any) -> np.ndarray:    # type: ignore[override]
         """The chunk rounded (a new array of the same data type and shape)."""
         arr = np.array(buf, copy=True, order="C")

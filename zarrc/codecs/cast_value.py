@@ -170,6 +170,24 @@ class CastValue(Codec):
         """The data type and shape of the encoded chunk."""
         return self.dtype, shape
 
+    def _pairs(self, source: DataType, target: DataType, direction: str) -> list[tuple[Any, Any]]:
+        src, dst = (source, target) if direction == "encode" else (target, source)
+        pairs = (self.scalar_map or {}).get(direction, [])
+        return [(_map_number(k, src), _map_number(v, dst)) for k, v in pairs]
+
+    def value_step(self, dtype: np.dtype) -> tuple[tuple[Any, ...], np.dtype]:
+        """(the kernels' Chain arguments of this codec for items of native ``dtype``, the
+        data type it encodes to)."""
+        dtype = np.dtype(dtype)
+        source, target = from_numpy(dtype), parse_data_type(self.data_type)
+        if source.name not in NUMBER_TYPES:
+            codec_fail("cast_value")("data_type", source.name,
+                                     "(the codec's input) must be an integer or floating-point type")
+        args = ("cast_value", dtype.itemsize, target.itemsize, TYPE_CODES[dtype.str[1:]],
+                TYPE_CODES[target.dtype.str[1:]], ROUNDING[self.rounding], OUT_OF_RANGE[self.out_of_range],
+                self._pairs(source, target, "encode"), self._pairs(source, target, "decode"))
+        return args, target.dtype
+
     def _kernel(self, source: np.dtype, decode: bool) -> Cast:
         key = (source.str, decode)
         kernel = self._kernels.get(key)

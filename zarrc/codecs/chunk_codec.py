@@ -22,19 +22,25 @@ from zarrc.metadata.dtypes import byte_swap_unit
 
 def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
     """Whether the kernels' Chain can run ``chain`` (a CodecChain) for items of
-    ``dtype``: its array -> array codecs transposes, its array -> bytes codec
+    ``dtype``: its array -> array codecs transposes or value codecs (``value_step``:
+    scale_offset, cast_value, bitround), its array -> bytes codec
     ``bytes`` (or sharding whose inner chain runs natively), each bytes -> bytes codec
     with a native step; not a struct stored in the other byte order whose fields
     swap in units of different sizes (the kernels swap one unit size per item)."""
-    if not all(isinstance(c, Transpose) for c in chain.array_to_array):
+    if not all(isinstance(c, Transpose) or hasattr(c, "value_step") for c in chain.array_to_array):
         return False
     if any(c.native_step(1) is None for c in chain.bytes_to_bytes):
         return False
     a2b = chain.array_to_bytes
     if isinstance(a2b, ShardingIndexed):
         return runs_natively(a2b.inner, dtype)
-    if isinstance(a2b, Bytes) and dtype is not None and a2b.swaps(dtype.itemsize):
-        return byte_swap_unit(dtype) is not None
+    if isinstance(a2b, Bytes) and dtype is not None:
+        stored = np.dtype(dtype)
+        for c in chain.array_to_array:
+            if hasattr(c, "value_step"):
+                stored = c.value_step(stored)[1]
+        if a2b.swaps(stored.itemsize):
+            return byte_swap_unit(stored) is not None
     return not isinstance(a2b, (NumcodecsCodec, Zfp))
 
 

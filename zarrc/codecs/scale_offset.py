@@ -97,6 +97,15 @@ class ScaleOffset(Codec):
         """The data type and shape of the encoded chunk: unchanged."""
         return np.dtype(dtype), shape
 
+    def value_step(self, dtype: np.dtype) -> tuple[tuple[Any, ...], np.dtype]:
+        """(the kernels' Chain arguments of this codec for items of native ``dtype``, the
+        data type it encodes to)."""
+        dtype = np.dtype(dtype)
+        data_type = from_numpy(dtype)
+        offset, scale = check_config(self.configuration(), data_type, codec_fail("scale_offset"))
+        code = kernel_type(dtype, "scale_offset", codec_fail("scale_offset"))
+        return ("scale_offset", dtype.itemsize, code, offset, scale), dtype
+
     def _kernel(self, dtype: np.dtype) -> ScaleOffsetKernel:
         data_type = from_numpy(np.dtype(dtype).newbyteorder("="))
         offset, scale = check_config(self.configuration(), data_type, codec_fail("scale_offset"))
