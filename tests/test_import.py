@@ -1,6 +1,7 @@
 """`import zarrc` stays cheap: optional and heavy modules are imported when first
 needed (numcodecs by the v2 numcodecs bridge and the vlen codecs, zipfile by the zip
-store, concurrent.futures by the worker pool, asyncio by the async API's coroutines),
+store, concurrent.futures by the worker pool, asyncio by the async API's coroutines,
+ml_dtypes by the low-precision data types),
 never by the import itself.
 bench/bench_import.py measures the time."""
 
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-LAZY = ["numcodecs", "zipfile", "concurrent.futures", "importlib.metadata", "asyncio"]
+LAZY = ["numcodecs", "zipfile", "concurrent.futures", "importlib.metadata", "asyncio", "ml_dtypes"]
 
 
 def modules_after(code: str) -> set[str]:
@@ -29,6 +30,13 @@ def test_import_zarrc_does_not_import_optional_modules():
 def test_lazy_attributes_import_their_module_on_use(name, module):
     loaded = modules_after(f"import zarrc, zarrc.stores\nassert zarrc.{name}")
     assert module in loaded
+
+
+def test_ml_dtypes_is_imported_by_its_data_types_only():
+    pytest.importorskip("ml_dtypes", reason="the low-precision data types need ml_dtypes")
+    make = "import zarrc\nzarrc.create_array({{}}, shape=(2,), chunks=(2,), dtype={!r})"
+    assert "ml_dtypes" not in modules_after(make.format("float32"))
+    assert "ml_dtypes" in modules_after(make.format("bfloat16"))
 
 
 def test_version_is_the_installed_distributions():

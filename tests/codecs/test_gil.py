@@ -121,6 +121,15 @@ def test_crc32c():
     assert_releases_gil(lambda: Crc32c().decode(enc))
 
 
+def test_packbits_kernel():
+    from zarrc._kernels import bits
+    src = np.random.default_rng(1).integers(0, 16, SIZE // 2, dtype=np.uint8)
+    packed = np.empty(bits.packed_size(src.size, 0, 3), np.uint8)
+    assert_releases_gil(lambda: bits.pack(src, 1, 0, 3, 4, packed))
+    out = np.empty_like(src)
+    assert_releases_gil(lambda: bits.unpack(packed, 1, 0, 3, 4, True, out))
+
+
 def test_value_kernels(data):
     from zarrc._kernels import values as v
     src = data.view(np.uint8)

@@ -13,8 +13,8 @@ import pytest
 
 import zarrc.codecs  # noqa: F401  (registers every codec)
 from zarrc._kernels.chain import Chain
-from zarrc.codecs import (BitRound, Blosc, Bytes, CastValue, Codec, Crc32c, Gzip, ScaleOffset, Transpose, VLenBytes,
-                          VLenUTF8, Zfp, Zlib, Zstd)
+from zarrc.codecs import (BitRound, Blosc, Bytes, CastValue, Codec, Crc32c, Gzip, PackBits, ScaleOffset, Transpose,
+                          VLenBytes, VLenUTF8, Zfp, Zlib, Zstd)
 from zarrc.codecs.blosc import BloscStep
 from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.crc32c import Crc32cStep
@@ -33,7 +33,8 @@ def test_every_codec_is_registered_under_its_name():
     assert CODECS == {
         "blosc": Blosc, "bytes": Bytes, "crc32c": Crc32c, "gzip": Gzip, "sharding_indexed": ShardingIndexed,
         "transpose": Transpose, "vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes, "zlib": Zlib, "zstd": Zstd,
-        "scale_offset": ScaleOffset, "cast_value": CastValue, "bitround": BitRound, "zfp": Zfp}
+        "packbits": PackBits, "scale_offset": ScaleOffset, "cast_value": CastValue, "bitround": BitRound,
+        "zfp": Zfp}
     for name, cls in CODECS.items():
         assert codec_class(name) is cls and cls.name == name
 

@@ -54,7 +54,7 @@ def test_raw_types(name, size):
         ("Float32", "not a supported"),
         ("<f4", "not a supported"),
         ("String", "not a supported"),
-        ("bfloat16", "not a supported"),
+        ("complex_bfloat16", "not a supported"),
         ({"name": "float32", "configuration": {"endian": "big"}}, "takes no configuration"),
         ({"name": "numpy.datetime65", "configuration": {"unit": "s", "scale_factor": 1}}, "not a supported"),
         ({"name": "raw_bits", "configuration": {"length_bytes": 2}}, "not a supported"),

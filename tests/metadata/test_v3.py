@@ -86,7 +86,7 @@ def test_optional_keys_may_be_absent(array_doc):
         ({"data_type": "r12"}, "multiple of 8"),
         ({"data_type": 5}, '"data_type" 5 must be a name or an object'),
         ({"data_type": {"name": "datetime64", "configuration": {"unit": "ns"}}}, "datetime64"),
-        ({"data_type": {"name": "bfloat16", "must_understand": False}}, "bfloat16"),
+        ({"data_type": {"name": "complex_bfloat16", "must_understand": False}}, "complex_bfloat16"),
         ({"data_type": {"name": "int32", "configuration": {"x": 1}}}, "takes no configuration"),
         (
             {"chunk_grid": {"name": "rectilinear", "configuration": {"chunk_shapes": [[5, 5], [3, 3]]}}},

@@ -143,6 +143,22 @@ def test_requests_in_flight_are_bounded(http_server):  # noqa: F811
     assert 3 * 0.25 <= elapsed < 5 * 0.25, elapsed
 
 
+def test_many_stores_share_the_request_threads(http_server):  # noqa: F811
+    """Each store bounds its own requests, but all run on one pool of threads: 40
+    stores (as a pipeline makes per array) do not make 40 x concurrency threads."""
+    import threading
+
+    from zarrc.runtime.threads import REQUEST_THREADS
+
+    for i in range(12):
+        http_server.write(f"k{i}", bytes([i]))
+    stores = [RemoteStore(backend_from_url(http_server.url, FAST), read_only=True) for _ in range(40)]
+    for store in stores:
+        assert store.get_many([f"k{i}" for i in range(12)]) == [bytes([i]) for i in range(12)]
+    made = [t for t in threading.enumerate() if t.name.startswith("zarrc-request")]
+    assert 0 < len(made) <= REQUEST_THREADS
+
+
 def test_replaced_while_read(http_server):  # noqa: F811
     """A snapshot's read after the file changed: 412 from If-Match, a StoreError."""
     http_server.write("shard", b"a" * 100)

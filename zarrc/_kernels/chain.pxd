@@ -17,7 +17,8 @@ cdef enum StepKind:
     GZIP = 3
     ZLIB = 4
     CRC32C = 5
-    VALUES = 6     # the array -> array value codecs (always steps[0]: first to encode, last to decode)
+    PACKBITS = 6        # the array -> bytes packbits codec: first in encode order, at most once
+    VALUES = 7          # the array -> array value codecs (always steps[0]: first to encode, last to decode)
 
 cdef enum:
     MAX_VALUE_OPS = 4   # scale_offset / cast_value / bitround codecs a chain may have
@@ -54,6 +55,11 @@ cdef struct Step:
     bint checksum
     char cname[16]
     bint ranges          # blosc: its frames are read a few bytes at a time (LZ4, no bit shuffle)
+    int first_bit        # packbits: the bits first_bit..last_bit of each component of size typesize,
+    int last_bit         # which holds nbits (sign-extended if signed); padding: 0 none,
+    int nbits            # 1 a first byte, 2 a last byte giving the padding bits
+    int padding
+    bint signed
 
 
 # A worker's buffers and codec contexts.
@@ -99,6 +105,9 @@ cdef class Chain:
     cdef Py_ssize_t shape[PLAN_MAX_DIMS]
     cdef Py_ssize_t strides[PLAN_MAX_DIMS]   # byte strides of the logical chunk in the decoded buffer
     cdef int last_decompressor          # index of the step decoded last (-1: none)
+    cdef bint packed                    # steps[0] is packbits
+    cdef Py_ssize_t packed_nbytes       # its output: the packed chunk and its padding byte
+    cdef Py_ssize_t pack_count          # the components it packs
     cdef int nvalues                    # value codecs (steps[0] is VALUES when > 0)
     cdef ValueOp values[MAX_VALUE_OPS]
     cdef readonly Py_ssize_t stored_itemsize   # the item size the bytes codec writes
@@ -110,3 +119,5 @@ cdef class Chain:
                                ZcError* err) noexcept nogil
     cdef Py_ssize_t encode(self, const uint8_t* src, const uint8_t** result, Scratch* s,
                            ZcError* err) noexcept nogil
+    cdef int unpack(self, const uint8_t* src, size_t length, uint8_t* dst, ZcError* err) noexcept nogil
+    cdef void pack(self, const uint8_t* src, uint8_t* out) noexcept nogil

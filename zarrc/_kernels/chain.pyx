@@ -9,6 +9,7 @@ from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
+from zarrc._kernels.bits cimport pack_body, unpack_body
 from zarrc._kernels.copy cimport byteswap
 from zarrc._kernels.blosc cimport zc_blosc_compress, zc_blosc_decode_into, zc_blosc_decoded_size
 from zarrc._kernels.crc32c cimport zc_crc32c_update
@@ -160,7 +161,10 @@ cdef class Chain:
 
     ``steps``: the bytes -> bytes codecs in encode order, as tuples
     ("blosc", cname, clevel, shuffle, typesize, blocksize), ("zstd", level,
-    checksum), ("gzip", level), ("zlib", level), ("crc32c",).
+    checksum), ("gzip", level), ("zlib", level), ("crc32c",); and first, the
+    array -> bytes packbits codec if the chunk is packed: ("packbits", component
+    size, first_bit, last_bit, nbits, signed, padding 0 none / 1 first byte / 2
+    last byte), see bits.pyx.
     ``chunk_shape``, ``itemsize``: the chunk; ``swap_unit``: 0 if the stored byte
     order is the native one, else the size of the units whose bytes are reversed
     (the item size; for complex types, one component); ``order``: the transpose
@@ -239,6 +243,17 @@ cdef class Chain:
                 st.level = spec[1]
             elif name == "crc32c":
                 st.kind = CRC32C
+            elif name == "packbits" and i == 0:
+                st.kind = PACKBITS
+                st.typesize, st.first_bit, st.last_bit, st.nbits, st.signed, st.padding = spec[1:7]
+                if (st.typesize < 1 or st.typesize > 8 or itemsize % st.typesize
+                        or not 0 <= st.first_bit <= st.last_bit < st.nbits <= 8 * st.typesize
+                        or st.padding not in (0, 1, 2)):
+                    raise ValueError(f"packbits step {spec!r} does not fit items of {itemsize} bytes")
+                self.packed = True
+                self.pack_count = self.nitems * (itemsize // st.typesize)
+                self.packed_nbytes = ((self.pack_count * (st.last_bit - st.first_bit + 1) + 7) // 8
+                                      + (st.padding != 0))
             elif name == "values" and i == 0:
                 st.kind = VALUES
                 continue
@@ -279,10 +294,16 @@ cdef class Chain:
                     return NULL
                 length -= 4
                 continue
-            if i == self.last_decompressor and not self.nvalues:
+            if st.kind == PACKBITS:
+                if self.unpack(ptr, length, dst, err) != 0:
+                    return NULL
+                ptr = dst
+                length = <size_t>self.chunk_nbytes
+                continue
+            if i == self.last_decompressor and not self.packed and not self.nvalues:
                 target = dst
                 size = self.chunk_nbytes
-            elif i == self.last_decompressor:     # (the stored items, for the value codecs)
+            elif i == self.last_decompressor and self.nvalues:     # (the stored items, for the value codecs)
                 size = self.nitems * self.stored_itemsize
                 if ensure(s, slot, <size_t>size) != 0:
                     fail(err, ZC_NOMEM, 0, 0, NULL)
@@ -290,7 +311,9 @@ cdef class Chain:
                 target = s.buf[slot]
                 slot = 3 - slot
             else:
-                if st.kind == BLOSC:
+                if i == self.last_decompressor:     # packed: its size is known
+                    size = self.packed_nbytes
+                elif st.kind == BLOSC:
                     size = zc_blosc_decoded_size(ptr, length, err)
                 else:
                     size = zc_zstd_decoded_size(ptr, length, err)
@@ -323,6 +346,37 @@ cdef class Chain:
             return NULL
         return ptr
 
+    cdef int unpack(self, const uint8_t* src, size_t length, uint8_t* dst, ZcError* err) noexcept nogil:
+        """The packbits step's decode: ``length`` packed bytes at src -> chunk_nbytes at dst."""
+        cdef Step* st = &self.steps[0]
+        cdef int width = st.last_bit - st.first_bit + 1
+        cdef int pad = <int>((-(self.pack_count * width)) % 8 + 8) % 8
+        if length != <size_t>self.packed_nbytes:
+            fail(err, ZC_SIZE, self.packed_nbytes, length, "packed chunk holds")
+            return -1
+        if st.padding == 1:
+            if src[0] != pad:
+                fail(err, ZC_SIZE, pad, src[0], "packbits padding bits (first byte)")
+                return -1
+            src += 1
+        elif st.padding == 2 and src[length - 1] != pad:
+            fail(err, ZC_SIZE, pad, src[length - 1], "packbits padding bits (last byte)")
+            return -1
+        unpack_body(src, self.pack_count, <int>st.typesize, st.first_bit, width, st.nbits, st.signed, dst)
+        return 0
+
+    cdef void pack(self, const uint8_t* src, uint8_t* out) noexcept nogil:
+        """The packbits step's encode: chunk_nbytes at src -> packed_nbytes at out."""
+        cdef Step* st = &self.steps[0]
+        cdef int width = st.last_bit - st.first_bit + 1
+        cdef uint8_t pad = <uint8_t>(((-(self.pack_count * width)) % 8 + 8) % 8)
+        if st.padding == 1:
+            out[0] = pad
+            out += 1
+        elif st.padding == 2:
+            out[self.packed_nbytes - 1] = pad
+        pack_body(src, self.pack_count, <int>st.typesize, st.first_bit, width, out)
+
     cdef Py_ssize_t encode(self, const uint8_t* src, const uint8_t** result, Scratch* s,
                            ZcError* err) noexcept nogil:
         """Apply the bytes->bytes codecs to chunk_nbytes bytes at src; result[0] is set
@@ -348,6 +402,8 @@ cdef class Chain:
                 cap = zc_zstd_bound(length)
             elif st.kind == CRC32C:
                 cap = length + 4
+            elif st.kind == PACKBITS:
+                cap = <size_t>self.packed_nbytes
             else:
                 cap = zc_deflate_bound(length, ZC_GZIP if st.kind == GZIP else ZC_ZLIB)
             if ensure(s, slot, cap) != 0:
@@ -364,6 +420,9 @@ cdef class Chain:
                 r = zc_deflate(&s.deflater, ptr, length, out, cap, st.level, ZC_GZIP, err)
             elif st.kind == ZLIB:
                 r = zc_deflate(&s.deflater, ptr, length, out, cap, st.level, ZC_ZLIB, err)
+            elif st.kind == PACKBITS:
+                self.pack(ptr, out)
+                r = self.packed_nbytes
             else:
                 memcpy(out, ptr, length)
                 crc = zc_crc32c_update(0, ptr, length)

@@ -27,6 +27,7 @@ from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.enums import BloscCname, BloscShuffle, Endian, ShardingCodecIndexLocation
 from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, numcodecs_v3
+from zarrc.codecs.packbits import PackBits
 from zarrc.codecs.scale_offset import ScaleOffset
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
@@ -46,7 +47,7 @@ VLenUTF8Codec = VLenUTF8
 ZstdCodec = Zstd
 
 __all__ = ["BitRound", "Blosc", "BloscCname", "BloscCodec", "BloscShuffle", "Bytes", "BytesCodec", "CastValue", "Codec", "Crc32c",
-           "Crc32cCodec", "Endian", "Gzip", "GzipCodec", "NumcodecsCodec", "ScaleOffset", "ShardingCodec",
+           "Crc32cCodec", "Endian", "Gzip", "GzipCodec", "NumcodecsCodec", "PackBits", "ScaleOffset", "ShardingCodec",
            "ShardingCodecIndexLocation", "ShardingIndexed", "Transpose", "TransposeCodec", "VLenBytes",
            "VLenBytesCodec", "VLenUTF8", "VLenUTF8Codec", "Zfp", "Zlib", "Zstd", "ZstdCodec", "numcodecs",
            "numcodecs_v3"]

@@ -41,8 +41,8 @@ def is_value_codec(codec: Any) -> bool:
 
 class Serialises(Protocol):
     """What :meth:`CodecChain.prepare` needs of the array->bytes codec of a chain the
-    kernels run (bytes: sharding is prepared as its inner chain, and variable-length
-    data is not prepared)."""
+    kernels run (bytes, packbits: sharding is prepared as its inner chain, and
+    variable-length data is not prepared)."""
 
     def swaps(self, itemsize: int) -> bool: ...
 
@@ -101,6 +101,12 @@ class CodecChain:
         """The native plan for chunks of ``chunk_shape`` and (native-order) ``dtype``."""
         dtype = np.dtype(dtype)
         steps: list[NativeStep] = []
+        array_step = getattr(self.array_to_bytes, "array_step", None)   # packbits: the kernels pack
+        if array_step is not None:
+            step = array_step(dtype)
+            if step is None:
+                raise MetadataError(f"codec {self.array_to_bytes.name!r} cannot encode {dtype}")
+            steps.append(step)
         for c in self.bytes_to_bytes:
             step = c.native_step(dtype.itemsize)
             if step is None:

@@ -13,18 +13,20 @@ import numpy as np
 
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
+from zarrc.codecs.packbits import PackBits
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.codecs.zfp import Zfp
 from zarrc.errors import CodecError, ZarrcError
 from zarrc.metadata.dtypes import byte_swap_unit
+from zarrc.metadata.dtypes_ml import ml_name
 
 
 def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
     """Whether the kernels' Chain can run ``chain`` (a CodecChain) for items of
     ``dtype``: its array -> array codecs transposes or value codecs (``value_step``:
     scale_offset, cast_value, bitround), its array -> bytes codec
-    ``bytes`` (or sharding whose inner chain runs natively), each bytes -> bytes codec
+    ``bytes`` or ``packbits`` (for a type it packs, and no value codecs; or sharding whose inner chain runs natively), each bytes -> bytes codec
     with a native step; not a struct stored in the other byte order whose fields
     swap in units of different sizes (the kernels swap one unit size per item)."""
     if not all(isinstance(c, Transpose) or hasattr(c, "value_step") for c in chain.array_to_array):
@@ -34,6 +36,7 @@ def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
     a2b = chain.array_to_bytes
     if isinstance(a2b, ShardingIndexed):
         return runs_natively(a2b.inner, dtype)
+    has_values = any(hasattr(c, "value_step") for c in chain.array_to_array)
     if isinstance(a2b, Bytes) and dtype is not None:
         stored = np.dtype(dtype)
         for c in chain.array_to_array:
@@ -41,6 +44,8 @@ def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
                 stored = c.value_step(stored)[1]
         if a2b.swaps(stored.itemsize):
             return byte_swap_unit(stored) is not None
+    if isinstance(a2b, PackBits):
+        return not has_values and (dtype is None or a2b.array_step(dtype) is not None)
     return not isinstance(a2b, (NumcodecsCodec, Zfp))
 
 
@@ -57,6 +62,12 @@ def _stored(dtype: np.dtype, codec: Bytes) -> np.dtype:
     if dtype.itemsize > 1 and (dtype.kind in "iufcmMU" or dtype.fields is not None):
         return dtype.newbyteorder(">" if codec.endian == "big" else "<")
     return dtype
+
+
+def _swaps_ml(dtype: np.dtype, codec: Bytes) -> bool:
+    """Whether items of an ml_dtypes type (bfloat16) are stored in the other byte
+    order (numpy has no byte order for them: they are swapped explicitly)."""
+    return ml_name(dtype) is not None and codec.swaps(dtype.itemsize)
 
 
 def as_dtype(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -143,7 +154,10 @@ class ChainChunkCodec:
             if view.nbytes != math.prod(shape) * dt.itemsize:
                 raise CodecError(f"chunk holds {view.nbytes} bytes, {math.prod(shape) * dt.itemsize} "
                                  f"expected (chunk shape {list(shape)}, {dt.str})")
-            return np.frombuffer(view, dtype=stored).astype(dt, copy=False).reshape(shape)
+            arr = np.frombuffer(view, dtype=stored).astype(dt, copy=False).reshape(shape)
+            return arr.byteswap() if _swaps_ml(dt, a2b) else arr
+        if isinstance(a2b, PackBits):
+            return a2b.unpack(data, shape, dt)
         if isinstance(a2b, Zfp):      # (no header: the chunk's shape and type come from here)
             return a2b.decode_array(data, shape, dt)
         return self._sized(a2b.decode(data), shape, dt)
@@ -161,7 +175,10 @@ class ChainChunkCodec:
             data: Any = self.shard.encode(np.asarray(arr).reshape(self.stored_shape))
         elif isinstance(a2b, Bytes):
             dt = _stored(self.stored_dtype, a2b)
-            data = np.ascontiguousarray(np.asarray(arr).reshape(self.stored_shape), dtype=dt).tobytes()
+            flat = np.ascontiguousarray(np.asarray(arr).reshape(self.stored_shape), dtype=dt)
+            data = (flat.byteswap() if _swaps_ml(dt, a2b) else flat).tobytes()
+        elif isinstance(a2b, PackBits):
+            data = a2b.pack(np.asarray(arr, dtype=self.stored_dtype).reshape(self.stored_shape))
         else:
             data = a2b.encode(np.ascontiguousarray(arr))
         for codec in self.chain.bytes_to_bytes:

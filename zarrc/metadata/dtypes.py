@@ -32,6 +32,7 @@ import numpy as np
 
 from zarrc.errors import MetadataError
 from zarrc.metadata.common import describe, is_int, parse_extension
+from zarrc.metadata.dtypes_ml import ML_KINDS, ml_dtype, ml_name
 
 # kind of each core type; the numpy dtype is np.dtype(name) for all of them
 CORE_KINDS = {
@@ -54,7 +55,7 @@ STRUCT_NAMES = ("struct", "structured")     # written by zarr-python 3.4 / 3.1
 TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic")
 MAX_SCALE_FACTOR = 2**31 - 1
 # kinds whose items are numbers of more than one byte, stored in the bytes codec's order
-ORDERED_KINDS = ("int", "uint", "float", "complex", "datetime", "timedelta", "utf32")
+ORDERED_KINDS = ("int", "uint", "float", "complex", "datetime", "timedelta", "utf32", "ml_float")
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,8 @@ class DataType:
         ``datetime64[<scale><unit>]``, ``U<n>``, ``S<n>``, a packed structured dtype
         for structs, ``object`` for the variable-length types).
     kind : "bool", "int", "uint", "float", "complex", "raw", "datetime",
-        "timedelta", "utf32", "null_bytes", "struct", or the variable-length
+        "timedelta", "utf32", "null_bytes", "struct", the ml_dtypes types
+        "ml_float", "ml_int", "ml_uint" (``dtypes_ml``), or the variable-length
         "string" (str items) and "bytes" (bytes items).
     fields : for a struct, its ``(name, DataType)`` pairs; else empty.
     """
@@ -221,12 +223,18 @@ def parse_data_type(value: Any) -> DataType:
     """Parse the ``data_type`` member of zarr.json.
 
     ``value`` is a core identifier ("int32"), a raw type ("r24"), a variable-length
-    type ("string", "variable_length_bytes" or "bytes"), or an extension object
+    type ("string", "variable_length_bytes" or "bytes"), an ml_dtypes type
+    ("bfloat16", "float8_e4m3fn", "int4", ...: ``dtypes_ml.ML_KINDS``; they raise
+    MissingDependencyError without ml_dtypes), or an extension object
     ``{"name": ..., "configuration": ...}`` of a type of TIME_TYPES, LENGTH_TYPES or
     STRUCT_NAMES.  Raises MetadataError for an unknown or malformed data type
     (``"must_understand": false`` does not apply to data types).
     """
     name, configuration, _ = parse_extension("data_type", value)
+    if name in ML_KINDS:
+        if configuration:
+            raise MetadataError(f'"data_type" {describe(value)}: data type "{name}" takes no configuration')
+        return DataType(name, ml_dtype(name), ML_KINDS[name])
     if name in TIME_TYPES:
         _check_keys(name, configuration, ("unit", "scale_factor"))
         return time_data_type(name, configuration["unit"], configuration["scale_factor"])
@@ -261,6 +269,8 @@ def byte_swap_unit(dtype: np.dtype) -> int | None:
         return units.pop() if len(units) == 1 else None
     if dtype.subdtype is not None:
         return byte_swap_unit(dtype.subdtype[0])
+    if ml_name(dtype) is not None:
+        return dtype.itemsize if dtype.itemsize > 1 else 0
     if dtype.kind in "bSVO" or dtype.itemsize <= 1:
         return 0
     if dtype.kind == "U":
@@ -281,7 +291,7 @@ def _from_zarr_python(dtype: Any) -> DataType:
 
 def from_numpy(np_dtype: np.dtype, dtype: Any = None) -> DataType:
     """The v3 data type of a numpy dtype (byte order dropped): core numbers and
-    bool, ``datetime64`` / ``timedelta64``, ``U<n>`` -> fixed_length_utf32,
+    bool, ml_dtypes' types (bfloat16, ...), ``datetime64`` / ``timedelta64``, ``U<n>`` -> fixed_length_utf32,
     ``S<n>`` -> null_terminated_bytes, ``V<n>`` -> raw_bytes, structured ->
     struct (of its fields' types; packed).  ``dtype``: the user's argument, for
     messages.  Raises MetadataError for dtypes with no v3 equivalent."""
@@ -292,6 +302,8 @@ def from_numpy(np_dtype: np.dtype, dtype: Any = None) -> DataType:
         return time_data_type("numpy.datetime64" if kind == "M" else "numpy.timedelta64", unit, scale)
     if np_dtype.subdtype is not None:
         raise MetadataError(f"dtype {shown!r}: subarray dtypes have no Zarr v3 data type")
+    if ml_name(np_dtype) is not None:
+        return parse_data_type(ml_name(np_dtype))
     if np_dtype.fields is not None:
         return struct_data_type([(n, from_numpy(np_dtype.fields[n][0])) for n in np_dtype.names or ()])
     if kind in "USV":
@@ -309,7 +321,7 @@ def as_data_type(dtype: Any) -> DataType:
     """The v3 data type for a user's ``dtype`` argument.
 
     Accepts a DataType, a v3 identifier ("uint16", "r16", "string",
-    "variable_length_bytes", "bytes") or extension object, anything numpy accepts
+    "variable_length_bytes", "bytes", "bfloat16" and the other ml_dtypes types) or extension object, anything numpy accepts
     as a dtype ("<f4", ">i2", np.float32, "M8[ns]", "U8", "S4", "V3", structured
     dtypes; see ``from_numpy``), and zarr-python data type objects
     (``zarr.core.dtype.VariableLengthBytes()``).  Byte order is dropped (it is the
@@ -321,7 +333,7 @@ def as_data_type(dtype: Any) -> DataType:
     """
     if isinstance(dtype, DataType):
         return dtype
-    if isinstance(dtype, str) and (dtype in CORE_TYPES or dtype in VARIABLE_TYPES
+    if isinstance(dtype, str) and (dtype in CORE_TYPES or dtype in VARIABLE_TYPES or dtype in ML_KINDS
                                    or RAW_NAME.fullmatch(dtype)):
         return parse_data_type(dtype)
     if dtype is str or (isinstance(dtype, str) and dtype in STRING_ALIASES):

@@ -25,6 +25,7 @@ import numpy as np
 from zarrc.errors import MetadataError
 from zarrc.metadata.common import check_int_list, describe, fail, is_int
 from zarrc.metadata.dtypes import CORE_TYPES, as_data_type
+from zarrc.metadata.dtypes_ml import ML_KINDS, cast_ml_fill, encode_ml_fill, ml_dtype, ml_name, parse_ml_fill
 from zarrc.metadata.fill_value import cast_fill_value, encode_fill_value, parse_fill_value
 
 TYPESTR = re.compile(r"([<>|])([biufcmMSUVO])([0-9]*)(\[[0-9]*[a-zA-Z]+\])?")
@@ -33,6 +34,8 @@ NUMERIC_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8)
                  "m": (8,), "M": (8,)}
 MAX_ITEMS = 2**31 - 1
 # numcodecs codecs that (de)serialise object arrays; one must be among an "|O" array's filters
+# ml_dtypes types whose v2 fill value tensorstore writes (and reads only) as base64 of the item
+BASE64_ML = ("float4_e2m1fn",)
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle", "categorize")
 
 
@@ -94,6 +97,8 @@ def _parse_fields(value: Sequence, top: Any) -> np.dtype:
 
 
 def _parse(value: Any, top: Any) -> np.dtype:
+    if isinstance(value, str) and value in ML_KINDS:
+        return ml_dtype(value)      # tensorstore's names ("bfloat16", "int4"), little endian
     if isinstance(value, str):
         return _parse_typestr(value)
     if isinstance(value, (list, tuple)):
@@ -104,7 +109,8 @@ def _parse(value: Any, top: Any) -> np.dtype:
 def parse_dtype_v2(value: Any) -> np.dtype:
     """The numpy dtype (byte order kept) of a v2 ``dtype`` value.
 
-    ``value`` is a typestr ("<f8", "|S5", "<M8[ns]", "|O") or a list of
+    ``value`` is a typestr ("<f8", "|S5", "<M8[ns]", "|O"), the name of an ml_dtypes
+    type as tensorstore writes it ("bfloat16", "float8_e4m3fn", "int4"), or a list of
     ``[name, dtype]`` / ``[name, dtype, shape]`` entries (nested lists allowed).
     Single-byte types may be given with "<" or ">" (normalised to "|").
     Raises MetadataError naming the value for anything else.
@@ -137,6 +143,9 @@ def dtype_to_json_v2(dtype: Any) -> str | list:
         return out
     if dtype.subdtype is not None:
         raise MetadataError(f"dtype {dtype} is a subarray type (no v2 form; use a larger shape)")
+    name = ml_name(dtype)
+    if name is not None:
+        return name
     text = dtype.str
     # check it parses back (rejects S0, U0, generic datetimes, longdouble, ...)
     parse_dtype_v2(text)
@@ -180,6 +189,14 @@ def parse_fill_value_v2(value: Any, dtype: np.dtype, filters: Sequence[Mapping] 
     """
     if value is None:
         return None
+    name = ml_name(dtype)
+    if name in BASE64_ML and isinstance(value, str) and not value.startswith("0x"):
+        raw = _b64decode(value, dtype)
+        if len(raw) != dtype.itemsize:
+            raise _bad(value, dtype, f"decodes to {len(raw)} bytes, expected {dtype.itemsize}")
+        return np.frombuffer(raw, dtype=dtype)[0]
+    if name is not None:
+        return parse_ml_fill(value, name, ML_KINDS[name], dtype)
     kind = dtype.kind
     if dtype.fields is not None or kind == "V":
         raw = _b64decode(value, dtype)
@@ -226,6 +243,9 @@ def cast_fill_value_v2(value: Any, dtype: np.dtype, filters: Sequence[Mapping] |
     MetadataError if ``value`` does not fit the type."""
     if value is None:
         return None
+    name = ml_name(dtype)
+    if name is not None:
+        return cast_ml_fill(value, name, ML_KINDS[name], dtype)
     kind = dtype.kind
     if kind == "O":
         codec = object_codec_id(filters)
@@ -265,6 +285,11 @@ def encode_fill_value_v2(value: Any, dtype: np.dtype, filters: Sequence[Mapping]
     scalar = cast_fill_value_v2(value, dtype, filters)
     if scalar is None:
         return None
+    name = ml_name(dtype)
+    if name in BASE64_ML:
+        return base64.standard_b64encode(np.asarray(scalar, dtype=dtype).tobytes()).decode("ascii")
+    if name is not None:
+        return encode_ml_fill(scalar, name, ML_KINDS[name], dtype)
     kind = dtype.kind
     if kind == "O":
         if object_codec_id(filters) == "vlen-bytes":

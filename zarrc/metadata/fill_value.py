@@ -5,7 +5,8 @@ bool: true/false (numbers too, as zarr-python reads them: 0 is false).  Integers
 JSON integers within the type's range (and, as zarr-python reads them, integral
 floats and strings of an integer).  Floats: JSON numbers, "NaN", "Infinity",
 "-Infinity", or "0x..." giving the bit pattern (exactly 2 * itemsize hex digits),
-reproduced bit-exactly (and strings of a number).  Complex: a two-element array of
+reproduced bit-exactly (and strings of a number).  ml_dtypes' types (bfloat16,
+float8, ..., int4): ``dtypes_ml``.  Complex: a two-element array of
 float forms.  Raw ``r<N>``: an array of N/8 integers 0..255 (base64 read too);
 ``raw_bytes``: base64 of the bytes (an array read too).  Datetimes and timedeltas:
 the int64 count of units (NaT is -2**63).  ``fixed_length_utf32``: a string of at
@@ -37,6 +38,8 @@ import numpy as np
 from zarrc.errors import MetadataError
 from zarrc.metadata.common import describe, is_int
 from zarrc.metadata.dtypes import DataType
+from zarrc.metadata.dtypes_ml import KINDS as ML_KINDS
+from zarrc.metadata.dtypes_ml import cast_ml_fill, encode_ml_fill, parse_ml_fill
 
 SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 UINT_OF_SIZE: dict[int, np.dtype] = {2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
@@ -180,6 +183,8 @@ def parse_fill_value(value: Any, data_type: DataType) -> FillValue:
     wrong length, invalid base64, a string longer than the type, ...).
     """
     kind, dtype = data_type.kind, data_type.dtype
+    if kind in ML_KINDS:
+        return parse_ml_fill(value, data_type.name, kind, dtype)
     if kind == "string":
         if not isinstance(value, str):
             raise _bad(value, data_type, "expected a string")
@@ -269,6 +274,8 @@ def encode_fill_value(value: FillValue, data_type: DataType) -> Any:
         return _b64(bytes(value).rstrip(b"\0") if isinstance(value, (bytes, bytearray)) else b"")
     if kind == "utf32":
         return str(value)
+    if kind in ML_KINDS:
+        return encode_ml_fill(value, data_type.name, kind, data_type.dtype)
     scalar: Any = np.asarray(value, dtype=data_type.dtype)[()]
     if kind == "bool":
         return bool(scalar)
@@ -447,6 +454,8 @@ def cast_fill_value(value: Any, data_type: DataType) -> FillValue:
                     "base64 form in the JSON metadata)")
         raise _bad(value, data_type, why)
     result: FillValue | None = None
+    if kind in ML_KINDS:
+        return cast_ml_fill(value, data_type.name, kind, dtype)
     if kind in ("datetime", "timedelta"):
         result = _cast_time(value, data_type)
     elif kind in ("utf32", "null_bytes"):

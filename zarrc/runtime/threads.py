@@ -261,9 +261,26 @@ def submit_fetch(fn: Callable[[], T]) -> Future[T]:
     return pool.submit(fn)
 
 
+# Threads making remote stores' blocking requests (stores.remote.Requests, which
+# bounds each store's share): shared by every store, calls that only wait
+REQUEST_THREADS = 64
+_request_pool: ThreadPoolExecutor | None = None
+
+
+def request_pool() -> ThreadPoolExecutor:
+    """The request threads' pool (made on first use)."""
+    global _request_pool
+    with _io_lock:
+        if _request_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _request_pool = ThreadPoolExecutor(max_workers=REQUEST_THREADS, thread_name_prefix="zarrc-request")
+        return _request_pool
+
+
 def _forget_io_pool() -> None:
-    global _io_pool, _fetch_pool
-    _io_pool = _fetch_pool = None     # (a forked child has none of their threads: made anew on use)
+    global _io_pool, _fetch_pool, _request_pool
+    _io_pool = _fetch_pool = _request_pool = None     # (a forked child has none of their threads)
 
 
 if hasattr(os, "register_at_fork"):

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import os
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 from zarrc.errors import ArgumentError, ReadOnlyError, StoreError
 from zarrc.runtime.config import config
+from zarrc.runtime.threads import request_pool
 from zarrc.stores import aio
 from zarrc.stores.base import (
     RangeSnapshot,
@@ -166,23 +169,47 @@ def _join(url: str, key: str) -> str:
     return f"{url.rstrip('/')}/{key}" if url else key
 
 
-class RequestThreads:
-    """The threads making one store's blocking reads (``Backend.blocking_calls``):
-    ``limit`` of them, so at most that many requests in flight; made on first use
-    (and anew in a forked child).  They end when the store is gone."""
+class Requests:
+    """One store's blocking calls (``Backend.blocking_calls``) on the process's
+    request threads (``runtime.threads.request_pool``), at most ``limit`` of them
+    running at once (the rest wait in order in this queue, not on a thread): many
+    stores share the threads, each within its own bound."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._pool: ThreadPoolExecutor | None = None
-        self._pid = 0
+        self._queue: deque[tuple[Future, Callable[[], Any]]] = deque()
+        self._running = 0
         self._lock = threading.Lock()
+        self._pid = os.getpid()
 
-    def pool(self) -> ThreadPoolExecutor:
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        """A future of ``fn(*args)``, run once fewer than ``limit`` run."""
+        future: Future = Future()
+        if self._pid != os.getpid():     # (a forked child: the parent's calls are not running here)
+            self._queue, self._running, self._lock, self._pid = deque(), 0, threading.Lock(), os.getpid()
         with self._lock:
-            if self._pool is None or self._pid != os.getpid():
-                self._pool = ThreadPoolExecutor(self.limit, thread_name_prefix="zarrc-request")
-                self._pid = os.getpid()
-            return self._pool
+            self._queue.append((future, functools.partial(fn, *args)))
+            start = self._running < self.limit
+            if start:
+                self._running += 1
+        if start:
+            request_pool().submit(self._work)
+        return future
+
+    def _work(self) -> None:
+        """Run queued calls until the queue is empty (then give the slot back)."""
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._running -= 1
+                    return
+                future, call = self._queue.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue                  # (cancelled while it waited)
+            try:
+                future.set_result(call())
+            except BaseException as exc:  # noqa: BLE001 - handed to the future's waiter
+                future.set_exception(exc)
 
 
 class Pending:
@@ -229,7 +256,7 @@ class RemoteStore(Store):
         self.concurrency = concurrency
         self._semaphore = aio.LoopSemaphore(concurrency)
         self._slots = threading.BoundedSemaphore(concurrency)     # (blocking reads: _read_now)
-        self._requests = RequestThreads(concurrency)
+        self._requests = Requests(concurrency)
 
     @property
     def url(self) -> str:
@@ -379,8 +406,7 @@ class RemoteStore(Store):
         if self.backend.blocking_calls:
             # (blocking reads on the store's request threads, in the keys' order: for
             # obstore, less work per request than a round of the event loop)
-            pool = self._requests.pool()
-            return Pending([pool.submit(self._read_now, key, 0, None) for key in keys])
+            return Pending([self._requests.submit(self._read_now, key, 0, None) for key in keys])
         return aio.submit(self._many("read", [(key, self._reader(key, 0, None)) for key in keys]))
 
     def _reader(self, key: str, start: int, length: int | None,
@@ -477,8 +503,7 @@ class RemoteStore(Store):
         self.check_writable("set", next(iter(items), ""))
         views = {validate_key(key, self): byte_view(value) for key, value in items.items()}
         if self.backend.blocking_calls:      # (on the store's request threads, as fetch_many)
-            pool = self._requests.pool()
-            Pending([pool.submit(self._write_now, key, data) for key, data in views.items()]).result()
+            Pending([self._requests.submit(self._write_now, key, data) for key, data in views.items()]).result()
             return
         self._run_many("write", [(key, self._writer(key, data)) for key, data in views.items()])
 

@@ -1,0 +1,9 @@
+"""The packbits codec's bit packing (see bits.pyx).  Releases the GIL while it runs."""
+
+from typing import Any, TypeAlias
+
+Buffer: TypeAlias = Any  # any object supporting the buffer protocol, contiguous
+
+def packed_size(count: int, first: int, last: int) -> int: ...
+def pack(src: Buffer, size: int, first: int, last: int, nbits: int, dst: Buffer) -> None: ...
+def unpack(src: Buffer, size: int, first: int, last: int, nbits: int, signed: bool, dst: Buffer) -> None: ...
