@@ -108,6 +108,7 @@ def test_signed_zero_and_nan_carry_between_floats():
     ({"data_type": "uint8", "scalar_map": {"decode": [["x", 1.0]]}}, "scalar_map.decode key"),
     ({"data_type": "uint8", "scalar_map": {"other": []}}, "scalar_map"),
     ({"data_type": "uint8", "extra": 1}, "extra"),
+    ({"data_type": "uint8", "scalar_map": {"encode": [[i + 0.5, 0] for i in range(65)]}}, "scalar_map.encode"),
 ])
 def test_bad_metadata_names_codec_and_member(config, member):
     with pytest.raises(MetadataError, match=r"cast_value") as info:

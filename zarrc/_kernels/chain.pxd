@@ -26,8 +26,8 @@ cdef enum:
 cdef extern from "src/zc_values.h" nogil:
     ctypedef struct zv_cast:
         int src, dst, rounding, out_of_range, nmap
-        long double keys[16]
-        long double vals[16]
+        long double keys[64]
+        long double vals[64]
     ctypedef struct zv_scale_offset:
         int type, decode
         double offset_f, scale_f

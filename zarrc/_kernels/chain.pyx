@@ -110,8 +110,8 @@ cdef long double exact(v):
 
 
 cdef void set_cast(zv_cast* c, tuple codes, int rounding, int out_of_range, list pairs) except *:
-    if len(pairs) > 16:
-        raise ValueError(f"at most 16 scalar_map entries are supported, got {len(pairs)}")
+    if len(pairs) > 64:
+        raise ValueError(f"at most 64 scalar_map entries are supported, got {len(pairs)}")
     c.src, c.dst = codes
     c.rounding, c.out_of_range, c.nmap = rounding, out_of_range, len(pairs)
     for i, (k, v) in enumerate(pairs):

@@ -27,6 +27,7 @@ NUMBER_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", 
                 "float16", "float32", "float64")
 ROUNDING_MODES = tuple(ROUNDING)
 OUT_OF_RANGE_MODES = ("clamp", "wrap")
+MAX_MAP = 64      # scalar_map entries per direction (the kernels' ZV_MAX_MAP)
 
 
 def _number_type(value: Any, member: str, fail: Fail) -> DataType:
@@ -64,6 +65,8 @@ def _scalar_map(value: Any, source: DataType, target: DataType, fail: Fail) -> d
                 scalar_of(entry[0], key_type, f"scalar_map.{direction} key", fail)
                 scalar_of(entry[1], val_type, f"scalar_map.{direction} value", fail)
             pairs.append((entry[0], entry[1]))
+        if len(pairs) > MAX_MAP:
+            fail(f"scalar_map.{direction}", f"{len(pairs)} entries", f"has more than the {MAX_MAP} zarrc supports")
         out[direction] = pairs
     return out
 

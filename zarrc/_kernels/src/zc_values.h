@@ -23,7 +23,7 @@ enum { ZV_OOR_ERROR, ZV_OOR_CLAMP, ZV_OOR_WRAP };
 /* why an element failed */
 enum { ZV_OK, ZV_NOT_FINITE, ZV_OUT_OF_RANGE, ZV_INEXACT };
 
-#define ZV_MAX_MAP 16
+#define ZV_MAX_MAP 64
 
 typedef struct {
     int src, dst, rounding, out_of_range;
