@@ -128,3 +128,19 @@ def test_packbits_kernel():
     assert_releases_gil(lambda: bits.pack(src, 1, 0, 3, 4, packed))
     out = np.empty_like(src)
     assert_releases_gil(lambda: bits.unpack(packed, 1, 0, 3, 4, True, out))
+
+
+def test_value_kernels(data):
+    from zarrc._kernels import values as v
+    src = data.view(np.uint8)
+    dst = np.empty(data.size, np.float32).view(np.uint8)
+    codes = v.TYPE_CODES
+    # int32 -> float32 rounded towards zero: the exact long double path, the slowest
+    cast = v.Cast(codes["i4"], codes["f4"], v.ROUNDING["towards-zero"], 0, [])
+    assert_releases_gil(lambda: cast.run(src, dst, data.size))
+    fast = v.Cast(codes["f4"], codes["i4"], 0, 1, [])
+    out = np.empty_like(src)
+    assert_releases_gil(lambda: fast.run(dst, out, data.size))
+    so = v.ScaleOffset(codes["f4"], 270.0, 0.01)
+    assert_releases_gil(lambda: so.run(False, dst, dst, data.size))
+    assert_releases_gil(lambda: v.bitround(dst, 4, 23, 7))

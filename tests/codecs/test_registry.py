@@ -13,8 +13,8 @@ import pytest
 
 import zarrc.codecs  # noqa: F401  (registers every codec)
 from zarrc._kernels.chain import Chain
-from zarrc.codecs import (Blosc, Bytes, Codec, Crc32c, Gzip, PackBits, Transpose, VLenBytes, VLenUTF8, Zlib,
-                          Zstd)
+from zarrc.codecs import (BitRound, Blosc, Bytes, CastValue, Codec, Crc32c, Gzip, PackBits, ScaleOffset, Transpose,
+                          VLenBytes, VLenUTF8, Zfp, Zlib, Zstd)
 from zarrc.codecs.blosc import BloscStep
 from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.crc32c import Crc32cStep
@@ -33,7 +33,8 @@ def test_every_codec_is_registered_under_its_name():
     assert CODECS == {
         "blosc": Blosc, "bytes": Bytes, "crc32c": Crc32c, "gzip": Gzip, "sharding_indexed": ShardingIndexed,
         "transpose": Transpose, "vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes, "zlib": Zlib, "zstd": Zstd,
-        "packbits": PackBits}
+        "packbits": PackBits, "scale_offset": ScaleOffset, "cast_value": CastValue, "bitround": BitRound,
+        "zfp": Zfp}
     for name, cls in CODECS.items():
         assert codec_class(name) is cls and cls.name == name
 
@@ -46,7 +47,8 @@ def test_each_v3_codec_class_is_the_spec_parsers_kind_of_its_name():
     for name, cls in KINDS.items():
         assert category_of(name) == cls.category, name
     assert category_of("zlib") is None and category_of("numcodecs.zlib") is None
-    assert {n for n, c in KINDS.items() if c.fixed_size} == {"transpose", "bytes", "crc32c"}
+    assert {n for n, c in KINDS.items() if c.fixed_size} == {"transpose", "bytes", "crc32c", "scale_offset",
+                                                             "cast_value", "bitround"}
     assert {n for n, c in KINDS.items() if c.written_empty} == {"vlen-utf8", "vlen-bytes"}
     # the numcodecs compressors zarrc runs itself (v2 arrays, numcodecs.<id>), by their class
     assert {n for n, c in CODECS.items() if c.numcodecs_keys} == {"blosc", "zstd", "gzip", "zlib"}

@@ -1,6 +1,6 @@
 # The prepared codec chain and the per-worker scratch, for the batch modules.
 
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport realloc
 
 from zarrc._kernels.deflate cimport Deflater
@@ -18,6 +18,31 @@ cdef enum StepKind:
     ZLIB = 4
     CRC32C = 5
     PACKBITS = 6        # the array -> bytes packbits codec: first in encode order, at most once
+    VALUES = 7          # the array -> array value codecs (always steps[0]: first to encode, last to decode)
+
+cdef enum:
+    MAX_VALUE_OPS = 4   # scale_offset / cast_value / bitround codecs a chain may have
+
+cdef extern from "src/zc_values.h" nogil:
+    ctypedef struct zv_cast:
+        int src, dst, rounding, out_of_range, nmap
+        long double keys[64]
+        long double vals[64]
+    ctypedef struct zv_scale_offset:
+        int type, decode
+        double offset_f, scale_f
+        int64_t offset_i, scale_i
+
+
+# one array -> array value codec of the chain
+cdef struct ValueOp:
+    int kind             # 1 scale_offset, 2 cast_value, 3 bitround
+    Py_ssize_t in_size   # item sizes, encode direction
+    Py_ssize_t out_size
+    zv_scale_offset so
+    zv_cast enc
+    zv_cast dec
+    int unit, mantissa, keepbits
 
 
 cdef struct Step:
@@ -83,6 +108,12 @@ cdef class Chain:
     cdef bint packed                    # steps[0] is packbits
     cdef Py_ssize_t packed_nbytes       # its output: the packed chunk and its padding byte
     cdef Py_ssize_t pack_count          # the components it packs
+    cdef int nvalues                    # value codecs (steps[0] is VALUES when > 0)
+    cdef ValueOp values[MAX_VALUE_OPS]
+    cdef readonly Py_ssize_t stored_itemsize   # the item size the bytes codec writes
+    cdef Py_ssize_t stored_swap         # value chains: the stored items' byte swap unit (0: none)
+    cdef const uint8_t* run_values(self, const uint8_t* src, uint8_t* dst, bint decode, Scratch* s,
+                                   int* slot, ZcError* err) noexcept nogil
 
     cdef const uint8_t* decode(self, const uint8_t* src, size_t n, uint8_t* dst, Scratch* s,
                                ZcError* err) noexcept nogil

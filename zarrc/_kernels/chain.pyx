@@ -10,12 +10,13 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 from zarrc._kernels.bits cimport pack_body, unpack_body
+from zarrc._kernels.copy cimport byteswap
 from zarrc._kernels.blosc cimport zc_blosc_compress, zc_blosc_decode_into, zc_blosc_decoded_size
 from zarrc._kernels.crc32c cimport zc_crc32c_update
 from zarrc._kernels.deflate cimport (ZC_GZIP, ZC_ZLIB, zc_deflate, zc_deflate_bound, zc_deflater_free,
                                      zc_inflate_into)
 from zarrc._kernels.errors cimport (ZC_CHECKSUM, ZC_NOMEM, ZC_SIZE, ZC_TRUNCATED, ZC_UNSUPPORTED,
-                                    fail, load_le32)
+                                    ZC_VALUE, fail, load_le32)
 from zarrc._kernels.zstd cimport (zc_zstd_bound, zc_zstd_cctx_free, zc_zstd_cctx_new,
                                   zc_zstd_compress, zc_zstd_dctx_free, zc_zstd_dctx_new,
                                   zc_zstd_decode_into, zc_zstd_decoded_size)
@@ -87,6 +88,72 @@ cdef void scratch_free(Scratch* s) noexcept nogil:
     zc_deflater_free(&s.deflater)
 
 
+# ---------------------------------------------------------------- the value codecs
+
+cdef extern from "src/zc_values.h" nogil:
+    enum:
+        ZV_NOT_FINITE
+        ZV_OUT_OF_RANGE
+        ZV_INEXACT
+    int64_t zv_cast_values(const zv_cast* c, const void* src, void* dst, int64_t n, int* why,
+                           long double* value)
+    int64_t zv_scale_offset_values(const zv_scale_offset* c, const void* src, void* dst, int64_t n,
+                                   int* why)
+    void zv_bitround(void* data, int64_t n, int bytes, int mantissa, int keepbits)
+
+
+cdef long double exact(v):
+    """A Python number as long double (integers beyond 2**53 exactly)."""
+    if isinstance(v, int):
+        return <long double>(<double>(v >> 32)) * 4294967296.0 + <long double>(v & 0xffffffff)
+    return <double>v
+
+
+cdef void set_cast(zv_cast* c, tuple codes, int rounding, int out_of_range, list pairs) except *:
+    if len(pairs) > 64:
+        raise ValueError(f"at most 64 scalar_map entries are supported, got {len(pairs)}")
+    c.src, c.dst = codes
+    c.rounding, c.out_of_range, c.nmap = rounding, out_of_range, len(pairs)
+    for i, (k, v) in enumerate(pairs):
+        c.keys[i] = exact(k)
+        c.vals[i] = exact(v)
+
+
+cdef int64_t as_int64(v):
+    v = int(v)
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
+cdef void set_value_op(ValueOp* op, tuple spec) except *:
+    """One value codec from its kernel arguments (``zarrc.codecs`` ``ValueStep.kernel_args``):
+    ("scale_offset", itemsize, type, offset, scale), ("cast_value", in itemsize, out itemsize,
+    in type, out type, rounding, out_of_range, encode pairs, decode pairs), ("bitround",
+    itemsize, unit, mantissa, keepbits)."""
+    memset(op, 0, sizeof(ValueOp))
+    name = spec[0]
+    if name == "scale_offset":
+        op.kind = 1
+        op.in_size = op.out_size = spec[1]
+        op.so.type = spec[2]
+        if op.so.type >= 8:
+            op.so.offset_f, op.so.scale_f = float(spec[3]), float(spec[4])
+        else:
+            op.so.offset_i, op.so.scale_i = as_int64(spec[3]), as_int64(spec[4])
+            if op.so.scale_i == 0:
+                raise ValueError("scale_offset: scale must be non-zero")
+    elif name == "cast_value":
+        op.kind = 2
+        op.in_size, op.out_size = spec[1], spec[2]
+        set_cast(&op.enc, (spec[3], spec[4]), spec[5], spec[6], list(spec[7]))
+        set_cast(&op.dec, (spec[4], spec[3]), spec[5], spec[6], list(spec[8]))
+    elif name == "bitround":
+        op.kind = 3
+        op.in_size = op.out_size = spec[1]
+        op.unit, op.mantissa, op.keepbits = spec[2], spec[3], spec[4]
+    else:
+        raise ValueError(f"value codec {name!r} has no native kernel")
+
+
 # ---------------------------------------------------------------- the prepared codec chain
 
 cdef class Chain:
@@ -106,7 +173,7 @@ cdef class Chain:
     """
 
     def __init__(self, list steps, tuple chunk_shape, Py_ssize_t itemsize,
-                 Py_ssize_t swap_unit=0, order=None):
+                 Py_ssize_t swap_unit=0, order=None, list values=None, Py_ssize_t stored_swap=0):
         cdef int i, d
         cdef Py_ssize_t stride
         cdef Step* st
@@ -135,6 +202,25 @@ cdef class Chain:
         for i in range(self.ndim - 1, -1, -1):
             self.strides[perm[i]] = stride
             stride *= chunk_shape[perm[i]]
+        values = values or []
+        if len(values) > MAX_VALUE_OPS:
+            raise ValueError(f"at most {MAX_VALUE_OPS} value codecs are supported, got {len(values)}")
+        self.nvalues = len(values)
+        self.stored_itemsize = itemsize
+        self.stored_swap = 0
+        for i, spec in enumerate(values):
+            set_value_op(&self.values[i], tuple(spec))
+            if self.values[i].in_size != self.stored_itemsize:
+                raise ValueError(f"value codec {spec[0]} takes items of {self.values[i].in_size} bytes, "
+                                 f"gets {self.stored_itemsize}")
+            self.stored_itemsize = self.values[i].out_size
+        if self.nvalues:
+            # the chain swaps the stored items itself (before decoding the values)
+            self.stored_swap = stored_swap if stored_swap > 1 else 0
+            self.swap_unit = 0
+            steps = [("values",)] + steps
+        if len(steps) > MAX_STEPS:
+            raise ValueError(f"at most {MAX_STEPS - 1} bytes->bytes codecs are supported with value codecs")
         self.n = len(steps)
         self.last_decompressor = -1
         for i, spec in enumerate(steps):
@@ -168,6 +254,8 @@ cdef class Chain:
                 self.pack_count = self.nitems * (itemsize // st.typesize)
                 self.packed_nbytes = ((self.pack_count * (st.last_bit - st.first_bit + 1) + 7) // 8
                                       + (st.padding != 0))
+            elif name == "values" and i == 0:
+                st.kind = VALUES
                 continue
             else:
                 raise ValueError(f"codec {name!r} has no native kernel")
@@ -190,6 +278,11 @@ cdef class Chain:
         cdef Step* st
         for i in range(self.n - 1, -1, -1):
             st = &self.steps[i]
+            if st.kind == VALUES:
+                if length != <size_t>(self.nitems * self.stored_itemsize):
+                    fail(err, ZC_SIZE, self.nitems * self.stored_itemsize, length, "chunk holds")
+                    return NULL
+                return self.run_values(ptr, dst, True, s, &slot, err)
             if st.kind == CRC32C:
                 if length < 4:
                     fail(err, ZC_TRUNCATED, 4, length, "crc32c checksum")
@@ -207,9 +300,16 @@ cdef class Chain:
                 ptr = dst
                 length = <size_t>self.chunk_nbytes
                 continue
-            if i == self.last_decompressor and not self.packed:
+            if i == self.last_decompressor and not self.packed and not self.nvalues:
                 target = dst
                 size = self.chunk_nbytes
+            elif i == self.last_decompressor and self.nvalues:     # (the stored items, for the value codecs)
+                size = self.nitems * self.stored_itemsize
+                if ensure(s, slot, <size_t>size) != 0:
+                    fail(err, ZC_NOMEM, 0, 0, NULL)
+                    return NULL
+                target = s.buf[slot]
+                slot = 3 - slot
             else:
                 if i == self.last_decompressor:     # packed: its size is known
                     size = self.packed_nbytes
@@ -290,6 +390,12 @@ cdef class Chain:
         cdef Step* st
         for i in range(self.n):
             st = &self.steps[i]
+            if st.kind == VALUES:
+                ptr = self.run_values(ptr, NULL, False, s, &slot, err)
+                if ptr == NULL:
+                    return -1
+                length = <size_t>(self.nitems * self.stored_itemsize)
+                continue
             if st.kind == BLOSC:
                 cap = length + 16
             elif st.kind == ZSTD:
@@ -332,6 +438,78 @@ cdef class Chain:
             slot = 3 - slot
         result[0] = ptr
         return <Py_ssize_t>length
+
+    cdef const uint8_t* run_values(self, const uint8_t* src, uint8_t* dst, bint decode, Scratch* s,
+                                   int* slot, ZcError* err) noexcept nogil:
+        """The value codecs over the chunk's items: decoding (stored items at src ->
+        chunk_nbytes at dst, the stored byte order swapped first) or encoding (the
+        chunk's items at src -> stored items in a scratch buffer, returned, in the stored
+        byte order).  Buffers alternate between scratch slots ``slot[0]`` and 3 - it.
+        NULL with err set for an item that cannot be coded."""
+        cdef const uint8_t* ptr = src
+        cdef uint8_t* out
+        cdef int k, j, why = 0
+        cdef int64_t bad = -1
+        cdef long double value = 0
+        cdef ValueOp* op
+        cdef zv_scale_offset so
+        cdef Py_ssize_t size
+        if decode and self.stored_swap:
+            size = self.nitems * self.stored_itemsize
+            if ensure(s, slot[0], <size_t>size) != 0:
+                fail(err, ZC_NOMEM, 0, 0, NULL)
+                return NULL
+            out = s.buf[slot[0]]
+            if out != ptr:
+                memcpy(out, ptr, <size_t>size)
+            byteswap(<char*>out, self.nitems * self.stored_itemsize // self.stored_swap, self.stored_swap)
+            ptr = out
+            slot[0] = 3 - slot[0]
+        for j in range(self.nvalues):
+            k = self.nvalues - 1 - j if decode else j
+            op = &self.values[k]
+            size = self.nitems * (op.in_size if decode else op.out_size)
+            if decode and j == self.nvalues - 1:
+                out = dst
+            else:
+                if ensure(s, slot[0], <size_t>size if size > 0 else 1) != 0:
+                    fail(err, ZC_NOMEM, 0, 0, NULL)
+                    return NULL
+                out = s.buf[slot[0]]
+                slot[0] = 3 - slot[0]
+            if op.kind == 1:
+                so = op.so
+                so.decode = decode
+                bad = zv_scale_offset_values(&so, ptr, out, self.nitems, &why)
+            elif op.kind == 2:
+                bad = zv_cast_values(&op.dec if decode else &op.enc, ptr, out, self.nitems, &why, &value)
+            else:
+                if out != ptr:
+                    memcpy(out, ptr, <size_t>size)
+                if not decode:
+                    zv_bitround(out, size // op.unit, <int>op.unit, op.mantissa, op.keepbits)
+            if bad >= 0:
+                if why == ZV_NOT_FINITE:
+                    fail(err, ZC_VALUE, bad, 0, "cast_value: NaN or infinity, which the integer type cannot "
+                         "hold (map it with scalar_map)")
+                elif why == ZV_INEXACT:
+                    fail(err, ZC_VALUE, bad, 0, "scale_offset: not divisible by scale (the decoded value is "
+                         "not representable)")
+                elif op.kind == 1:
+                    fail(err, ZC_VALUE, bad, 0, "scale_offset: the result is outside the range of the data type")
+                else:
+                    fail(err, ZC_VALUE, bad, 0, "cast_value: out of the range of the target type (set "
+                         "out_of_range to 'clamp' or 'wrap' to allow it)")
+                return NULL
+            ptr = out
+        if not decode and self.stored_swap:
+            byteswap(<char*>ptr, self.nitems * self.stored_itemsize // self.stored_swap, self.stored_swap)
+        return ptr
+
+    @property
+    def nvalue_codecs(self):
+        """The number of array -> array value codecs the chain runs."""
+        return self.nvalues
 
     @property
     def ncodecs(self):

@@ -19,6 +19,7 @@ cdef extern from "src/zc_error.h":
         ZC_UNSUPPORTED    # e.g. a blosc compressor this build lacks
         ZC_CHECKSUM       # stored checksum `expected`, computed `actual`; detail names it
         ZC_IO             # an I/O call failed: detail names it, actual = errno
+        ZC_VALUE          # an item cannot be coded: expected = its index; detail says why
 
     ctypedef struct ZcError "zc_error":
         int code

@@ -15,3 +15,4 @@ PARAM: int
 UNSUPPORTED: int
 CHECKSUM: int
 IO: int
+VALUE: int

@@ -29,6 +29,7 @@ PARAM = ZC_PARAM
 UNSUPPORTED = ZC_UNSUPPORTED
 CHECKSUM = ZC_CHECKSUM
 IO = ZC_IO
+VALUE = ZC_VALUE
 
 
 cdef str describe(ZcError* err, Py_ssize_t nin):
@@ -46,6 +47,8 @@ cdef str describe(ZcError* err, Py_ssize_t nin):
     if code == ZC_CHECKSUM:
         what = f"{detail} " if detail else ""
         return f"{what}checksum mismatch: stored 0x{exp:08x}, computed 0x{act:08x}"
+    if code == ZC_VALUE:
+        return f"item {exp} of the chunk: {detail}"
     if code == ZC_CORRUPT:
         where = f" in {nin} bytes of input" if nin >= 0 else ""
         return f"corrupt data ({detail}){where}"

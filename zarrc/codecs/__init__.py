@@ -19,16 +19,20 @@ class in ``zarrc.codecs.registry``.
 
 from zarrc.codecs import numcodecs
 from zarrc.codecs._base import Codec
+from zarrc.codecs.bitround import BitRound
 from zarrc.codecs.blosc import Blosc, BloscCodec
 from zarrc.codecs.bytes import Bytes
+from zarrc.codecs.cast_value import CastValue
 from zarrc.codecs.crc32c import Crc32c
 from zarrc.codecs.enums import BloscCname, BloscShuffle, Endian, ShardingCodecIndexLocation
 from zarrc.codecs.gzip import Gzip
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec, numcodecs_v3
 from zarrc.codecs.packbits import PackBits
+from zarrc.codecs.scale_offset import ScaleOffset
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
+from zarrc.codecs.zfp import Zfp
 from zarrc.codecs.zlib import Zlib
 from zarrc.codecs.zstd import Zstd
 
@@ -42,8 +46,8 @@ VLenBytesCodec = VLenBytes
 VLenUTF8Codec = VLenUTF8
 ZstdCodec = Zstd
 
-__all__ = ["Blosc", "BloscCname", "BloscCodec", "BloscShuffle", "Bytes", "BytesCodec", "Codec", "Crc32c",
-           "Crc32cCodec", "Endian", "Gzip", "GzipCodec", "NumcodecsCodec", "PackBits", "ShardingCodec",
+__all__ = ["BitRound", "Blosc", "BloscCname", "BloscCodec", "BloscShuffle", "Bytes", "BytesCodec", "CastValue", "Codec", "Crc32c",
+           "Crc32cCodec", "Endian", "Gzip", "GzipCodec", "NumcodecsCodec", "PackBits", "ScaleOffset", "ShardingCodec",
            "ShardingCodecIndexLocation", "ShardingIndexed", "Transpose", "TransposeCodec", "VLenBytes",
-           "VLenBytesCodec", "VLenUTF8", "VLenUTF8Codec", "Zlib", "Zstd", "ZstdCodec", "numcodecs",
+           "VLenBytesCodec", "VLenUTF8", "VLenUTF8Codec", "Zfp", "Zlib", "Zstd", "ZstdCodec", "numcodecs",
            "numcodecs_v3"]

@@ -99,6 +99,12 @@ class Codec:
         return shape
 
     @classmethod
+    def spec_data_type(cls, config: Mapping[str, Any], data_type: DataType) -> DataType:
+        """The data type the codec hands on for chunks of ``data_type`` (a normalised
+        configuration); array -> array codecs that cast override it."""
+        return data_type
+
+    @classmethod
     def from_spec(cls, configuration: Mapping[str, Any]) -> Codec:
         """The codec for a configuration that ``zarrc.metadata.codecs.parse_codecs``
         has validated and normalised (a CodecSpec's); codecs whose constructor

@@ -27,6 +27,18 @@ class Reorders(Protocol):
     order: tuple[int, ...]
 
 
+class CodesValues(Protocol):
+    """What the chain needs of an array->array value codec (scale_offset, cast_value,
+    bitround): its kernel arguments and the data type it encodes to."""
+
+    def value_step(self, dtype: np.dtype) -> tuple[tuple[Any, ...], np.dtype]: ...
+
+
+def is_value_codec(codec: Any) -> bool:
+    """Whether ``codec`` is an array->array codec the kernels' Chain runs as a value step."""
+    return hasattr(codec, "value_step")
+
+
 class Serialises(Protocol):
     """What :meth:`CodecChain.prepare` needs of the array->bytes codec of a chain the
     kernels run (bytes, packbits: sharding is prepared as its inner chain, and
@@ -78,7 +90,8 @@ class CodecChain:
     def stored_order(self, ndim: int) -> tuple[int, ...]:
         """The permutation p with stored chunk = chunk.transpose(p) (all transposes composed)."""
         perm = tuple(range(ndim))
-        for t in cast("tuple[Reorders, ...]", self.array_to_array):
+        transposes = [c for c in self.array_to_array if not is_value_codec(c)]
+        for t in cast("list[Reorders]", transposes):
             if len(t.order) != ndim:
                 raise MetadataError(f"transpose order {list(t.order)} does not match {ndim} dimensions")
             perm = tuple(perm[i] for i in t.order)
@@ -99,23 +112,34 @@ class CodecChain:
             if step is None:
                 raise MetadataError(f"codec {c.name!r} has no native kernel")
             steps.append(step)
+        values: list[tuple[Any, ...]] = []
+        stored = dtype
+        for c in self.array_to_array:
+            if is_value_codec(c):
+                args, stored = cast(CodesValues, c).value_step(stored)
+                values.append(args)
         swap_unit = 0
-        if cast(Serialises, self.array_to_bytes).swaps(dtype.itemsize):
-            unit = byte_swap_unit(dtype)
+        if cast(Serialises, self.array_to_bytes).swaps(stored.itemsize):
+            unit = byte_swap_unit(stored)
             if unit is None:
-                raise MetadataError(f"struct {dtype} stored in the other byte order: its fields swap in "
+                raise MetadataError(f"struct {stored} stored in the other byte order: its fields swap in "
                                     "units of different sizes, which is not supported")
             swap_unit = unit
         order = self.stored_order(len(chunk_shape))
-        return native_chain(steps, tuple(int(s) for s in chunk_shape), dtype.itemsize, swap_unit, order)
+        return native_chain(steps, tuple(int(s) for s in chunk_shape), dtype.itemsize, swap_unit, order, values)
 
 
 def native_chain(steps: Sequence[NativeStep], chunk_shape: tuple[int, ...], itemsize: int, swap_unit: int,
-                 order: tuple[int, ...]) -> Chain:
+                 order: tuple[int, ...], values: Sequence[tuple[Any, ...]] = ()) -> Chain:
     """The kernel's prepared Chain for the codecs' native ``steps`` (encode order), each
-    handed over as its ``kernel_args()``; MetadataError for what it cannot run (more
-    than 32 dimensions or 8 bytes->bytes codecs, say)."""
+    handed over as its ``kernel_args()``, after the array->array value codecs' ``values``
+    (their ``value_step`` arguments; ``swap_unit`` then swaps the stored items, of the
+    last one's type); MetadataError for what it cannot run (more than 32 dimensions or 8
+    bytes->bytes codecs, say)."""
     try:
+        if values:
+            return Chain([s.kernel_args() for s in steps], chunk_shape, itemsize, 0, order, list(values),
+                         swap_unit)
         return Chain([s.kernel_args() for s in steps], chunk_shape, itemsize, swap_unit, order)
     except ValueError as exc:
         raise MetadataError(f"the codecs cannot be prepared for chunks of shape {chunk_shape}: {exc}") from None

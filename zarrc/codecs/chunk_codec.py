@@ -16,6 +16,7 @@ from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.packbits import PackBits
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
+from zarrc.codecs.zfp import Zfp
 from zarrc.errors import CodecError, ZarrcError
 from zarrc.metadata.dtypes import byte_swap_unit
 from zarrc.metadata.dtypes_ml import ml_name
@@ -23,22 +24,29 @@ from zarrc.metadata.dtypes_ml import ml_name
 
 def runs_natively(chain: Any, dtype: np.dtype | None = None) -> bool:
     """Whether the kernels' Chain can run ``chain`` (a CodecChain) for items of
-    ``dtype``: its array -> array codecs transposes, its array -> bytes codec
-    ``bytes`` or ``packbits`` (for a type it packs; or sharding whose inner chain runs natively), each bytes -> bytes codec
+    ``dtype``: its array -> array codecs transposes or value codecs (``value_step``:
+    scale_offset, cast_value, bitround), its array -> bytes codec
+    ``bytes`` or ``packbits`` (for a type it packs, and no value codecs; or sharding whose inner chain runs natively), each bytes -> bytes codec
     with a native step; not a struct stored in the other byte order whose fields
     swap in units of different sizes (the kernels swap one unit size per item)."""
-    if not all(isinstance(c, Transpose) for c in chain.array_to_array):
+    if not all(isinstance(c, Transpose) or hasattr(c, "value_step") for c in chain.array_to_array):
         return False
     if any(c.native_step(1) is None for c in chain.bytes_to_bytes):
         return False
     a2b = chain.array_to_bytes
     if isinstance(a2b, ShardingIndexed):
         return runs_natively(a2b.inner, dtype)
-    if isinstance(a2b, Bytes) and dtype is not None and a2b.swaps(dtype.itemsize):
-        return byte_swap_unit(dtype) is not None
+    has_values = any(hasattr(c, "value_step") for c in chain.array_to_array)
+    if isinstance(a2b, Bytes) and dtype is not None:
+        stored = np.dtype(dtype)
+        for c in chain.array_to_array:
+            if hasattr(c, "value_step"):
+                stored = c.value_step(stored)[1]
+        if a2b.swaps(stored.itemsize):
+            return byte_swap_unit(stored) is not None
     if isinstance(a2b, PackBits):
-        return dtype is None or a2b.array_step(dtype) is not None
-    return not isinstance(a2b, NumcodecsCodec)
+        return not has_values and (dtype is None or a2b.array_step(dtype) is not None)
+    return not isinstance(a2b, (NumcodecsCodec, Zfp))
 
 
 def innermost(chain: Any) -> Any:
@@ -113,6 +121,8 @@ class ChainChunkCodec:
             for codec, shape, dt in reversed(self.stages):
                 if isinstance(codec, Transpose):
                     arr = arr.transpose(tuple(int(i) for i in np.argsort(codec.order)))
+                elif hasattr(codec, "decode_array"):     # (cast_value: decodes to the chunk's type)
+                    arr = codec.decode_array(arr, dt).reshape(shape)
                 else:
                     arr = self._sized(codec.decode(arr), shape, dt)
         except ZarrcError:
@@ -148,6 +158,8 @@ class ChainChunkCodec:
             return arr.byteswap() if _swaps_ml(dt, a2b) else arr
         if isinstance(a2b, PackBits):
             return a2b.unpack(data, shape, dt)
+        if isinstance(a2b, Zfp):      # (no header: the chunk's shape and type come from here)
+            return a2b.decode_array(data, shape, dt)
         return self._sized(a2b.decode(data), shape, dt)
 
     def encode(self, chunk: np.ndarray) -> bytes:

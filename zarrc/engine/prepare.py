@@ -154,6 +154,8 @@ def _point_layout(md: Any, inner_chain: CodecChain | None,
         assert inner_chain is not None    # (v3: prepare's codec chain gives it)
         if inner_chain.array_to_bytes.name == "packbits":
             return None                   # an element's bits are not bytes of the chunk
+        if any(hasattr(c, "value_step") for c in inner_chain.array_to_array):
+            return None                   # (stored items are not the array's)
         steps = [c.name for c in inner_chain.bytes_to_bytes]
         perm = inner_chain.stored_order(ndim)
     kind = {(): "raw", ("blosc",): "blosc"}.get(tuple(steps))

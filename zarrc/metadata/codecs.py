@@ -62,6 +62,11 @@ class CodecKind(Protocol):
         """The shape of what it hands the next codec (array -> array codecs)."""
         ...
 
+    def spec_data_type(self, config: Mapping[str, Any], data_type: DataType) -> DataType:
+        """The data type of what it hands the next codec (array -> array codecs that
+        cast: ``cast_value``)."""
+        ...
+
 
 class PrefixKind(Protocol):
     """What this layer needs of the codecs named by a prefix (``numcodecs.<id>``)."""
@@ -232,6 +237,7 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
                 normalised = kind.parse_spec(config, shape, data_type)
             specs.append(CodecSpec(name, freeze(normalised)))
             shape = kind.spec_shape(normalised, shape)
+            data_type = kind.spec_data_type(normalised, data_type)
             if kind.category == ARRAY_TO_BYTES:
                 seen_array_to_bytes = name
     if not seen_array_to_bytes and last_placed and specs[-1].role == ARRAY_TO_ARRAY:

@@ -17,6 +17,7 @@ enum zc_code {
     ZC_UNSUPPORTED = 7,    /* e.g. a blosc compressor this build lacks */
     ZC_CHECKSUM = 8,       /* stored checksum `expected`, computed `actual`; detail names it */
     ZC_IO = 9,             /* an I/O call failed: detail names it, actual = errno */
+    ZC_VALUE = 10,         /* an item cannot be coded (cast_value, scale_offset): expected = its index */
 };
 
 typedef struct zc_error {
