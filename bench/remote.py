@@ -32,16 +32,23 @@ tensorstore (``zarr3`` driver, its ``http`` and ``s3`` kvstores); those not
 installed are skipped with a note.  Every result is checked bit for bit against
 the data (a write: read back by zarrc) before its time counts.
 
+The transport floor (``floor``, ``bench/_transport.py``): per row, obstore alone
+making the requests zarrc makes (no zarr, no decoding) at zarrc's concurrency,
+timed in the same repetitions, interleaved with the libraries.  A row whose
+0.8 x fastest peer is below it is out of reach through obstore on this machine.
+
 Output: medians (seconds) per store, workload and library; zarrc / fastest peer
-(target <= 0.8); for full reads, the latency bound (requests x added latency /
-concurrency + decode time, decode time: zarrc reading the same chunk bytes from a
-MemoryStore) and zarrc / that bound (target <= 1.5); the requests each library
-made over HTTP.  JSON in ``.bench/remote.json``.
+(target <= 0.8); the floor and zarrc / floor, and for each miss whether it is
+unreachable (0.8 x fastest peer < floor); for full reads, the latency bound
+(requests x added latency / concurrency + decode time, decode time: zarrc reading
+the same chunk bytes from a MemoryStore) and zarrc / that bound (target <= 1.5);
+the requests each library (and the floor) made over HTTP.  JSON in ``.bench/remote.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -69,6 +76,7 @@ from bench._common import (
     split_names,
     write_json,
 )
+from bench._transport import Floor, Requests
 
 SIZES = {  # name: (shape, chunks, shards)
     "full": ((256, 256, 256), (32, 32, 32), (128, 128, 128)),
@@ -82,6 +90,7 @@ LIBS = ["zarrc", "zarr-obstore", "zarr-fsspec", "zarrs", "tensorstore"]
 NEEDS = {"zarrc": ["zarrc"], "zarr-obstore": ["zarr", "obstore"], "zarr-fsspec": ["zarr", "fsspec", "aiohttp"],
          "zarrs": ["zarr", "obstore", "zarrs"], "tensorstore": ["tensorstore"]}
 NEEDS_S3 = {"zarr-fsspec": ["s3fs"]}
+FLOOR = "floor"     # the transport floor's name among the libraries of run_workload
 RANDOM_BOXES, BOX = 40, 8
 TARGET, BOUND_TARGET = 0.8, 1.5
 BUCKET = "bench"
@@ -250,8 +259,6 @@ def writer(lib: str) -> Callable[[Any, np.ndarray], None]:
 
 def available(lib: str, s3: bool) -> str | None:
     """None if ``lib`` can run (on S3 too with ``s3``), else what is missing."""
-    import importlib.util
-
     missing = [m for m in NEEDS[lib] + (NEEDS_S3.get(lib, []) if s3 else [])
                if importlib.util.find_spec(m) is None]
     return f"not installed: {', '.join(missing)}" if missing else None
@@ -306,16 +313,20 @@ def random_boxes(shape: tuple, n: int, size: int, seed: int = 0) -> list[tuple]:
 
 class Workload:
     """What one (store, workload) runs: ``setup(lib, rep)`` (untimed) gives the callable
-    to time; ``check(lib, result)`` raises if the result is wrong."""
+    to time; ``check(lib, result)`` raises if the result is wrong.  ``lib`` FLOOR is
+    the transport floor, ``floor``."""
 
     def __init__(self, name: str, place: Place, data: np.ndarray, boxes: list[tuple],
-                 s3_client: Any = None, zarrc_chunks: tuple = ()) -> None:
+                 s3_client: Any = None, zarrc_chunks: tuple = (), floor: Floor | None = None) -> None:
         self.name, self.place, self.data, self.boxes = name, place, data, boxes
-        self.s3_client, self.chunks = s3_client, zarrc_chunks
+        self.s3_client, self.chunks, self.floor = s3_client, zarrc_chunks, floor
         self.written: str | None = None
 
     def setup(self, lib: str, rep: int, boxes: list[tuple] | None = None) -> Callable[[], Any]:
         boxes = self.boxes if boxes is None else boxes
+        if lib == FLOOR:
+            assert self.floor is not None
+            return self.floor.setup(rep, boxes)
         if self.name == "write":
             import zarrc
 
@@ -332,6 +343,10 @@ class Workload:
 
     def check(self, lib: str, result: Any, boxes: list[tuple] | None = None) -> None:
         boxes = self.boxes if boxes is None else boxes
+        if lib == FLOOR:
+            assert self.floor is not None
+            self.floor.check(result, boxes)
+            return
         if self.name == "write":
             import zarrc
 
@@ -434,6 +449,9 @@ def main(argv: list[str] | None = None) -> int:
 
             zarr.config.set({"async.concurrency": args.concurrency})     # (read by each call)
     concurrency = zarrc.config.concurrency
+    requests = Requests(concurrency) if importlib.util.find_spec("obstore") else None
+    if requests is None:
+        print("skipped: the transport floor (obstore not installed)")
     shape, chunks, shards = SIZES["small" if args.small else "full"]
     data = smooth_field(shape, "float32")
     nchunks = len(chunk_boxes(shape, chunks))
@@ -441,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{shape} float32 ({data.nbytes / MiB:.0f} MiB), {nchunks} chunks of {chunks}; sharded: {nshards} "
           f"shards of {shards}; blosc lz4 + shuffle; zarrc concurrency {concurrency}; up to {args.repeat} "
           f"repetitions (at least 3; fewer than {args.repeat} if they would take over {BUDGET:.0f} s), "
-          f"libraries interleaved, medians")
+          f"libraries interleaved, medians"
+          + ("" if requests is None else f"; transport floor: obstore, {requests.method}"))
     boxes = {"full": [(slice(None),) * 3], "sharded": [(slice(None),) * 3], "write": [(slice(None),) * 3],
              "chunks": chunk_boxes(shape, chunks), "random": random_boxes(shape, RANDOM_BOXES, BOX)}
     cases: list[dict] = []
@@ -484,27 +503,42 @@ def main(argv: list[str] | None = None) -> int:
                 for name in workloads:
                     if name == "write" and store != "s3":
                         continue
-                    work = Workload(name, place, data, boxes[name], s3_client, chunks)
+                    floor = None if requests is None else Floor(
+                        name, place.url, place.options, Path(root), shape, shards if name == "sharded" else chunks,
+                        requests, s3_client, BUCKET)
+                    work = Workload(name, place, data, boxes[name], s3_client, chunks, floor)
                     t0 = time.perf_counter()
-                    found = run_workload(work, here, args.repeat, counter)
+                    found = run_workload(work, here + ([FLOOR] if floor else []), args.repeat, counter)
                     case = {"store": store, "workload": name, "latency_s": latency, **found}
+                    if floor is not None:
+                        case["floor"] = {"median_s": found["median_s"].pop(FLOOR), "times": found["times"].pop(FLOOR),
+                                         "requests": floor.requests_made(boxes[name]),
+                                         "served": found["requests"].pop(FLOOR, None)}
                     if name in ("full", "sharded"):
                         case["bound"] = bound(name, latency, concurrency, nchunks, nshards, decode[name])
                     cases.append(case)
                     med = found["median_s"]
                     print(f"  {store} {name}: " + ", ".join(f"{lib} {med[lib]:.3f}" for lib in here)
+                          + (f", floor {case['floor']['median_s']:.3f}" if floor else "")
                           + f"  ({found['reps']} reps, {time.perf_counter() - t0:.0f} s)", flush=True)
         finally:
             for server in servers:
                 server.close()
+            if requests is not None:
+                requests.close()
     checks = report(cases, libs)
     total = time.perf_counter() - t_start
     npass = sum(c["status"] == "PASS" for c in checks)
+    misses = [c for c in checks if c["status"] == "MISS" and "unreachable" in c]
+    if misses:
+        print(f"\n{sum(c['unreachable'] for c in misses)} of the {len(misses)} misses of {TARGET} x fastest peer "
+              "are below the transport floor (unreachable through obstore here)", end="")
     print(f"\n{npass}/{len(checks)} PASS; total {total:.0f} s; load average now {os.getloadavg()[0]:.2f} "
           f"(at start {facts['load_avg_1m']})")
     facts["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
     path = write_json(args.json, {"machine": facts, "args": vars(args), "libraries": libs, "skipped": skipped,
-                                  "decode_s": decode, "concurrency": concurrency, "cases": cases,
+                                  "decode_s": decode, "concurrency": concurrency,
+                                  "floor_method": None if requests is None else requests.method, "cases": cases,
                                   "checks": checks, "total_s": total})
     print(f"JSON: {os.path.relpath(path)}")
     return 0
@@ -526,22 +560,46 @@ def report(cases: list[dict], libs: list[str]) -> list[dict]:
     """Print the tables; return the checks."""
     checks: list[dict] = []
     rows = []
+    misses = []
     for c in cases:
         med = c["median_s"]
+        floor = c.get("floor")
         peers = [lib for lib in med if lib != "zarrc"]
         ratio = fastest = None
         if peers:
             fastest = min(peers, key=med.__getitem__)
             ratio = med["zarrc"] / med[fastest]
             status = "PASS" if ratio <= TARGET else "MISS"
-            checks.append({"check": f"{c['store']} {c['workload']}: zarrc <= {TARGET} x fastest peer ({fastest})",
-                           "ratio": ratio, "status": status})
+            check = {"check": f"{c['store']} {c['workload']}: zarrc <= {TARGET} x fastest peer ({fastest})",
+                     "ratio": ratio, "status": status}
+            if floor is not None:
+                check["unreachable"] = floor["unreachable"] = TARGET * med[fastest] < floor["median_s"]
+            checks.append(check)
+            if status == "MISS":
+                misses.append((c, fastest))
         c["ratio"], c["fastest_peer"] = ratio, fastest
+        if floor is not None:
+            floor["zarrc_ratio"] = med["zarrc"] / floor["median_s"]
         rows.append([c["store"], c["workload"], *[_s(med.get(lib)) for lib in libs],
-                     "-" if ratio is None else f"{ratio:.2f} {checks[-1]['status']}", c["reps"]])
-    print("\nmedian seconds")
-    print_table(rows, ["store", "workload", *libs, "zarrc/fastest peer", "reps"],
-                right=[False, False] + [True] * len(libs) + [False, True])
+                     _s(floor["median_s"] if floor else None),
+                     "-" if ratio is None else f"{ratio:.2f} {checks[-1]['status']}",
+                     "-" if floor is None else f"{floor['zarrc_ratio']:.2f}", c["reps"]])
+    print("\nmedian seconds (floor: obstore alone making zarrc's requests, no zarr, no decoding)")
+    print_table(rows, ["store", "workload", *libs, "floor", "zarrc/fastest peer", "zarrc/floor", "reps"],
+                right=[False, False] + [True] * (len(libs) + 1) + [False, True, True])
+    if misses:
+        print(f"\nmisses of {TARGET} x fastest peer against the transport floor")
+    for c, fastest in misses:
+        target = TARGET * c["median_s"][fastest]
+        floor = c.get("floor")
+        where = f"  {c['store']} {c['workload']} ({c['ratio']:.2f} x): "
+        if floor is None:
+            print(where + "no transport floor measured")
+            continue
+        verdict = "unreachable" if floor["unreachable"] else "reachable"
+        sign = "<" if floor["unreachable"] else ">="
+        print(where + f"{verdict}: {TARGET}x {fastest} ({target:.3f} s) {sign} transport floor "
+              f"({floor['median_s']:.3f} s)")
     rows = []
     for c in cases:
         if "bound" not in c:
@@ -558,11 +616,11 @@ def report(cases: list[dict], libs: list[str]) -> list[dict]:
         print("\nfull reads against the latency bound (requests x latency / concurrency + decode)")
         print_table(rows, ["store", "workload", "requests", "waits s", "decode s", "bound s", "zarrc s",
                            "zarrc/bound"], right=[False, False, True, True, True, True, True, False])
-    rows = [[c["store"], c["workload"], *[_requests(c["requests"].get(lib)) for lib in libs]]
-            for c in cases if c["requests"]]
+    rows = [[c["store"], c["workload"], *[_requests(c["requests"].get(lib)) for lib in libs],
+             _requests(c.get("floor", {}).get("served"))] for c in cases if c["requests"]]
     if rows:
         print("\nHTTP requests per timed call (total / HEAD / ranged)")
-        print_table(rows, ["store", "workload", *libs], right=[False, False] + [True] * len(libs))
+        print_table(rows, ["store", "workload", *libs, "floor"], right=[False, False] + [True] * (len(libs) + 1))
     return checks
 
 
