@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, UnknownDataTypeError
 from zarrc.metadata.common import describe, is_int, parse_extension
 from zarrc.metadata.dtypes_ml import ML_KINDS, ml_dtype, ml_name
 
@@ -346,14 +346,14 @@ def as_data_type(dtype: Any) -> DataType:
         try:  # a dtype class (np.dtypes.StringDType, np.dtypes.Float32DType): its instance
             dtype = dtype()  # type: ignore[call-overload]  # the class, not np.dtype(...)
         except TypeError as exc:
-            raise MetadataError(f"dtype {dtype!r} is not a data type: {exc}") from None
+            raise UnknownDataTypeError(f"dtype {dtype!r} is not a data type: {exc}") from None
     if (not isinstance(dtype, (np.dtype, type, str)) and hasattr(dtype, "to_native_dtype")
             and hasattr(dtype, "to_json")):
         return _from_zarr_python(dtype)
     try:
         np_dtype = np.dtype(dtype)
     except TypeError as exc:
-        raise MetadataError(f"dtype {dtype!r} is not a data type: {exc}") from None
+        raise UnknownDataTypeError(f"dtype {dtype!r} is not a data type: {exc}") from None
     if np_dtype.kind == "T":  # numpy >= 2 StringDType
         if hasattr(np_dtype, "na_object"):
             raise MetadataError(f"dtype {dtype!r}: a StringDType with an na_object (missing values) "
