@@ -141,15 +141,16 @@ def dims_and_attrs(array: zarrc.Array) -> tuple[tuple[str, ...], dict[str, Any]]
     if array.metadata.zarr_format == 3:
         dims = tuple(array.metadata.dimension_names or ())
         if len(dims) != array.ndim:
-            raise MissingDimensionsError(f"array {array.name} has no `dimension_names`, which xarray "
-                                "needs for its dimensions")
+            raise MissingDimensionsError(f"array {array.name} has no `dimension_names` metadata, which "
+                                         "is required for xarray to determine variable dimensions")
         return dims, attrs
     found = attrs.get(DIMENSION_KEY)
     if found is None:
         found = _nczarr_dims(array)
         if found is None:
-            raise MissingDimensionsError(f"array {array.name} has neither the attribute `{DIMENSION_KEY}` "
-                                "nor NCZarr's dimension references, which xarray needs for its dimensions")
+            raise MissingDimensionsError(
+                f"array {array.name} has neither the attribute `{DIMENSION_KEY}` nor NCZarr's dimension "
+                "references, which are required for xarray to determine variable dimensions")
     hidden = {k for k in attrs if k == DIMENSION_KEY or k.lower().startswith("_nc")}
     return tuple(found), {k: v for k, v in attrs.items() if k not in hidden}
 
@@ -284,6 +285,8 @@ def _open_root(store: Any, group: str | None, consolidated: bool | None, zarr_fo
     if consolidated not in (None, True, False):
         raise ArgumentTypeError(f"consolidated must be True, False or None, got {consolidated!r}")
     path = (group or "").strip("/")
+    if not getattr(store, "supports_consolidated_metadata", True):
+        consolidated = False        # (a zarr-python store that has none: as xarray)
     if isinstance(store, zarrc.Array):       # (as xarray's zarr engine refuses zarr-python's)
         raise ArgumentTypeError(f"xarray opens a group, not the array {store.name!r}: "
                                 "pass its group (or the group's store or path)")
