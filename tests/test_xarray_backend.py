@@ -475,3 +475,21 @@ def test_written_back_with_to_zarr(tmp_path, zarr_format):
     b.to_zarr(tmp_path / "b.zarr", zarr_format=zarr_format)
     assert_same(*(xr.open_dataset(tmp_path / f"{n}.zarr", engine="zarrc") for n in "ab"))
     assert zarrc.open_array(str(tmp_path / "a.zarr"), path="temp").chunks == (5, 3, 5)
+
+
+def test_store_without_consolidated_metadata_support():
+    # a zarr-python store declaring it has none is opened unconsolidated, silently (as xarray)
+    import warnings
+
+    from zarr.storage import MemoryStore, WrapperStore
+
+    class NoConsolidated(WrapperStore):
+        supports_consolidated_metadata = False
+
+    store = NoConsolidated(MemoryStore({}, read_only=False))
+    ds = xr.Dataset({"v": (("x",), np.arange(4))})
+    ds.to_zarr(store, consolidated=False, zarr_format=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for consolidated in (None, True):
+            xr.testing.assert_identical(xr.open_dataset(store, engine="zarrc", consolidated=consolidated), ds)
