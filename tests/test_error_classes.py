@@ -100,3 +100,7 @@ def test_unknown_dtype_is_type_error(tmp_path) -> None:
         assert isinstance(err, MetadataError) and "notadtype" in str(err)
     group = zarrc.group({})
     assert isinstance(raised(lambda: group.create_array("a", shape=(2,), dtype="notadtype")), UnknownDataTypeError)
+    # a dtype with no Zarr v3 data type (a subarray), as zarr-python: a TypeError
+    subarray = np.dtype([("a", "<i4", (2,))])
+    check(TypeError, lambda: zarr.create_array({}, shape=(2,), dtype=subarray, zarr_format=3),
+          lambda: zarrc.create_array({}, shape=(2,), dtype=subarray, zarr_format=3), UnknownDataTypeError)
