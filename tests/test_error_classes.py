@@ -87,3 +87,20 @@ def test_out_of_bounds_is_index_error(tmp_path) -> None:
         check(IndexError, lambda sel=sel: zp[sel], lambda sel=sel: zc[sel], SelectionError)
     check(IndexError, lambda: zp.vindex[[4], [0]], lambda: zc.vindex[[4], [0]], SelectionError)
     check(IndexError, lambda: zp.oindex[[0], [7]], lambda: zc.oindex[[0], [7]], SelectionError)
+
+
+def test_unknown_dtype_is_type_error(tmp_path) -> None:
+    from zarrc.errors import MetadataError, UnknownDataTypeError
+
+    for zarr_format in (2, 3):
+        check(TypeError, lambda f=zarr_format: zarr.create_array({}, shape=(2,), dtype="notadtype", zarr_format=f),
+              lambda f=zarr_format: zarrc.create_array({}, shape=(2,), dtype="notadtype", zarr_format=f),
+              UnknownDataTypeError)
+        err = raised(lambda f=zarr_format: zarrc.create_array({}, shape=(2,), dtype="notadtype", zarr_format=f))
+        assert isinstance(err, MetadataError) and "notadtype" in str(err)
+    group = zarrc.group({})
+    assert isinstance(raised(lambda: group.create_array("a", shape=(2,), dtype="notadtype")), UnknownDataTypeError)
+    # a dtype with no Zarr v3 data type (a subarray), as zarr-python: a TypeError
+    subarray = np.dtype([("a", "<i4", (2,))])
+    check(TypeError, lambda: zarr.create_array({}, shape=(2,), dtype=subarray, zarr_format=3),
+          lambda: zarrc.create_array({}, shape=(2,), dtype=subarray, zarr_format=3), UnknownDataTypeError)

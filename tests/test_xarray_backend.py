@@ -64,7 +64,8 @@ def assert_same(a, b, chunked=False) -> None:
     for name in b.variables:
         va, vb = a[name].variable, b[name].variable
         assert va.dtype == vb.dtype, name
-        for key in ("chunks", "preferred_chunks", "shards", "fill_value", "dtype"):
+        for key in ("chunks", "preferred_chunks", "shards", "fill_value", "dtype", "compressors", "filters",
+                    "serializer"):
             if key in vb.encoding or key in va.encoding:
                 assert _norm(va.encoding.get(key)) == _norm(vb.encoding.get(key)), (name, key)
         if chunked:
@@ -276,11 +277,89 @@ def test_storage_options_need_a_url(tmp_path):
                 xr.open_dataset(path, engine="zarr"))
 
 
-def test_missing_dimensions_named(tmp_path):
-    g = zarrc.open_group(str(tmp_path / "n.zarr"), mode="w", zarr_format=2)
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_missing_dimensions_named(tmp_path, zarr_format):
+    # a KeyError, as engine="zarr" raises (tools catch it to skip such arrays), and a
+    # MetadataError naming what is missing
+    g = zarrc.open_group(str(tmp_path / "n.zarr"), mode="w", zarr_format=zarr_format)
     g.create_array("a", shape=(3,), dtype="i4")
-    with pytest.raises(zarrc.errors.MetadataError, match="_ARRAY_DIMENSIONS"):
+    missing = "_ARRAY_DIMENSIONS" if zarr_format == 2 else "dimension_names"
+    for engine in ("zarrc", "zarr"):
+        with pytest.raises(KeyError, match=missing) as info:
+            xr.open_dataset(tmp_path / "n.zarr", engine=engine, consolidated=False)
+    assert isinstance(info.value, KeyError)
+    with pytest.raises(zarrc.errors.MissingDimensionsError, match=missing) as mine:
         xr.open_dataset(tmp_path / "n.zarr", engine="zarrc", consolidated=False)
+    assert isinstance(mine.value, zarrc.errors.MetadataError) and "'" not in str(mine.value)[:1]
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_opens_a_zarrc_group(tmp_path, zarr_format):
+    path = write(sample_dataset(), tmp_path / "s.zarr", zarr_format, True, group="sub")
+    root = zarrc.open_group(path, mode="r")
+    with xr.open_dataset(root, engine="zarrc", group="sub") as a:
+        assert_same(a, xr.open_dataset(path, engine="zarr", group="sub"))
+    sub = root["sub"]
+    ds = xr.open_dataset(sub, engine="zarrc")
+    assert_same(ds, xr.open_dataset(path, engine="zarr", group="sub"))
+    ds.close()
+    assert sub["temp"][0, 0, 1] == ds["temp"][0, 0, 1]      # the caller's group is left open
+    assert set(xr.open_datatree(root, engine="zarrc").groups) == {"/", "/sub"}
+    with pytest.raises(zarrc.errors.ArgumentError, match="zarr_format"):
+        xr.open_dataset(sub, engine="zarrc", zarr_format=5 - zarr_format)
+    # an array is refused, as engine="zarr" refuses zarr-python's (a TypeError)
+    with pytest.raises(TypeError):
+        import zarr
+        xr.open_dataset(zarr.open_array(path, path="sub/temp"), engine="zarr")
+    with pytest.raises(zarrc.errors.ArgumentTypeError, match="not the array"):
+        xr.open_dataset(sub["temp"], engine="zarrc")
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_codecs_in_the_encoding_round_trip(tmp_path, zarr_format):
+    # compressors, filters and (v3) serializer as engine="zarr" gives them, so to_zarr
+    # writes a dataset opened here with the same codecs
+    import numcodecs
+    import zarr
+
+    ds = xr.Dataset({"v": (("x",), np.arange(40.0))})
+    if zarr_format == 3:
+        codecs = {"serializer": zarr.codecs.BytesCodec(endian="little"),
+                  "compressors": (zarr.codecs.BloscCodec(cname="zstd", clevel=3, shuffle="shuffle",
+                                                         typesize=8, blocksize=0),)}
+    else:
+        codecs = {"compressors": (numcodecs.Blosc(cname="zstd", clevel=3, shuffle=2),),
+                  "filters": (numcodecs.Delta(dtype="<f8"),)}
+    ds.to_zarr(tmp_path / "s.zarr", zarr_format=zarr_format, encoding={"v": codecs})
+    a, b = open_both(str(tmp_path / "s.zarr"))
+    assert_same(a, b)
+    for key, value in codecs.items():
+        assert a["v"].encoding[key] == value == b["v"].encoding[key]
+    a.to_zarr(tmp_path / "again.zarr", zarr_format=zarr_format)
+    again = zarr.open_array(tmp_path / "again.zarr", path="v")
+    assert again.compressors == tuple(codecs["compressors"])
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_variable_named_none(tmp_path, zarr_format):
+    # xarray stores it as "__values__", a name of the reserved prefix zarrc reads
+    ds = xr.Dataset({None: (("x", "y"), [[0, 1], [2, 3]])})
+    ds.to_zarr(tmp_path / "s.zarr", zarr_format=zarr_format)
+    a, b = open_both(str(tmp_path / "s.zarr"))
+    assert_same(a, b)
+    xr.testing.assert_identical(a, ds)
+
+
+def test_unconsolidated_store_warns_as_engine_zarr(tmp_path):
+    path = write(sample_dataset(), tmp_path / "s.zarr", 3, False)
+    for engine in ("zarrc", "zarr"):
+        with pytest.warns(RuntimeWarning, match="Failed to open Zarr store with consolidated"):
+            xr.open_dataset(path, engine=engine)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        xr.open_dataset(path, engine="zarrc", consolidated=False)
+        xr.open_dataset(write(sample_dataset(), tmp_path / "c.zarr", 3, True), engine="zarrc")
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
@@ -396,3 +475,21 @@ def test_written_back_with_to_zarr(tmp_path, zarr_format):
     b.to_zarr(tmp_path / "b.zarr", zarr_format=zarr_format)
     assert_same(*(xr.open_dataset(tmp_path / f"{n}.zarr", engine="zarrc") for n in "ab"))
     assert zarrc.open_array(str(tmp_path / "a.zarr"), path="temp").chunks == (5, 3, 5)
+
+
+def test_store_without_consolidated_metadata_support():
+    # a zarr-python store declaring it has none is opened unconsolidated, silently (as xarray)
+    import warnings
+
+    from zarr.storage import MemoryStore, WrapperStore
+
+    class NoConsolidated(WrapperStore):
+        supports_consolidated_metadata = False
+
+    store = NoConsolidated(MemoryStore({}, read_only=False))
+    ds = xr.Dataset({"v": (("x",), np.arange(4))})
+    ds.to_zarr(store, consolidated=False, zarr_format=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for consolidated in (None, True):
+            xr.testing.assert_identical(xr.open_dataset(store, engine="zarrc", consolidated=consolidated), ds)

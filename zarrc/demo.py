@@ -44,6 +44,13 @@ def stored_bytes(directory: str) -> int:
     return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(directory) for f in files)
 
 
+def stored_objects(directory: str) -> int:
+    """The chunk or shard files under ``directory`` (its metadata documents not counted):
+    what the store holds, one file per shard however many chunks each shard holds."""
+    metadata = {"zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"}
+    return sum(f not in metadata for _, _, files in os.walk(directory) for f in files)
+
+
 def timed(fn, *args):
     start = time.perf_counter()
     result = fn(*args)
@@ -82,7 +89,8 @@ def run(n: int, directory: str) -> bool:
         layout = f"shards {array.shards} of chunks {array.chunks}" if array.shards else f"chunks {array.chunks}"
         print(f"/{name}: {array.shape} {array.dtype}, {layout}, {array.compressors[0]}")
         print(f"  stored {size / 2**20:.1f} MiB of {data.nbytes / 2**20:.1f} MiB "
-              f"(ratio {data.nbytes / size:.2f}) in {array.nchunks_initialized} objects")
+              f"(ratio {data.nbytes / size:.2f}) in {stored_objects(os.path.join(directory, name))} "
+              f"{'shard' if array.shards else 'chunk'} files ({array.nchunks_initialized} chunks)")
         print(f"  write {t_write:.3f} s ({data.nbytes / t_write / 1e9:.2f} GB/s), "
               f"full read {t_read:.3f} s ({data.nbytes / t_read / 1e9:.2f} GB/s), "
               f"slab {slab.shape} {t_slab * 1e3:.1f} ms, one element {t_one * 1e6:.0f} us")

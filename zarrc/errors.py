@@ -61,6 +61,20 @@ class DataTypeValidationError(MetadataError):
     """zarr-python's name (a ValueError): a data type that is invalid."""
 
 
+class UnknownDataTypeError(MetadataError, TypeError):
+    """A ``dtype`` argument names no data type zarrc knows (``"notadtype"``), or one
+    with no Zarr form (a MetadataError, and a TypeError as zarr-python raises)."""
+
+
+class MissingDimensionsError(MetadataError, KeyError):
+    """An array has no dimension names for xarray (a v2 array without
+    ``_ARRAY_DIMENSIONS``, a v3 one without ``dimension_names``): a MetadataError,
+    and a KeyError as xarray's zarr backend raises, which tools catch to skip it."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
 class ChunkNotFoundError(BaseZarrError):
     """zarr-python's name: a chunk is missing where one is required (zarrc reads
     missing chunks as the fill value, and raises it nowhere)."""

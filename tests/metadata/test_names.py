@@ -6,6 +6,7 @@ import pytest
 
 from zarrc.errors import MetadataError
 from zarrc.metadata.names import (
+    check_new_path,
     check_node_name,
     is_recommended_name,
     join_path,
@@ -64,10 +65,21 @@ def test_normalize_path(path, expected):
     assert normalize_path(path) == expected
 
 
-@pytest.mark.parametrize("path", ["/a/../b", "..", "a/./b", "/__x/y", "a/..", "a\\..\\b", "..\\x"])
-def test_paths_cannot_escape_or_use_reserved_names(path):
+@pytest.mark.parametrize("path", ["/a/../b", "..", "a/./b", "a/..", "a\\..\\b", "..\\x"])
+def test_paths_cannot_escape(path):
     with pytest.raises(MetadataError):
         normalize_path(path)
+    with pytest.raises(MetadataError):
+        check_new_path(path)
+
+
+def test_reserved_names_are_read_but_not_created():
+    # zarr-python writes them (xarray: a variable named None is "__values__")
+    assert normalize_path("/__x/y") == "/__x/y" and join_path("/", "__values__") == "/__values__"
+    for path in ("/__x/y", "a/__values__", "__"):
+        with pytest.raises(MetadataError, match="reserved prefix"):
+            check_new_path(path)
+    assert check_new_path("a/_b") == "/a/_b"
 
 
 def test_path_helpers():

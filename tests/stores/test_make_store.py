@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import zarrc
 import zarrc.stores
 from zarrc.errors import StoreError
 from zarrc.stores import LocalStore, MemoryStore, Store, ZipStore, make_store
@@ -116,3 +117,15 @@ def test_a_missing_client_names_the_extra():
             "print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_zip_named_directory_is_a_directory_store(tmp_path):
+    # zarr-python never guesses a zip file from a name: it writes "x.zarr.zip" as a
+    # directory (xarray's test_zarr_closing_internal_zip_store), which reads back here
+    path = tmp_path / "x.zarr.zip"
+    assert isinstance(make_store(str(tmp_path / "new.zip"), mode="w"), ZipStore)    # (a zip file)
+    path.mkdir()
+    assert isinstance(make_store(str(path), mode="r"), LocalStore)
+    zarrc.create_array(str(path), shape=(3,), dtype="i2", overwrite=True)[:] = [1, 2, 3]
+    assert zarrc.open_array(str(path), mode="r")[:].tolist() == [1, 2, 3]
+    assert (path / "zarr.json").is_file()

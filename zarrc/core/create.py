@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.core import consolidate, node_metadata
-from zarrc.core.create_v2 import array_metadata_v2
+from zarrc.core.create_v2 import array_metadata_v2, object_codec
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -28,7 +28,7 @@ from zarrc.errors import (
     ZarrcUserWarning,
 )
 from zarrc.metadata.dtypes import as_data_type
-from zarrc.metadata.names import key_prefix, normalize_path, parent_path
+from zarrc.metadata.names import check_new_path, key_prefix, normalize_path, parent_path
 from zarrc.metadata.rectilinear import representative
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
@@ -210,9 +210,8 @@ def array_metadata(*, shape: Sequence[int] | int, dtype: Any, chunks: Any = "aut
         # as zarr-python: variable-length items count as 1 byte; inner chunks of a
         # sharded array are at most 1 MiB
         if zarr_format == 2:
-            itemsize = 1 if dtype in (str, bytes) else (np.dtype(dtype).itemsize or 1)
-            if np.dtype(dtype if dtype not in (str, bytes) else object).kind == "O":
-                itemsize = 1
+            np_dtype, _ = object_codec(dtype)
+            itemsize = 1 if np_dtype.kind == "O" else (np_dtype.itemsize or 1)
         else:
             data_type = as_data_type(dtype)
             itemsize = 1 if data_type.kind in ("string", "bytes") else data_type.itemsize
@@ -303,7 +302,9 @@ def prepare_location(store: Any, path: str, overwrite: bool, zarr_format: int = 
 def store_node(store: Any, path: str, metadata: Any, overwrite: bool) -> Any:
     """Write a new node's ``metadata`` at ``path`` (normalised) after
     :func:`prepare_location`, the consolidated metadata of the groups above kept in
-    step (``consolidate.write_node``); returns the metadata as a reader will see it."""
+    step (``consolidate.write_node``); returns the metadata as a reader will see it.
+    MetadataError for a name of the reserved prefix "__" (``names.check_new_path``)."""
+    check_new_path(path)
     docs = node_metadata.encode(path, metadata)      # (a value that is not JSON: nothing written)
     prepare_location(store, path, overwrite, metadata.zarr_format)
     return consolidate.write_node(store, path, metadata, docs, new=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.errors import ArgumentTypeError, MetadataError
+from zarrc.errors import ArgumentTypeError, MetadataError, UnknownDataTypeError
 from zarrc.metadata.dtypes_v2 import OBJECT_CODECS, cast_fill_value_v2, object_codec_id
 from zarrc.metadata.v2 import ArrayMetadataV2
 
@@ -35,8 +35,9 @@ def _list(value: Any, what: str) -> list:
     return list(value)
 
 
-def _object_codec(dtype: Any) -> tuple[np.dtype, str | None]:
-    """(numpy dtype, object codec id for variable-length types or None)."""
+def object_codec(dtype: Any) -> tuple[np.dtype, str | None]:
+    """(numpy dtype, object codec id for variable-length types or None) of a v2
+    ``dtype`` argument; UnknownDataTypeError (a TypeError) if it is no data type."""
     if dtype is str or (isinstance(dtype, str) and dtype in STRING_NAMES):
         return np.dtype(object), "vlen-utf8"
     if dtype is bytes or (isinstance(dtype, str) and dtype in BYTES_NAMES):
@@ -48,7 +49,7 @@ def _object_codec(dtype: Any) -> tuple[np.dtype, str | None]:
     try:
         np_dtype = np.dtype(dtype)
     except (TypeError, ValueError) as exc:
-        raise MetadataError(f"dtype {dtype!r} is not a data type: {exc}") from None
+        raise UnknownDataTypeError(f"dtype {dtype!r} is not a data type: {exc}") from None
     return np_dtype, ("vlen-utf8" if np_dtype.kind == "O" else None)
 
 
@@ -76,7 +77,7 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
         raise MetadataError("Zarr v2 arrays have no dimension_names")
     if not (isinstance(serializer, str) and serializer == "auto"):
         raise MetadataError("Zarr v2 arrays have no serializer (give filters and a compressor)")
-    np_dtype, vlen = _object_codec(dtype)
+    np_dtype, vlen = object_codec(dtype)
     filter_list = [] if filters is None else [filters] if isinstance(filters, Mapping) or hasattr(
         filters, "get_config") else _list(filters, "filters")
     configs = [codec_config(f, "filter") for f in filter_list]

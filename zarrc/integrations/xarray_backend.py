@@ -29,7 +29,7 @@ from xarray.core.utils import FrozenDict, close_on_error
 from xarray.core.variable import Variable
 
 import zarrc
-from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError
+from zarrc.errors import ArgumentError, ArgumentTypeError, MetadataError, MissingDimensionsError
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 STRING_DTYPE = hasattr(np.dtypes, "StringDType")
@@ -136,20 +136,21 @@ def _nczarr_dims(array: zarrc.Array) -> list[str] | None:
 def dims_and_attrs(array: zarrc.Array) -> tuple[tuple[str, ...], dict[str, Any]]:
     """The dimension names and the user attributes of ``array``, as xarray reads them:
     v3 ``dimension_names``; v2 ``_ARRAY_DIMENSIONS`` or NCZarr's dimension
-    references (MetadataError if none), without that attribute and NCZarr's ``_nc*``."""
+    references (MissingDimensionsError, a MetadataError and a KeyError, if none), without that attribute and NCZarr's ``_nc*``."""
     attrs = dict(array.attrs)
     if array.metadata.zarr_format == 3:
         dims = tuple(array.metadata.dimension_names or ())
         if len(dims) != array.ndim:
-            raise MetadataError(f"array {array.name} has no `dimension_names`, which xarray "
-                                "needs for its dimensions")
+            raise MissingDimensionsError(f"array {array.name} has no `dimension_names` metadata, which "
+                                         "is required for xarray to determine variable dimensions")
         return dims, attrs
     found = attrs.get(DIMENSION_KEY)
     if found is None:
         found = _nczarr_dims(array)
         if found is None:
-            raise MetadataError(f"array {array.name} has neither the attribute `{DIMENSION_KEY}` "
-                                "nor NCZarr's dimension references, which xarray needs for its dimensions")
+            raise MissingDimensionsError(
+                f"array {array.name} has neither the attribute `{DIMENSION_KEY}` nor NCZarr's dimension "
+                "references, which are required for xarray to determine variable dimensions")
     hidden = {k for k in attrs if k == DIMENSION_KEY or k.lower().startswith("_nc")}
     return tuple(found), {k: v for k, v in attrs.items() if k not in hidden}
 
@@ -157,10 +158,12 @@ def dims_and_attrs(array: zarrc.Array) -> tuple[tuple[str, ...], dict[str, Any]]
 class ZarrcDataStore(AbstractDataStore):
     """One zarrc group as an xarray data store (read only)."""
 
-    __slots__ = ("_arrays", "_fill_as_mask", "zarr_group")
+    __slots__ = ("_arrays", "_fill_as_mask", "_owned", "zarr_group")
 
-    def __init__(self, group: zarrc.Group, use_zarr_fill_value_as_mask: bool | None = None) -> None:
+    def __init__(self, group: zarrc.Group, use_zarr_fill_value_as_mask: bool | None = None,
+                 owned: bool = True) -> None:
         self.zarr_group = group
+        self._owned = owned     # False: the caller's Group, which closing the dataset leaves open
         with _nczarr_keys_expected():       # the members as the store is opened (as xarray)
             self._arrays = list(group.arrays())
         if use_zarr_fill_value_as_mask is None:     # xarray's default: v2 yes, v3 no
@@ -188,6 +191,7 @@ class ZarrcDataStore(AbstractDataStore):
                                     "shards": shards}
         if wrapper.dtype.kind == "T":
             encoding["dtype"] = wrapper.dtype
+        encoding.update(codec_encoding(array))
         if self._fill_as_mask:
             if array.fill_value is not None:
                 attrs["_FillValue"] = array.fill_value
@@ -214,7 +218,36 @@ class ZarrcDataStore(AbstractDataStore):
         return dims
 
     def close(self) -> None:
-        self.zarr_group.close()
+        if self._owned:
+            self.zarr_group.close()
+
+
+def codec_encoding(array: zarrc.Array) -> dict[str, Any]:
+    """The codecs of ``array`` as xarray's zarr backend puts them in a variable's
+    encoding, so ``to_zarr`` writes them again: ``compressors`` and ``filters`` (of
+    the inner chunks when sharded), and for v3 the ``serializer`` (the inner chunks'
+    too).  v2 codecs are numcodecs objects (as zarrc gives them); v3 codecs are
+    zarr-python's codec objects, as zarr-python's arrays give them, made from the
+    array's metadata by zarr-python (zarrc's own where zarr-python cannot: not
+    installed, or a codec it lacks)."""
+    if array.metadata.zarr_format == 2:
+        return {"compressors": tuple(array.compressors), "filters": tuple(array.filters)}
+    try:
+        from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
+        from zarr.core.metadata.v3 import ArrayV3Metadata
+
+        with warnings.catch_warnings():     # (zarr-python's about data types: zarrc warned already)
+            warnings.simplefilter("ignore")
+            inner = ArrayV3Metadata.from_dict(array.metadata.to_dict()).inner_codecs
+    except (ImportError, KeyError, TypeError, ValueError):     # (zarr-python missing, or refusing)
+        serializer = array.serializer
+        while getattr(serializer, "name", None) == "sharding_indexed":     # the inner chunks'
+            serializer = serializer.inner.array_to_bytes
+        return {"compressors": tuple(array.compressors), "filters": tuple(array.filters),
+                "serializer": serializer}
+    return {"compressors": tuple(c for c in inner if isinstance(c, BytesBytesCodec)),
+            "filters": tuple(c for c in inner if isinstance(c, ArrayArrayCodec)),
+            "serializer": next(c for c in inner if isinstance(c, ArrayBytesCodec))}
 
 
 def compact_chunk_sizes(sizes: tuple[tuple[int, ...], ...]) -> tuple[Any, ...]:
@@ -235,7 +268,10 @@ def compact_chunk_sizes(sizes: tuple[tuple[int, ...], ...]) -> tuple[Any, ...]:
 def open_root(store: Any, *, group: str | None, consolidated: bool | None, zarr_format: int | None,
               storage_options: dict | None) -> zarrc.Group:
     """The zarrc group at ``group`` in ``store`` opened read only (consolidated: None
-    uses consolidated metadata when present, True requires it, False ignores it)."""
+    uses consolidated metadata when present, True requires it, False ignores it).
+    ``store`` may be a zarrc Group (used as it is opened, ``group`` below it); a zarrc
+    Array is refused with an ArgumentTypeError (a TypeError, as xarray's zarr engine
+    refuses zarr-python's arrays and groups)."""
     with _nczarr_keys_expected():
         return _open_root(store, group, consolidated, zarr_format, storage_options)
 
@@ -249,15 +285,56 @@ def _open_root(store: Any, group: str | None, consolidated: bool | None, zarr_fo
     if consolidated not in (None, True, False):
         raise ArgumentTypeError(f"consolidated must be True, False or None, got {consolidated!r}")
     path = (group or "").strip("/")
+    if not getattr(store, "supports_consolidated_metadata", True):
+        consolidated = False        # (a zarr-python store that has none: as xarray)
+    if isinstance(store, zarrc.Array):       # (as xarray's zarr engine refuses zarr-python's)
+        raise ArgumentTypeError(f"xarray opens a group, not the array {store.name!r}: "
+                                "pass its group (or the group's store or path)")
+    if isinstance(store, zarrc.Group):
+        return _subgroup(store, path, zarr_format)
     if consolidated is False or not path:
-        return zarrc.open_group(store, mode="r", path=path, zarr_format=zarr_format,
-                                use_consolidated=consolidated, storage_options=storage_options)
+        found = zarrc.open_group(store, mode="r", path=path, zarr_format=zarr_format,
+                                 use_consolidated=consolidated, storage_options=storage_options)
+        if consolidated is None and not path:
+            _warn_unconsolidated(store, found)
+        return found
     # a subgroup with consolidated metadata: the root's covers it (xarray opens the root)
     root = zarrc.open_group(store, mode="r", zarr_format=zarr_format, use_consolidated=consolidated,
                             storage_options=storage_options)
+    if consolidated is None:
+        _warn_unconsolidated(store, root)
     node = root[path]
     if not isinstance(node, zarrc.Group):
         raise ArgumentError(f"group {group!r} in {store!r} is an array, not a group")
+    return node
+
+
+UNCONSOLIDATED = (
+    "Failed to open Zarr store with consolidated metadata, but successfully read with "
+    "non-consolidated metadata. This is typically much slower for opening a dataset. To silence "
+    "this warning, consider:\n1. Consolidating metadata in this existing store with "
+    "zarr.consolidate_metadata().\n2. Explicitly setting consolidated=False, to avoid trying to "
+    "read consolidate metadata, or\n3. Explicitly setting consolidated=True, to raise an error in "
+    "this case instead of falling back to try reading non-consolidated metadata.")
+
+
+def _warn_unconsolidated(store: Any, root: zarrc.Group) -> None:
+    """xarray's zarr engine's RuntimeWarning, word for word, when ``consolidated=None``
+    found no consolidated metadata at the root (not for stores that declare they
+    have none, ``supports_consolidated_metadata``, as xarray)."""
+    if not root.consolidated and getattr(store, "supports_consolidated_metadata", True):
+        warnings.warn(UNCONSOLIDATED, RuntimeWarning, stacklevel=5)
+
+
+def _subgroup(group: zarrc.Group, path: str, zarr_format: int | None) -> zarrc.Group:
+    """A zarrc Group handed in: it, or its subgroup at ``path``, as it was opened
+    (its mode and consolidated metadata)."""
+    if zarr_format is not None and group.metadata.zarr_format != zarr_format:
+        raise ArgumentError(f"group {group.name!r} is Zarr v{group.metadata.zarr_format}, "
+                            f"not the zarr_format={zarr_format} asked for")
+    node = group[path] if path else group
+    if not isinstance(node, zarrc.Group):
+        raise ArgumentError(f"{path!r} in group {group.name!r} is an array, not a group")
     return node
 
 
@@ -307,7 +384,8 @@ class ZarrcBackendEntrypoint(BackendEntrypoint):
         """The dataset of the group ``group`` (default the root) of the store."""
         root = open_root(filename_or_obj, group=group, consolidated=consolidated,
                          zarr_format=zarr_format, storage_options=storage_options)
-        return self._decode(ZarrcDataStore(root, use_zarr_fill_value_as_mask), _decoders(
+        owned = not isinstance(filename_or_obj, zarrc.Group)
+        return self._decode(ZarrcDataStore(root, use_zarr_fill_value_as_mask, owned), _decoders(
             mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta))
@@ -326,7 +404,8 @@ class ZarrcBackendEntrypoint(BackendEntrypoint):
             mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta)
-        return {path: self._decode(ZarrcDataStore(g), decoders) for path, g in _all_groups(root, "/")}
+        owned = not isinstance(filename_or_obj, zarrc.Group)
+        return {path: self._decode(ZarrcDataStore(g, owned=owned), decoders) for path, g in _all_groups(root, "/")}
 
     def open_datatree(
         self, filename_or_obj: Any, **kwargs: Any,

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, UnknownDataTypeError
 from zarrc.metadata.common import describe, is_int, parse_extension
 from zarrc.metadata.dtypes_ml import ML_KINDS, ml_dtype, ml_name
 
@@ -285,7 +285,7 @@ def _from_zarr_python(dtype: Any) -> DataType:
             warnings.simplefilter("ignore")  # zarr-python warns that some types are unstable
             value = dtype.to_json(zarr_format=3)
     except Exception as exc:  # noqa: BLE001 - any failure of a foreign object
-        raise MetadataError(f"dtype {dtype!r} has no Zarr v3 form: {exc}") from None
+        raise UnknownDataTypeError(f"dtype {dtype!r} has no Zarr v3 form: {exc}") from None
     return parse_data_type(value)
 
 
@@ -301,7 +301,7 @@ def from_numpy(np_dtype: np.dtype, dtype: Any = None) -> DataType:
         unit, scale = np.datetime_data(np_dtype)
         return time_data_type("numpy.datetime64" if kind == "M" else "numpy.timedelta64", unit, scale)
     if np_dtype.subdtype is not None:
-        raise MetadataError(f"dtype {shown!r}: subarray dtypes have no Zarr v3 data type")
+        raise UnknownDataTypeError(f"dtype {shown!r}: subarray dtypes have no Zarr v3 data type")
     if ml_name(np_dtype) is not None:
         return parse_data_type(ml_name(np_dtype))
     if np_dtype.fields is not None:
@@ -314,7 +314,7 @@ def from_numpy(np_dtype: np.dtype, dtype: Any = None) -> DataType:
     name = np_dtype.newbyteorder("=").name
     if kind in "biufc" and name in CORE_TYPES:
         return CORE_TYPES[name]
-    raise MetadataError(f"dtype {shown!r} ({np_dtype.str}) has no Zarr v3 data type")
+    raise UnknownDataTypeError(f"dtype {shown!r} ({np_dtype.str}) has no Zarr v3 data type")
 
 
 def as_data_type(dtype: Any) -> DataType:
@@ -346,14 +346,14 @@ def as_data_type(dtype: Any) -> DataType:
         try:  # a dtype class (np.dtypes.StringDType, np.dtypes.Float32DType): its instance
             dtype = dtype()  # type: ignore[call-overload]  # the class, not np.dtype(...)
         except TypeError as exc:
-            raise MetadataError(f"dtype {dtype!r} is not a data type: {exc}") from None
+            raise UnknownDataTypeError(f"dtype {dtype!r} is not a data type: {exc}") from None
     if (not isinstance(dtype, (np.dtype, type, str)) and hasattr(dtype, "to_native_dtype")
             and hasattr(dtype, "to_json")):
         return _from_zarr_python(dtype)
     try:
         np_dtype = np.dtype(dtype)
     except TypeError as exc:
-        raise MetadataError(f"dtype {dtype!r} is not a data type: {exc}") from None
+        raise UnknownDataTypeError(f"dtype {dtype!r} is not a data type: {exc}") from None
     if np_dtype.kind == "T":  # numpy >= 2 StringDType
         if hasattr(np_dtype, "na_object"):
             raise MetadataError(f"dtype {dtype!r}: a StringDType with an na_object (missing values) "

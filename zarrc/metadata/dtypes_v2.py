@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.errors import MetadataError
+from zarrc.errors import MetadataError, UnknownDataTypeError
 from zarrc.metadata.common import check_int_list, describe, fail, is_int
 from zarrc.metadata.dtypes import CORE_TYPES, as_data_type
 from zarrc.metadata.dtypes_ml import ML_KINDS, cast_ml_fill, encode_ml_fill, ml_dtype, ml_name, parse_ml_fill
@@ -125,7 +125,7 @@ def dtype_to_json_v2(dtype: Any) -> str | list:
     try:
         dtype = np.dtype(dtype)
     except (TypeError, ValueError) as exc:
-        raise MetadataError(f"dtype {dtype!r} is not a data type: {exc}") from None
+        raise UnknownDataTypeError(f"dtype {dtype!r} is not a data type: {exc}") from None
     if dtype.fields is not None:
         out, offset = [], 0
         for name in dtype.names:

@@ -3,7 +3,10 @@
 A path is "/" for the root, otherwise "/" followed by node names joined with "/".
 A node name is non-empty, has no "/", is not made only of periods ("." or ".."),
 and does not start with the reserved prefix "__".  The spec further recommends the
-characters a-z, A-Z, 0-9, "-", "_", "." (see ``is_recommended_name``).
+characters a-z, A-Z, 0-9, "-", "_", "." (see ``is_recommended_name``).  Nodes that
+others wrote under a reserved name (zarr-python writes them; xarray stores a variable
+named None as ``__values__``) are read: only creation refuses those names
+(``check_new_path``).
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from zarrc.errors import MetadataError
 RECOMMENDED_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 
-def check_node_name(name: str) -> str:
+def check_node_name(name: str, *, reserved_ok: bool = False) -> str:
     """Return ``name`` if it is a valid node name, else raise MetadataError saying
-    which rule it breaks."""
+    which rule it breaks (with ``reserved_ok``, a name of the reserved prefix "__" is
+    valid: a node another writer made, read)."""
     if not isinstance(name, str):
         raise MetadataError(f"node name {name!r} must be a string")
     if name == "":
@@ -26,7 +30,7 @@ def check_node_name(name: str) -> str:
         raise MetadataError(f"node name {name!r} must not contain '/'")
     if name.strip(".") == "":
         raise MetadataError(f"node name {name!r} must not consist only of periods")
-    if name.startswith("__"):
+    if name.startswith("__") and not reserved_ok:
         raise MetadataError(f"node name {name!r} must not start with the reserved prefix '__'")
     return name
 
@@ -43,11 +47,21 @@ def normalize_path(path: str) -> str:
     As the v2 spec's logical path normalisation: "\\" becomes "/", leading, trailing
     and repeated slashes go ("", "/", "a/b", "/a/b/", "a//b", "a\\b" all work).  Raises
     MetadataError for segments that are not valid node names ("." and ".." included,
-    so a path can never climb out of the hierarchy)."""
+    so a path can never climb out of the hierarchy); names of the reserved prefix "__"
+    are accepted (reading what other writers made; ``check_new_path`` refuses them)."""
     if not isinstance(path, str):
         raise MetadataError(f"path {path!r} must be a string")
-    names = [check_node_name(part) for part in path.replace("\\", "/").split("/") if part]
+    names = [check_node_name(part, reserved_ok=True) for part in path.replace("\\", "/").split("/") if part]
     return "/" + "/".join(names)
+
+
+def check_new_path(path: str) -> str:
+    """``path`` normalised, for a node about to be created: as ``normalize_path``, and
+    a name of the reserved prefix "__" raises MetadataError too."""
+    path = normalize_path(path)
+    for part in filter(None, path.split("/")):
+        check_node_name(part)
+    return path
 
 
 def join_path(parent: str, name: str) -> str:

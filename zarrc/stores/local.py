@@ -419,9 +419,11 @@ def local_path_of(path: str) -> str:
 
 
 def open_local(obj: str | os.PathLike, mode: str) -> Store:
-    """The LocalStore (ZipStore for ".zip") on a path or ``file://`` URI."""
+    """The LocalStore (ZipStore for ".zip") on a path or ``file://`` URI; a ".zip"
+    path that is an existing directory is a directory store (zarr-python, which never
+    guesses a zip file from a name, writes one there)."""
     path = local_path_of(os.fsdecode(os.fspath(obj)))
-    if path.lower().endswith(".zip"):
+    if path.lower().endswith(".zip") and not os.path.isdir(path):
         from zarrc.stores.zip import ZipStore
 
         return ZipStore(path, mode=ZIP_MODES[mode])
