@@ -12,8 +12,9 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +98,7 @@ def threaded_time(tasks: Sequence[Callable[[], object]]) -> float:
         starts[i] = time.perf_counter()
         try:
             tasks[i]()
-        except BaseException as exc:  # reported in the main thread
+        except BaseException as exc:  # noqa: BLE001  # reported in the main thread
             errors.append(exc)
         ends[i] = time.perf_counter()
 

@@ -16,8 +16,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import bench_suite  # noqa: E402
-from bench._common import REPO_ROOT  # noqa: E402
+from bench import bench_suite
+from bench._common import REPO_ROOT
 
 
 def main(argv=None) -> int:

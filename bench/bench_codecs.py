@@ -26,17 +26,23 @@ import numpy as np
 
 warnings.filterwarnings("ignore", message="crc32c usage is deprecated", category=DeprecationWarning)
 
-import numcodecs  # noqa: E402
-import numcodecs.blosc  # noqa: E402
+import numcodecs
+import numcodecs.blosc
 
-import zarrc  # noqa: E402
-import zarrc.codecs  # noqa: E402
-from zarrc._kernels import library_versions  # noqa: E402
-
-from bench._common import (  # noqa: E402
-    MiB, REPO_ROOT, interleaved_times, machine_facts, pick_repeat, print_table,
-    smooth_field, threaded_time, write_json,
+import zarrc
+import zarrc.codecs
+from bench._common import (
+    REPO_ROOT,
+    MiB,
+    interleaved_times,
+    machine_facts,
+    pick_repeat,
+    print_table,
+    smooth_field,
+    threaded_time,
+    write_json,
 )
+from zarrc._kernels import library_versions
 
 LIBS = ("zarrc", "numcodecs")
 DTYPES = ("uint16", "float32")

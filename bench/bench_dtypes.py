@@ -36,9 +36,15 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import _suite_libs  # noqa: E402
-from bench._common import (  # noqa: E402
-    REPO_ROOT, announce, conclude, interleaved_times, print_table, smooth_field, split_names,
+from bench import _suite_libs
+from bench._common import (
+    REPO_ROOT,
+    announce,
+    conclude,
+    interleaved_times,
+    print_table,
+    smooth_field,
+    split_names,
 )
 
 warnings.filterwarnings("ignore")

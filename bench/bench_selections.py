@@ -33,13 +33,20 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import _suite_libs  # noqa: E402
-from bench._common import (  # noqa: E402
-    REPO_ROOT, announce, conclude, interleaved_times, print_table, proc_status, reset_peak_rss, same,
+from bench import _suite_libs
+from bench._common import (
+    REPO_ROOT,
+    announce,
+    conclude,
+    interleaved_times,
+    print_table,
+    proc_status,
+    reset_peak_rss,
+    same,
     split_names,
 )
-from bench._suite_cases import LAYOUTS, Dataset, Layout  # noqa: E402
-from bench._suite_libs import create, writer  # noqa: E402
+from bench._suite_cases import LAYOUTS, Dataset, Layout
+from bench._suite_libs import create, writer
 
 warnings.filterwarnings("ignore")
 

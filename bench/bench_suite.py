@@ -28,15 +28,29 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (  # noqa: E402
-    REPO_ROOT, announce, conclude, interleaved_times, pick_repeat, print_table, same, split_names,
+from bench._common import (
+    REPO_ROOT,
+    announce,
+    conclude,
+    interleaved_times,
+    pick_repeat,
+    print_table,
+    same,
+    split_names,
     threaded_time,
 )
-from bench._suite_cases import (  # noqa: E402
-    LAYOUTS, Dataset, Layout, datasets, one_inner_chunk_per_shard, random_boxes, random_points, tiles,
+from bench._suite_cases import (
+    LAYOUTS,
+    Dataset,
+    Layout,
+    datasets,
+    one_inner_chunk_per_shard,
+    random_boxes,
+    random_points,
+    tiles,
 )
-from bench._suite_libs import LIBRARIES, available, create, open_array, reader, writer  # noqa: E402
-from bench._suite_zarrc import codec_floor, peak_memory  # noqa: E402
+from bench._suite_libs import LIBRARIES, available, create, open_array, reader, writer
+from bench._suite_zarrc import codec_floor, peak_memory
 
 warnings.filterwarnings("ignore")
 

@@ -43,9 +43,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bench._common import REPO_ROOT, machine_facts, print_table, write_json  # noqa: E402
+from bench._common import REPO_ROOT, machine_facts, print_table, write_json
 
 COLS = 16384
 SHARDS = (4096, 4096)

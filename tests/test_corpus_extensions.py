@@ -116,7 +116,7 @@ def test_zfpy_stores(rel):
             np.testing.assert_array_equal(got[5 * i:5 * i + 5, 5 * j:5 * j + 5], chunk.reshape(5, 5))
 
 
-def ZFPY_KEY(rel: str, i: int, j: int) -> str:  # noqa: N802
+def ZFPY_KEY(rel: str, i: int, j: int) -> str:
     return ZFPY[rel].format(i, j)
 
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from helpers import NO_ZARR_PYTHON
 
 import zarrc
 
 zarr = pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
-from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec  # noqa: E402
+from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
 
 try:
     ShardingCodec(chunk_shape=(2,), subchunk_write_order="lexicographic")

@@ -110,6 +110,79 @@ class RectilinearStrategy(Strategy):
             out.append((key, at, indexing.plan_coordinate(local, part.arr.shape, part.arr.chunks)))
         return out
 
+    # ------------------------------------------------------------ boxes: the parts' native readers
+
+    def read(self, selection: Any) -> Any:
+        """``arr[selection]``: a box (ints and slices of step 1) by the one-call native
+        reader of each touched part (``read_basic_into``) into the one output, as a
+        regular array reads it; anything else by the general path."""
+        boxes = self._boxes(selection)
+        if boxes is not None:
+            out = np.empty(boxes[0], self.arr.dtype)
+            if self._read_boxes(boxes[1], out):
+                return out
+        return self.read_general(selection)
+
+    def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
+        boxes = self._boxes(selection)
+        if boxes is None or boxes[0] != out.shape or out.dtype != self.arr.dtype:
+            return False
+        return self._read_boxes(boxes[1], out)
+
+    def _read_boxes(self, parts: list[tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]],
+                    out: np.ndarray) -> bool:
+        for key, local, at in parts:
+            if not self.part(key).read_basic_into(local, out[at]):
+                return False        # (a part without the shortcut: all by the general path)
+        return True
+
+    def _boxes(self, selection: Any) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[Any, ...],
+                                                                          tuple[slice, ...]]]] | None:
+        """(output shape, [(part, the part's own selection, where in the output)]) of a
+        non-empty box selection (ints in bounds, slices of step 1, one Ellipsis), else
+        None."""
+        shape = self.arr.shape
+        sel = selection if isinstance(selection, tuple) else (selection,)
+        ellipses = [i for i, s in enumerate(sel) if s is Ellipsis]
+        if len(ellipses) > 1:
+            return None
+        if ellipses:
+            i = ellipses[0]
+            sel = sel[:i] + (slice(None),) * (len(shape) - len(sel) + 1) + sel[i + 1:]
+        if len(sel) > len(shape):
+            return None
+        sel = sel + (slice(None),) * (len(shape) - len(sel))
+        out_shape: list[int] = []
+        per_dim: list[list[tuple[int, Any, slice | None]]] = []
+        for d, (s, n) in enumerate(zip(sel, shape)):
+            starts = self.run_start[d]
+            ends = list(starts[1:]) + [n]
+            if isinstance(s, slice):
+                if s.step not in (None, 1):
+                    return None
+                lo, hi, _ = s.indices(n)
+                if hi <= lo:
+                    return None
+                out_shape.append(hi - lo)
+                r0 = int(np.searchsorted(starts, lo, side="right")) - 1
+                r1 = int(np.searchsorted(starts, hi - 1, side="right")) - 1
+                dim = []
+                for r in range(r0, r1 + 1):
+                    a, b, s0 = max(lo, int(starts[r])), min(hi, int(ends[r])), int(starts[r])
+                    dim.append((r, slice(a - s0, b - s0), slice(a - lo, b - lo)))
+                per_dim.append(dim)
+            elif isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+                i = int(s) + n if s < 0 else int(s)
+                if not 0 <= i < n:
+                    return None
+                r = int(np.searchsorted(starts, i, side="right")) - 1
+                per_dim.append([(r, i - int(starts[r]), None)])
+            else:
+                return None
+        parts = [(tuple(r for r, _, _ in combo), tuple(loc for _, loc, _ in combo),
+                  tuple(at for _, _, at in combo if at is not None)) for combo in itertools.product(*per_dim)]
+        return tuple(out_shape), parts
+
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
         if isinstance(dims, indexing.GridPoints):
             flat_out = out.reshape(-1)
