@@ -117,24 +117,26 @@ class RectilinearStrategy(Strategy):
         reader of each touched part (``read_basic_into``) into the one output, as a
         regular array reads it; anything else by the general path."""
         boxes = self._boxes(selection)
-        if boxes is not None:
-            out = np.empty(boxes[0], self.arr.dtype)
-            if self._read_boxes(boxes[1], out):
-                return out
-        return self.read_general(selection)
+        if boxes is None:
+            return self.read_general(selection)
+        out = np.empty(boxes[0], self.arr.dtype)
+        self._read_boxes(boxes[1], out)
+        return out
 
     def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
         boxes = self._boxes(selection)
         if boxes is None or boxes[0] != out.shape or out.dtype != self.arr.dtype:
             return False
-        return self._read_boxes(boxes[1], out)
+        self._read_boxes(boxes[1], out)
+        return True
 
     def _read_boxes(self, parts: list[tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]],
-                    out: np.ndarray) -> bool:
+                    out: np.ndarray) -> None:
         for key, local, at in parts:
-            if not self.part(key).read_basic_into(local, out[at]):
-                return False        # (a part without the shortcut: all by the general path)
-        return True
+            part = self.part(key)
+            view = out[at]
+            if not part.read_basic_into(local, view):
+                view[...] = part.read_general(local)    # (a part without the shortcut)
 
     def _boxes(self, selection: Any) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[Any, ...],
                                                                           tuple[slice, ...]]]] | None:
