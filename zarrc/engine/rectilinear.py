@@ -134,7 +134,7 @@ class RectilinearStrategy(Strategy):
                     out: np.ndarray) -> None:
         for key, local, at in parts:
             part = self.part(key)
-            view = out[at]
+            view = out[(*at, Ellipsis)]      # (a view, also of a 0-d out)
             if not part.read_basic_into(local, view):
                 view[...] = part.read_general(local)    # (a part without the shortcut)
 
