@@ -29,6 +29,8 @@ from zarrc.core import indexing
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
+from zarrc.runtime.config import config
+from zarrc.runtime.threads import run_each
 
 # part (one run number per dimension) -> (the regular array's shape, its chunk shape,
 # its first chunk's coordinates in the whole grid) -> the part's strategy
@@ -132,11 +134,26 @@ class RectilinearStrategy(Strategy):
 
     def _read_boxes(self, parts: list[tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]],
                     out: np.ndarray) -> None:
-        for key, local, at in parts:
+        """Each part's share, read into its view of ``out``.  Several parts are read
+        at once, the largest first, on the caller and the pool (run_each): a part's
+        native batch takes the threads the others leave (spare_threads), so a grid
+        of many small parts (one per chunk, for an irregular grid) still keeps every
+        core busy."""
+        def read_one(item: tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]) -> None:
+            key, local, at = item
             part = self.part(key)
             view = out[(*at, Ellipsis)]      # (a view, also of a 0-d out)
             if not part.read_basic_into(local, view):
                 view[...] = part.read_general(local)    # (a part without the shortcut)
+
+        if len(parts) == 1 or config.threads <= 1:
+            for item in parts:
+                read_one(item)
+            return
+        for key, _, _ in parts:              # (made here, not by pool threads at once)
+            self.part(key)
+        parts = sorted(parts, key=lambda item: -int(np.prod(out[(*item[2], Ellipsis)].shape)))
+        run_each(parts, read_one, min(config.threads, len(parts)))
 
     def _boxes(self, selection: Any) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[Any, ...],
                                                                           tuple[slice, ...]]]] | None:
