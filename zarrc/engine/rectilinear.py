@@ -143,8 +143,12 @@ class RectilinearStrategy(Strategy):
             key, local, at = item
             part = self.part(key)
             view = out[(*at, Ellipsis)]      # (a view, also of a 0-d out)
-            if not part.read_basic_into(local, view):
-                view[...] = part.read_general(local)    # (a part without the shortcut)
+            if not part.read_basic_into(local, view):       # (a part without the shortcut)
+                dims, _ = indexing.plan_item(local, part.arr.shape, part.arr.chunks)
+                target = view.reshape(indexing.dims_shape(dims))     # (unit dimensions: a view)
+                part.read_into(dims, target)
+                if not np.shares_memory(target, view):
+                    view[...] = target.reshape(view.shape)
 
         if len(parts) == 1 or config.threads <= 1:
             for item in parts:
