@@ -14,7 +14,11 @@ positions, so every part reads into (writes from) the caller's one array.  Pytho
 work is per call and per touched part, not per chunk: a grid of few distinct edge
 lengths (a regular grid with a short last chunk, dask-style chunks) has few parts.
 Coordinate and mask selections (``indexing.GridPoints``) are grouped by part and
-planned as each part's ``Points``.
+planned as each part's ``Points``.  Boxes (``read``: ints and slices of step 1) skip
+the whole-grid plan: each dimension's range is split among its runs, and each touched
+part reads its share with its own one-call native reader (``read_basic_into``; only
+the part at chunk (0, ...) has one, the others' keys being shifted: they are planned
+per part), the touched parts at once, largest first.
 """
 
 from __future__ import annotations
