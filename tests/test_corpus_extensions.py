@@ -6,7 +6,9 @@ data type, which zarrc does not read).  The corpus holds no rectilinear grid, no
 scale_offset / cast_value, no ml_dtypes type and no ``subchunk_write_order`` shard
 (checked with grep over every zarr.json / .zarray / .zmetadata); those are covered
 by zarr-python 3.4 writing them (tests/interop/test_rectilinear_zarr34.py,
-test_value_codecs.py, test_tensorstore_ml_dtypes.py).
+test_value_codecs.py, test_subchunk_write_order.py, test_tensorstore_ml_dtypes.py).
+GDAL's v2 ``fixedscaleoffset`` stores (numcodecs' relative of scale_offset) are here
+too.
 
 Expected values: the writers' data as their tests state it (zarrs writes
 ``arange(100)`` for its zfpy arrays) or the writer's own decoding of the chunk
@@ -130,3 +132,26 @@ def test_zarrs_optional_data_type_is_refused_by_name(rel):
     path = store(rel)
     with pytest.raises(MetadataError, match="optional.*not a supported data type"):
         zarrc.open_array(str(path), mode="r")
+
+
+# ------------------------------------------------------------------ v2 fixedscaleoffset (GDAL)
+
+GDAL_FSO = [1000.0, 1000.1, 1000.2, 1000.3, 1000.4, 1000.6, 1000.7, 1000.8, 1000.9, 1001.0]
+
+
+@pytest.mark.parametrize("name, member", [("f4_astype_u1", ""), ("f8_astype_u1", ""), ("f8_astype_u2", ""),
+                                          ("f8_astype_u4", ""), ("f8_astype_f4", "data")])
+def test_gdal_fixedscaleoffset(name, member):
+    """numcodecs' FixedScaleOffset (zarr v2's relative of scale_offset): the values
+    GDAL's test states, and bit for bit the writer's own decoding (numcodecs; for
+    astype f4 it decodes in float32, where GDAL computes in double)."""
+    numcodecs = pytest.importorskip("numcodecs")
+    path = store(f"gdal_zarr/fixedscaleoffset_dtype_{name}.zarr") / member
+    a = zarrc.open_array(str(path), mode="r")
+    got = a[...]
+    dtype = "f4" if name.startswith("f4") else "f8"
+    assert got.dtype == np.dtype(dtype) and got.shape == (10,)
+    np.testing.assert_allclose(got, GDAL_FSO, rtol=0, atol=1e-4)
+    codec = numcodecs.FixedScaleOffset(offset=1000, scale=10, dtype=dtype, astype=name.split("_")[-1])
+    want = codec.decode((path / "0").read_bytes())
+    np.testing.assert_array_equal(got.view("u1"), np.asarray(want, dtype).view("u1"))
