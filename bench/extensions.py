@@ -3,9 +3,9 @@
 1. rectilinear chunk grids: a full read and 40 random-box reads of an array on a
    rectilinear grid against the same data on a regular grid (zarrc both).  Grids:
    ``dask-like`` (equal edges, a short last chunk per dimension: the regular grid's
-   own edges, written out), ``xenium-like`` (tiles of 1024 with one shorter tile in
-   the middle of each dimension, as concatenated image parts: 2 regular parts per
-   dimension) and ``irregular`` (random edges, one regular part per chunk).
+   own edges, written out), ``xenium-like`` (two image halves concatenated: tiles of
+   1024, each half ending in a shorter tile: 4 runs per dimension, 16 regular
+   parts) and ``irregular`` (random edges, one regular part per chunk).
    Target: rectilinear <= 1.1 x regular.
 2. ``scale_offset`` + ``cast_value`` (float32 stored as int16) full decode of
    256 MiB of float32, zarrc against zarr-python 3.4 (run by the Python 3.12 venv
