@@ -98,7 +98,7 @@ def threaded_time(tasks: Sequence[Callable[[], object]]) -> float:
         starts[i] = time.perf_counter()
         try:
             tasks[i]()
-        except BaseException as exc:  # noqa: BLE001 (reported in the main thread)
+        except BaseException as exc:  # noqa: BLE001  # reported in the main thread
             errors.append(exc)
         ends[i] = time.perf_counter()
 

@@ -69,7 +69,7 @@ def main() -> None:
             reader = ts.open({**spec, "context": {"cache_pool": {"total_bytes_limit": 0}}}).result()
             a = zarrc.open_array(path, mode="r")
             assert (a[...].view(np.uint8) == data.view(np.uint8)).all()
-            times = interleaved_times({"zarrc": lambda a=a: a[...], "tensorstore": lambda reader=reader: reader.read().result()},
+            times = interleaved_times({"zarrc": lambda a=a: a[...], "tensorstore": lambda r=reader: r.read().result()},
                                       args.repeat)
             z, tt = statistics.median(times["zarrc"]), statistics.median(times["tensorstore"])
             rows.append([label, "read", round(z * 1e3, 1), round(tt * 1e3, 1), round(tt / z, 2)])

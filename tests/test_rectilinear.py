@@ -339,3 +339,35 @@ def test_sharding_rules_at_creation_as_zarr_python():
         zarrc.create_array({}, shape=(30,), chunks=(5,), shards=[[10, 12, 8]], dtype="i4")
     a = zarrc.create_array({}, shape=(30,), chunks=(5,), shards=[[10, 15, 5]], dtype="i4")
     assert a.write_chunk_sizes == ((10, 15, 5),) and a.read_chunk_sizes == ((5,) * 6,)
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_boxes_read_by_the_parts_native_readers(tmp_path, sharded):
+    """Ints and slices of step 1 (RectilinearStrategy._boxes: each touched part's
+    read_basic_into) against numpy, on a grid with runs and single chunks, across
+    part boundaries; other selections take the general path."""
+    if sharded:
+        shape = (60, 48, 5)
+        a = zarrc.create_array(str(tmp_path / "s"), shape=shape, chunks=(4, 12, 5), dtype="i4",
+                               shards=[[20, 16, 24], [24, 12, 12], 5], fill_value=-1)
+    else:
+        shape = (61, 47, 5)
+        a = zarrc.create_array(str(tmp_path / "a"), shape=shape, chunks=[[10, 10, 10, 7, 12, 12], [20, 13, 14], 5],
+                               dtype="i4", fill_value=-1)
+    want = np.arange(np.prod(shape), dtype="i4").reshape(shape)
+    want[40:, 30:] = -1
+    a[:40] = want[:40]
+    a[40:, :30] = want[40:, :30]
+    rng = np.random.default_rng(7)
+    sels = [..., (), 3, -1, (slice(None), -shape[1]), (Ellipsis, 2), (5, Ellipsis, 1), (slice(9, 41), slice(19, 34)),
+            (slice(-30, None), 20, slice(1, 4)), (np.int64(36), slice(0, 47)), (slice(5, 5),),
+            (slice(0, 61, 2),), ([1, 2], slice(None))]
+    for _ in range(40):
+        lo = rng.integers(0, shape, 3)
+        hi = [int(rng.integers(low, n)) + 1 for low, n in zip(lo, shape)]
+        sels.append(tuple(slice(int(x), y) for x, y in zip(lo, hi)))
+    for sel in sels:
+        np.testing.assert_array_equal(a[sel], want[sel], err_msg=str(sel))
+    for bad in [(shape[0],), (0, -shape[1] - 1)]:
+        with pytest.raises(IndexError):
+            a[bad]

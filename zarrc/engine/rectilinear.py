@@ -14,7 +14,11 @@ positions, so every part reads into (writes from) the caller's one array.  Pytho
 work is per call and per touched part, not per chunk: a grid of few distinct edge
 lengths (a regular grid with a short last chunk, dask-style chunks) has few parts.
 Coordinate and mask selections (``indexing.GridPoints``) are grouped by part and
-planned as each part's ``Points``.
+planned as each part's ``Points``.  Boxes (``read``: ints and slices of step 1) skip
+the whole-grid plan: each dimension's range is split among its runs, and each touched
+part reads its share with its own one-call native reader (``read_basic_into``; only
+the part at chunk (0, ...) has one, the others' keys being shifted: they are planned
+per part), the touched parts at once, largest first.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from zarrc.core import indexing
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
+from zarrc.runtime.config import config
+from zarrc.runtime.threads import run_each
 
 # part (one run number per dimension) -> (the regular array's shape, its chunk shape,
 # its first chunk's coordinates in the whole grid) -> the part's strategy
@@ -109,6 +115,100 @@ class RectilinearStrategy(Strategy):
             part = self.part(key)
             out.append((key, at, indexing.plan_coordinate(local, part.arr.shape, part.arr.chunks)))
         return out
+
+    # ------------------------------------------------------------ boxes: the parts' native readers
+
+    def read(self, selection: Any) -> Any:
+        """``arr[selection]``: a box (ints and slices of step 1) by the one-call native
+        reader of each touched part (``read_basic_into``) into the one output, as a
+        regular array reads it; anything else by the general path."""
+        boxes = self._boxes(selection)
+        if boxes is None:
+            return self.read_general(selection)
+        out = np.empty(boxes[0], self.arr.dtype)
+        self._read_boxes(boxes[1], out)
+        return out
+
+    def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
+        boxes = self._boxes(selection)
+        if boxes is None or boxes[0] != out.shape or out.dtype != self.arr.dtype:
+            return False
+        self._read_boxes(boxes[1], out)
+        return True
+
+    def _read_boxes(self, parts: list[tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]],
+                    out: np.ndarray) -> None:
+        """Each part's share, read into its view of ``out``.  Several parts are read
+        at once, the largest first, on the caller and the pool (run_each): a part's
+        native batch takes the threads the others leave (spare_threads), so a grid
+        of many small parts (one per chunk, for an irregular grid) still keeps every
+        core busy."""
+        def read_one(item: tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]) -> None:
+            key, local, at = item
+            part = self.part(key)
+            view = out[(*at, Ellipsis)]      # (a view, also of a 0-d out)
+            if not part.read_basic_into(local, view):       # (a part without the shortcut)
+                dims, _ = indexing.plan_item(local, part.arr.shape, part.arr.chunks)
+                target = view.reshape(indexing.dims_shape(dims))     # (unit dimensions: a view)
+                part.read_into(dims, target)
+                if not np.shares_memory(target, view):
+                    view[...] = target.reshape(view.shape)
+
+        if len(parts) == 1 or config.threads <= 1:
+            for item in parts:
+                read_one(item)
+            return
+        for key, _, _ in parts:              # (made here, not by pool threads at once)
+            self.part(key)
+        parts = sorted(parts, key=lambda item: -int(np.prod(out[(*item[2], Ellipsis)].shape)))
+        run_each(parts, read_one, min(config.threads, len(parts)))
+
+    def _boxes(self, selection: Any) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[Any, ...],
+                                                                          tuple[slice, ...]]]] | None:
+        """(output shape, [(part, the part's own selection, where in the output)]) of a
+        non-empty box selection (ints in bounds, slices of step 1, one Ellipsis), else
+        None."""
+        shape = self.arr.shape
+        sel = selection if isinstance(selection, tuple) else (selection,)
+        ellipses = [i for i, s in enumerate(sel) if s is Ellipsis]
+        if len(ellipses) > 1:
+            return None
+        if ellipses:
+            i = ellipses[0]
+            sel = sel[:i] + (slice(None),) * (len(shape) - len(sel) + 1) + sel[i + 1:]
+        if len(sel) > len(shape):
+            return None
+        sel = sel + (slice(None),) * (len(shape) - len(sel))
+        out_shape: list[int] = []
+        per_dim: list[list[tuple[int, Any, slice | None]]] = []
+        for d, (s, n) in enumerate(zip(sel, shape)):
+            starts = self.run_start[d]
+            ends = list(starts[1:]) + [n]
+            if isinstance(s, slice):
+                if s.step not in (None, 1):
+                    return None
+                lo, hi, _ = s.indices(n)
+                if hi <= lo:
+                    return None
+                out_shape.append(hi - lo)
+                r0 = int(np.searchsorted(starts, lo, side="right")) - 1
+                r1 = int(np.searchsorted(starts, hi - 1, side="right")) - 1
+                dim = []
+                for r in range(r0, r1 + 1):
+                    a, b, s0 = max(lo, int(starts[r])), min(hi, int(ends[r])), int(starts[r])
+                    dim.append((r, slice(a - s0, b - s0), slice(a - lo, b - lo)))
+                per_dim.append(dim)
+            elif isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+                i = int(s) + n if s < 0 else int(s)
+                if not 0 <= i < n:
+                    return None
+                r = int(np.searchsorted(starts, i, side="right")) - 1
+                per_dim.append([(r, i - int(starts[r]), None)])
+            else:
+                return None
+        parts = [(tuple(r for r, _, _ in combo), tuple(loc for _, loc, _ in combo),
+                  tuple(at for _, _, at in combo if at is not None)) for combo in itertools.product(*per_dim)]
+        return tuple(out_shape), parts
 
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
         if isinstance(dims, indexing.GridPoints):
