@@ -99,7 +99,7 @@ def test_errors_raise_on_every_rank(run, case) -> None:
     elif case == "error-overlap":
         assert all(e.startswith("ArgumentError") and "overlap" in e for e in errors), errors
     else:
-        assert errors[0].startswith(("MetadataError", "DataTypeValidationError", "ArgumentError")), errors
+        assert errors[0].startswith(("MetadataError", "UnknownDataTypeError", "DataTypeValidationError", "ArgumentError")), errors
         assert all(e.startswith("CollectiveError") and "rank 0" in e for e in errors[1:]), errors
     if case != "error-create":
         assert res["written"] == 0

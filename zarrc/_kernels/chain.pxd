@@ -6,6 +6,7 @@ from libc.stdlib cimport realloc
 from zarrc._kernels.deflate cimport Deflater
 from zarrc._kernels.errors cimport ZcError
 from zarrc._kernels.plan cimport PLAN_MAX_DIMS
+from zarrc._kernels.values cimport zv_cast, zv_scale_offset
 from zarrc._kernels.zstd cimport ZSTD_CCtx, ZSTD_DCtx
 
 cdef enum:
@@ -22,17 +23,6 @@ cdef enum StepKind:
 
 cdef enum:
     MAX_VALUE_OPS = 4   # scale_offset / cast_value / bitround codecs a chain may have
-
-cdef extern from "src/zc_values.h" nogil:
-    ctypedef struct zv_cast:
-        int src, dst, rounding, out_of_range, nmap
-        long double keys[64]
-        long double vals[64]
-    ctypedef struct zv_scale_offset:
-        int type, decode
-        double offset_f, scale_f
-        int64_t offset_i, scale_i
-
 
 # one array -> array value codec of the chain
 cdef struct ValueOp:

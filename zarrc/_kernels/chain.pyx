@@ -90,16 +90,14 @@ cdef void scratch_free(Scratch* s) noexcept nogil:
 
 # ---------------------------------------------------------------- the value codecs
 
-cdef extern from "src/zc_values.h" nogil:
-    enum:
-        ZV_NOT_FINITE
-        ZV_OUT_OF_RANGE
-        ZV_INEXACT
-    int64_t zv_cast_values(const zv_cast* c, const void* src, void* dst, int64_t n, int* why,
-                           long double* value)
-    int64_t zv_scale_offset_values(const zv_scale_offset* c, const void* src, void* dst, int64_t n,
-                                   int* why)
-    void zv_bitround(void* data, int64_t n, int bytes, int mantissa, int keepbits)
+from zarrc._kernels.values cimport (
+    ZV_INEXACT,
+    ZV_NOT_FINITE,
+    ZV_OUT_OF_RANGE,
+    zv_bitround,
+    zv_cast_values,
+    zv_scale_offset_values,
+)
 
 
 cdef long double exact(v):

@@ -4,23 +4,6 @@
 
 from libc.stdint cimport int64_t
 
-cdef extern from "src/zc_values.h" nogil:
-    enum:
-        ZV_MAX_MAP
-    ctypedef struct zv_cast:
-        int src, dst, rounding, out_of_range, nmap
-        long double keys[64]
-        long double vals[64]
-    ctypedef struct zv_scale_offset:
-        int type, decode
-        double offset_f, scale_f
-        int64_t offset_i, scale_i
-    int64_t zv_cast_values(const zv_cast* c, const void* src, void* dst, int64_t n, int* why,
-                           long double* value)
-    void zv_bitround(void* data, int64_t n, int bytes, int mantissa, int keepbits)
-    int64_t zv_scale_offset_values(const zv_scale_offset* c, const void* src, void* dst, int64_t n,
-                                   int* why)
-
 # numpy dtype str (native order) -> the kernels' type code
 TYPE_CODES = {"i1": 0, "i2": 1, "i4": 2, "i8": 3, "u1": 4, "u2": 5, "u4": 6, "u8": 7,
               "f2": 8, "f4": 9, "f8": 10}

@@ -146,7 +146,7 @@ class RectilinearStrategy(Strategy):
         def read_one(item: tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]) -> None:
             key, local, at = item
             part = self.part(key)
-            view = out[(*at, Ellipsis)]      # (a view, also of a 0-d out)
+            view = out[tuple(at) + (Ellipsis,)]      # (a view, also of a 0-d out)
             if not part.read_basic_into(local, view):       # (a part without the shortcut)
                 dims, _ = indexing.plan_item(local, part.arr.shape, part.arr.chunks)
                 target = view.reshape(indexing.dims_shape(dims))     # (unit dimensions: a view)
@@ -160,7 +160,7 @@ class RectilinearStrategy(Strategy):
             return
         for key, _, _ in parts:              # (made here, not by pool threads at once)
             self.part(key)
-        parts = sorted(parts, key=lambda item: -int(np.prod(out[(*item[2], Ellipsis)].shape)))
+        parts = sorted(parts, key=lambda item: -int(np.prod(out[tuple(item[2]) + (Ellipsis,)].shape)))
         run_each(parts, read_one, min(config.threads, len(parts)))
 
     def _boxes(self, selection: Any) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[Any, ...],
@@ -193,7 +193,7 @@ class RectilinearStrategy(Strategy):
                 out_shape.append(hi - lo)
                 r0 = int(np.searchsorted(starts, lo, side="right")) - 1
                 r1 = int(np.searchsorted(starts, hi - 1, side="right")) - 1
-                dim = []
+                dim: list[tuple[int, Any, slice | None]] = []
                 for r in range(r0, r1 + 1):
                     a, b, s0 = max(lo, int(starts[r])), min(hi, int(ends[r])), int(starts[r])
                     dim.append((r, slice(a - s0, b - s0), slice(a - lo, b - lo)))
