@@ -102,7 +102,7 @@ ZFPY = {
 @pytest.mark.parametrize("rel", list(ZFPY))
 def test_zfpy_stores(rel):
     path = store(rel)
-    pytest.importorskip("zfpy", reason="zfpy (zarrc[zfp]) is not installed")
+    pytest.importorskip("numcodecs.zfpy", reason="numcodecs' zfpy codec (zfpy, numcodecs 0.14+) is not available")
     a = zarrc.open_array(str(path), mode="r")
     got = a[...]
     assert a.shape == (10, 10) and got.dtype == np.float32
