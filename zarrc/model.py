@@ -31,6 +31,7 @@ import json
 import os
 import re
 import warnings
+from collections import deque
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -152,12 +153,12 @@ class _SpecBase:
         one, "/a/b" below it (pydantic-zarr's flat form); groups with ``members`` None."""
         root = _flat_key(root_path)
         out: dict[str, Spec] = {}
-        stack: list[tuple[str, Any]] = [(root, self)]
-        while stack:
-            key, node = stack.pop(0)
+        queue: deque[tuple[str, Any]] = deque([(root, self)])
+        while queue:
+            key, node = queue.popleft()
             if isinstance(node, GroupSpec):
                 out[key] = GroupSpec._make(node.metadata, None)
-                stack.extend((f"{key}/{name}", m) for name, m in (node.members or {}).items())
+                queue.extend((f"{key}/{name}", m) for name, m in (node.members or {}).items())
             else:
                 out[key] = node
         return out
