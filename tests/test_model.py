@@ -170,6 +170,19 @@ def test_from_store_takes_urls_nodes_and_paths(tmp_path) -> None:
         GroupSpec.from_store(str(path), storage_options={"anon": True})
 
 
+def test_remote_urls_with_storage_options() -> None:
+    """A URL and its ``storage_options`` go through the store layer as for
+    ``zarrc.open`` (fsspec's memory:// here; remote servers: tests/stores)."""
+    pytest.importorskip("fsspec", reason="the remote stores need fsspec (zarrc[remote])")
+    spec = GroupSpec(attributes={"a": 1}, members={"x": ArraySpec.create(shape=(4,), dtype="i4", chunks=(2,))})
+    url, options = "memory://zarrc-model-test/h.zarr", {"skip_instance_cache": False}
+    node = spec.to_store(url, storage_options=options)
+    assert isinstance(node, zarrc.Group)
+    assert GroupSpec.from_store(url, storage_options=options) == spec
+    assert ArraySpec.from_store(url, "x") == spec.members["x"]
+    assert zarrc.open_array(url, path="x", mode="r").shape == (4,)
+
+
 def test_from_store_reads_zip_stores_and_closes_what_it_opens(tmp_path) -> None:
     path = str(tmp_path / "h.zip")
     with zarrc.storage.ZipStore(path, mode="w") as zs:
