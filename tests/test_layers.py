@@ -26,6 +26,7 @@ LAYERS = [
     ["zarrc.mpi"],                                      # the documented name of integrations.mpi
     ["zarrc.integrations.mpi"],                         # collective MPI writes (not imported by zarrc)
     ["zarrc"],                                          # the package: re-exports the API
+    ["zarrc.model"],                                    # the ZEP 6 object model (lazy: zarrc.model)
     ["zarrc.integrations.zarr_pipeline"],               # zarr-python's codec pipeline (lazy)
     ["zarrc.api.asynchronous"],                         # the asyncio API's functions
     ["zarrc.api.copy"],                                 # copy, copy_all, copy_store

@@ -50,6 +50,11 @@ def __getattr__(name: str) -> Any:
         value = getattr(zarr_pipeline, name)
         globals()[name] = value
         return value
+    # zarrc.model (the ZEP 6 object model): a submodule, imported on first use
+    if name == "model":
+        from importlib import import_module
+
+        return import_module("zarrc.model")
     # __version__ comes from the installed metadata (whose version meson.build's
     # project() sets), read on first use: importlib.metadata takes longer to import
     # than the rest of zarrc's Python layer.
