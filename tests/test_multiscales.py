@@ -336,3 +336,16 @@ def test_gdal_reads_the_built_pyramid(tmp_path):
     band = ds.GetRasterBand(1)
     assert band.GetOverviewCount() == 2
     assert (band.GetOverview(0).XSize, band.GetOverview(0).YSize) == (24, 32)
+
+
+def test_build_keeps_consolidated_metadata_in_step(tmp_path):
+    path = str(tmp_path / "c.zarr")
+    g = zarrc.open_group(path, mode="w")
+    g.create_array("data", shape=(64, 64), chunks=(16, 16), dtype="f4", dimension_names=["y", "x"])[...] = 2.0
+    zarrc.consolidate_metadata(path)
+    zarrc.build_overviews(zarrc.open_consolidated(path, mode="r+")["data"], levels=2)
+    g = zarrc.open_consolidated(path, mode="r")
+    assert sorted(k for k, _ in g.members(max_depth=None)) == [
+        "data", "ovr_2x", "ovr_2x/data", "ovr_4x", "ovr_4x/data"]
+    assert [o.shape for o in zarrc.overviews(g["data"])] == [(32, 32), (16, 16)]
+    assert (zarrc.overviews(g["data"])[1][:] == 2.0).all()
