@@ -349,3 +349,23 @@ def test_build_keeps_consolidated_metadata_in_step(tmp_path):
         "data", "ovr_2x", "ovr_2x/data", "ovr_4x", "ovr_4x/data"]
     assert [o.shape for o in zarrc.overviews(g["data"])] == [(32, 32), (16, 16)]
     assert (zarrc.overviews(g["data"])[1][:] == 2.0).all()
+
+
+def test_built_layout_matches_gdal_written_store(tmp_path):
+    """GDAL's root_level_multiscales store (written by its BuildOverviews: an array
+    "ar" of 200 x 100 and ovr_2x/ar): zarrc's build of the same array writes the same
+    convention entry, the same assets, derivations and transforms."""
+    gdal = corpus("root_level_multiscales")
+    g = zarrc.open_group(str(tmp_path / "z.zarr"), mode="w")
+    ar = g.create_array("ar", shape=(200, 100), chunks=(200, 100), dtype="f4", fill_value=np.nan)
+    ar[...] = 1.0
+    zarrc.build_overviews(ar, (2,), method="nearest")
+    g = zarrc.open_group(str(tmp_path / "z.zarr"), mode="r")
+    mine, theirs = dict(g.attrs), dict(gdal.attrs)
+    assert mine["zarr_conventions"] == theirs["zarr_conventions"]
+    strip = [{k: v for k, v in e.items() if k in ("asset", "derived_from")} |
+             ({"transform": e["transform"]} if "derived_from" in e else {})
+             for e in mine["multiscales"]["layout"]]
+    assert strip == theirs["multiscales"]["layout"]
+    assert [sorted(k for k, _ in x.members(max_depth=None)) for x in (g, gdal)] == [
+        ["ar", "ovr_2x", "ovr_2x/ar"]] * 2

@@ -339,7 +339,9 @@ def build_overviews(node: Array | Group, factors: Sequence[int] | None = None, *
 
     Level ``f`` is the group ``ovr_<f>x`` beside the array, holding an array of the
     same name; the array's group gets the multiscales layout (for the first array, by
-    name, of a group given)."""
+    name, of a group given).  The pyramid returned is read back from the store (a
+    Group object the caller holds keeps the attributes it was opened with).
+    ``factors=()`` removes the overviews and the layout."""
     if isinstance(node, Group):
         names = sorted(k for k, a in node.arrays() if a.ndim >= 2)
         if not names:
