@@ -42,7 +42,8 @@ from zarrc.runtime.threads import item_threads, run_each
 
 __all__ = ["BLOCK_BYTES", "build_overviews", "downsample", "spatial_axes"]
 
-BLOCK_BYTES = 16 << 20          # target size of one block of a level (destination, uncompressed)
+BLOCK_BYTES = 4 << 20           # target size of one block of a level (destination, uncompressed;
+                                # its source is step x step times that)
 OVERVIEW_GROUP = re.compile(r"ovr_\d+x")
 
 
