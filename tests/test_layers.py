@@ -33,10 +33,12 @@ LAYERS = [
     ["zarrc.api.data"],                                 # the data functions (create, zeros, save ...)
     ["zarrc.api.synchronous"],                          # open*, create*, consolidate_metadata ...
     ["zarrc.storage"],                                  # zarr-python's zarr.storage names
+    ["zarrc.core.overviews"],                           # building a pyramid (GDAL's BuildOverviews)
+    ["zarrc.core.multiscales"],                         # the multiscales convention: read, layout written
     ["zarrc.core.group"],                               # Group, AsyncGroup; builds nodes of both kinds
     ["zarrc.core.array"],                               # Array, AsyncArray
     ["zarrc.core.node"],                                # the base of the nodes (sync and async)
-    ["zarrc.core.create", "zarrc.core.create_v2", "zarrc.core.consolidate", "zarrc.core.hierarchy",
+    ["zarrc.core.create", "zarrc.core.create_v2", "zarrc.core.conventions", "zarrc.core.consolidate", "zarrc.core.hierarchy",
      "zarrc.core.node_metadata", "zarrc.core.resize"],  # node metadata: created, read, written
     ["zarrc.engine"],
     ["zarrc.codecs", "zarrc.stores"],

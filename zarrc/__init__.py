@@ -38,6 +38,8 @@ from zarrc.api.synchronous import (
 )
 from zarrc.core.array import Array
 from zarrc.core.group import Group
+from zarrc.core.multiscales import multiscales, overviews
+from zarrc.core.overviews import build_overviews
 from zarrc.runtime.config import config
 
 
@@ -73,6 +75,7 @@ __all__ = [
     "Group",
     "__version__",
     "array",
+    "build_overviews",
     "codecs",
     "config",
     "consolidate_metadata",
@@ -91,6 +94,7 @@ __all__ = [
     "full_like",
     "group",
     "load",
+    "multiscales",
     "ones",
     "ones_like",
     "open",
@@ -98,6 +102,7 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "open_like",
+    "overviews",
     "save",
     "save_array",
     "save_group",
