@@ -29,12 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from zarrc._kernels.chain import Chain
+from zarrc._kernels.read import BasicReader, ReadBatch
 from zarrc.core import indexing
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
+from zarrc.engine import batch as b
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
+from zarrc.errors import StoreError
 from zarrc.runtime.config import config
-from zarrc.runtime.threads import run_each
+from zarrc.runtime.threads import PARALLEL_MIN_BYTES, run_each
 
 # part (one run number per dimension) -> (the regular array's shape, its chunk shape,
 # its first chunk's coordinates in the whole grid) -> the part's strategy
@@ -51,9 +55,10 @@ class RectilinearStrategy(Strategy):
     locks_per_part = True
 
     def __init__(self, arr: ChunkedArray, grid: RectilinearChunkGrid, make_part: PartFactory,
-                 inner: tuple[int, ...] | None = None) -> None:
+                 inner: tuple[int, ...] | None = None, reader: BasicReader | None = None) -> None:
         super().__init__(arr)
         self.grid = grid
+        self.reader = reader
         self._make_part = make_part
         self._parts: dict[tuple[int, ...], Strategy] = {}
         self.runs = grid.runs()
@@ -119,9 +124,15 @@ class RectilinearStrategy(Strategy):
     # ------------------------------------------------------------ boxes: the parts' native readers
 
     def read(self, selection: Any) -> Any:
-        """``arr[selection]``: a box (ints and slices of step 1) by the one-call native
-        reader of each touched part (``read_basic_into``) into the one output, as a
-        regular array reads it; anything else by the general path."""
+        """``arr[selection]``: ints and slices by the whole grid's one-call native
+        reader (``reader``: plain chunk files, unsharded), else a box (ints and slices
+        of step 1) by the one-call native reader of each touched part
+        (``read_basic_into``) into the one output; anything else by the general path."""
+        if self.reader is not None:
+            out = self._read_grid(selection, None)
+            if out is not None:
+                return out
+            return self.read_general(selection)
         boxes = self._boxes(selection)
         if boxes is None:
             return self.read_general(selection)
@@ -129,7 +140,18 @@ class RectilinearStrategy(Strategy):
         self._read_boxes(boxes[1], out)
         return out
 
+    def _read_grid(self, selection: Any, out: np.ndarray | None) -> np.ndarray | None:
+        assert self.reader is not None
+        try:
+            return self.reader.read(selection, out)
+        except OSError as exc:
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"cannot read {exc.filename} of {self.arr.name}: {exc.strerror}") from None
+
     def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
+        if self.reader is not None:
+            return self._read_grid(selection, out) is not None
         boxes = self._boxes(selection)
         if boxes is None or boxes[0] != out.shape or out.dtype != self.arr.dtype:
             return False
@@ -239,6 +261,31 @@ class RectilinearStrategy(Strategy):
         """Unlocked writes of each part (engine.api.write goes through write_parts)."""
         for part, sub, part_value in self.write_parts(dims, value):
             part.write_from(sub, part_value)
+
+
+def grid_reader(arr: ChunkedArray, grid: RectilinearChunkGrid, chain: Chain,
+                chain_of: Callable[[tuple[int, ...]], Chain]) -> BasicReader:
+    """The one-call native reader of ints and slices over the whole ``grid`` of an
+    unsharded array of plain chunk files (``arr.path_head`` set): the planner
+    searches each rectilinear dimension's boundaries, and the chunks of each
+    shape are decoded with that shape's chain (``chain``: chunk 0's; ``chain_of``:
+    the chain of a shape, asked once per shape)."""
+    assert arr.path_head is not None
+    bounds = tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims)
+    classes = tuple(np.unique(d.edges, return_inverse=True)[1].astype(np.int64).reshape(-1)
+                    if isinstance(d, Edges) else None for d in grid.dims)
+    chunks = tuple(int(d.edges[0]) if isinstance(d, Edges) else max(1, d) for d in grid.dims)
+
+    def shape_chain(coords: tuple[int, ...]) -> Chain:
+        return chain_of(tuple(int(d.edges[c]) if isinstance(d, Edges) else d
+                              for d, c in zip(grid.dims, coords)))
+
+    def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
+        b.raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
+
+    return BasicReader(chain, arr.shape, chunks, arr.dtype, arr.fill, arr.path_head, arr.path_separator,
+                       PARALLEL_MIN_BYTES, b.run_batch, raise_error, bounds=bounds, classes=classes,
+                       chain_of=shape_chain)
 
 
 def planning_chunks(grid: RectilinearChunkGrid, inner: tuple[int, ...] | None) -> tuple[int | Edges, ...]:
