@@ -384,6 +384,7 @@ cdef struct Points:
     bint narrow                         # every length fits 32 bits: 32-bit divisions
     int bits                            # bits of a chunk's element numbers (PACK)
     bint small                          # local and outidx are int32
+    const int64_t* bnd[PLAN_MAX_DIMS]   # a rectilinear dimension's chunk boundaries (grid + 1), or NULL
 
 
 cdef inline void put(void* dst, bint small, Py_ssize_t i, int64_t v) noexcept nogil:
@@ -429,6 +430,11 @@ cdef Py_ssize_t walk(Points* points, int mode, int64_t* cnt, int64_t* packed, vo
                 if v < 0 or v >= p.size[d]:
                     points.ndim = <int>d
                     return k
+                if p.bnd[d] != NULL:    # a boundary search; the chunk's own extent
+                    c = bound_search(p.bnd[d], p.grid[d] + 1, v)
+                    key = key * p.grid[d] + c
+                    loc = loc * (p.bnd[d][c + 1] - p.bnd[d][c]) + (v - p.bnd[d][c])
+                    continue
                 if p.shift[d] >= 0:
                     c = v >> p.shift[d]
                 elif p.narrow:
@@ -577,7 +583,7 @@ cdef Py_ssize_t count_group(Points* p, int64_t total, void* sl, void* sp, int64_
     return ntasks
 
 
-cdef object plan_of(Points* p, tuple shape, tuple chunks):
+cdef object plan_of(Points* p, tuple shape, tuple chunks, tuple bounds=None):
     """The plan of the points (see plan_points)."""
     cdef Py_ssize_t ndim = len(shape), t, d, ntasks, n = p.n, bad = -1
     cdef int64_t total = 1, key, items = 1
@@ -585,6 +591,7 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks):
     cdef int64_t* task_start = NULL
     cdef int64_t* packed = NULL
     cdef object grid_total = 1
+    cdef const int64_t[::1] bv
     p.ndim = <int>ndim
     p.bits = 0
     p.narrow = True
@@ -592,6 +599,14 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks):
         p.size[d] = shape[d]
         p.chunk[d] = chunks[d]
         p.grid[d] = (p.size[d] + p.chunk[d] - 1) // p.chunk[d]
+        p.bnd[d] = NULL
+        if bounds is not None and bounds[d] is not None:
+            bv = bounds[d]              # (checked by plan_points; the caller keeps it)
+            p.bnd[d] = &bv[0]
+            p.grid[d] = bv.shape[0] - 1
+            p.chunk[d] = 1              # (the largest edge: the bits of a chunk's elements)
+            for t in range(p.grid[d]):
+                p.chunk[d] = max(p.chunk[d], bv[t + 1] - bv[t])
         p.narrow = p.narrow and p.size[d] < (<int64_t>1 << 32)
         p.shift[d] = -1
         for t in range(63):
@@ -650,10 +665,12 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks):
     return table, sorted_local, sorted_pos, tasks, coords
 
 
-def plan_points(list idx, tuple shape, tuple chunks):
+def plan_points(list idx, tuple shape, tuple chunks, tuple bounds=None):
     """Plan a coordinate selection: ``idx`` holds per dimension a 1-d int64 array
     (any strides), all of one length n; point k is (idx[0][k], idx[1][k], ...),
-    negative indices counting from the end.
+    negative indices counting from the end.  ``bounds``: as plan_basic's (a
+    rectilinear dimension's boundaries, searched; local indices are then in the
+    chunk's own shape).
 
     Returns (table, local, outidx, tasks, coords): the plan table (a point row per
     touched chunk, then the shared row; see above), each point's local index and
@@ -673,7 +690,15 @@ def plan_points(list idx, tuple shape, tuple chunks):
             raise ValueError("index arrays of different lengths")
         p.ptr[d] = <const char*>&view[0] if p.n else NULL
         p.stride[d] = view.strides[0]
-    return plan_of(&p, shape, chunks)
+    if bounds is not None:
+        if len(bounds) != ndim:
+            raise ValueError(f"{len(bounds)} chunk boundaries for an array of shape {shape}")
+        for d in range(ndim):
+            if bounds[d] is not None:
+                view = bounds[d]
+                if view.shape[0] < 2 or view[0] != 0 or view[view.shape[0] - 1] < shape[d]:
+                    raise ValueError(f"chunk boundaries of dimension {d} do not cover {shape[d]}")
+    return plan_of(&p, shape, chunks, bounds)
 
 
 def plan_mask(mask, tuple shape, tuple chunks):

@@ -29,7 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from zarrc._kernels.batch import BatchGroup
 from zarrc._kernels.chain import Chain
+from zarrc._kernels.plan import plan_points
 from zarrc._kernels.read import BasicReader, ReadBatch
 from zarrc.core import indexing
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
@@ -38,7 +40,7 @@ from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import StoreError
 from zarrc.runtime.config import config
-from zarrc.runtime.threads import PARALLEL_MIN_BYTES, run_each
+from zarrc.runtime.threads import PARALLEL_MIN_BYTES, counted_call, run_each
 
 # part (one run number per dimension) -> (the regular array's shape, its chunk shape,
 # its first chunk's coordinates in the whole grid) -> the part's strategy
@@ -55,9 +57,11 @@ class RectilinearStrategy(Strategy):
     locks_per_part = True
 
     def __init__(self, arr: ChunkedArray, grid: RectilinearChunkGrid, make_part: PartFactory,
-                 inner: tuple[int, ...] | None = None, reader: BasicReader | None = None) -> None:
+                 inner: tuple[int, ...] | None = None, shapes: ShapeChains | None = None,
+                 reader: BasicReader | None = None) -> None:
         super().__init__(arr)
         self.grid = grid
+        self.shapes = shapes
         self.reader = reader
         self._make_part = make_part
         self._parts: dict[tuple[int, ...], Strategy] = {}
@@ -132,6 +136,7 @@ class RectilinearStrategy(Strategy):
             out = self._read_grid(selection, None)
             if out is not None:
                 return out
+        if self.shapes is not None:
             return self.read_general(selection)
         boxes = self._boxes(selection)
         if boxes is None:
@@ -150,8 +155,8 @@ class RectilinearStrategy(Strategy):
             raise StoreError(f"cannot read {exc.filename} of {self.arr.name}: {exc.strerror}") from None
 
     def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
-        if self.reader is not None:
-            return self._read_grid(selection, out) is not None
+        if self.shapes is not None:
+            return self.reader is not None and self._read_grid(selection, out) is not None
         boxes = self._boxes(selection)
         if boxes is None or boxes[0] != out.shape or out.dtype != self.arr.dtype:
             return False
@@ -233,6 +238,9 @@ class RectilinearStrategy(Strategy):
         return tuple(out_shape), parts
 
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
+        if self.shapes is not None:
+            self._read_grid_planned(dims, out)
+            return
         if isinstance(dims, indexing.GridPoints):
             flat_out = out.reshape(-1)
             for key, at, pts in self._point_parts(dims):
@@ -243,6 +251,38 @@ class RectilinearStrategy(Strategy):
         assert not isinstance(dims, indexing.Points)   # (planning_chunks has an Edges: GridPoints)
         for key, sub in self._split(dims):
             self.part(key).read_into(sub, out)
+
+    @counted_call
+    def _read_grid_planned(self, dims: indexing.Plan, out: np.ndarray) -> None:
+        """A planned selection read through the whole grid (unsharded, native chain):
+        coordinate and mask selections grouped by chunk in the kernels (plan_points
+        on the grid's boundaries), projections as planned (chunk numbers of the whole
+        grid); each chunk shape's tasks one ReadBatch with its shape's chain, the
+        batches run as one (BatchGroup)."""
+        arr = self.arr
+        shapes = self.shapes
+        assert shapes is not None
+        if isinstance(dims, indexing.GridPoints):
+            chunks = tuple(1 if isinstance(c, Edges) else c for c in arr.chunks)
+            dims = indexing.Points(*plan_points(list(dims.flat), arr.shape, chunks, shapes.bounds),
+                                   nsel=dims.nsel, shape=dims.shape, ndim=dims.ndim)
+        table, local, outidx, tasks, coords = b.planned(dims)
+        if not len(tasks):
+            return
+        strides = b.array_strides(dims, out.strides)
+        sources, _ = b.chunk_sources(arr, coords)
+        batches, spans = [], []
+        for at in shapes.groups(coords):
+            chain = shapes.chain(coords[at[0]])
+            sub = coords[at]
+            part = (sources[:3] + (sub,)) if isinstance(sources, tuple) else [sources[i] for i in at]
+            batches.append(ReadBatch(chain, table, local, outidx, np.ascontiguousarray(tasks[at]), out,
+                                     strides, arr.fill, part))
+            spans.append(sub)
+        work = sum(x.ntasks * x.chain.chunk_nbytes for x in batches) if batches[0].chain.ncodecs else out.nbytes
+        b.run_batch(batches[0] if len(batches) == 1 else BatchGroup(batches), len(tasks), work)
+        for batch, sub in zip(batches, spans):
+            b.raise_task_error(batch, arr, lambda sub=sub: arr.chunk_keys(sub))
 
     def write_parts(self, dims: indexing.Plan, value: np.ndarray
                     ) -> Iterator[tuple[Strategy, indexing.Plan, np.ndarray]]:
@@ -263,29 +303,56 @@ class RectilinearStrategy(Strategy):
             part.write_from(sub, part_value)
 
 
-def grid_reader(arr: ChunkedArray, grid: RectilinearChunkGrid, chain: Chain,
-                chain_of: Callable[[tuple[int, ...]], Chain]) -> BasicReader:
-    """The one-call native reader of ints and slices over the whole ``grid`` of an
-    unsharded array of plain chunk files (``arr.path_head`` set): the planner
-    searches each rectilinear dimension's boundaries, and the chunks of each
-    shape are decoded with that shape's chain (``chain``: chunk 0's; ``chain_of``:
-    the chain of a shape, asked once per shape)."""
-    assert arr.path_head is not None
-    bounds = tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims)
-    classes = tuple(np.unique(d.edges, return_inverse=True)[1].astype(np.int64).reshape(-1)
-                    if isinstance(d, Edges) else None for d in grid.dims)
-    chunks = tuple(int(d.edges[0]) if isinstance(d, Edges) else max(1, d) for d in grid.dims)
+class ShapeChains:
+    """The chunk shapes of an unsharded rectilinear grid and the codec chain of each
+    (``chain_of(shape)``, asked once per shape): per dimension the boundaries the
+    kernels' planners search (``bounds``: the cumulative edges, None for a regular
+    dimension) and each chunk's edge as a class number (``classes``), whose mixed
+    radix over the dimensions is a chunk's shape key."""
 
-    def shape_chain(coords: tuple[int, ...]) -> Chain:
-        return chain_of(tuple(int(d.edges[c]) if isinstance(d, Edges) else d
-                              for d, c in zip(grid.dims, coords)))
+    def __init__(self, grid: RectilinearChunkGrid, chain_of: Callable[[tuple[int, ...]], Chain]) -> None:
+        self.dims = grid.dims
+        self.bounds = tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims)
+        self.classes = tuple(np.unique(d.edges, return_inverse=True)[1].astype(np.int64).reshape(-1)
+                             if isinstance(d, Edges) else None for d in grid.dims)
+        self._chain_of = chain_of
+        self._chains: dict[tuple[int, ...], Chain] = {}
 
-    def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
-        b.raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
+    def chain(self, coords: Any) -> Chain:
+        """The chain of chunk ``coords``' shape."""
+        shape = tuple(int(d.edges[c]) if isinstance(d, Edges) else d for d, c in zip(self.dims, coords))
+        chain = self._chains.get(shape)
+        if chain is None:
+            chain = self._chains[shape] = self._chain_of(shape)
+        return chain
 
-    return BasicReader(chain, arr.shape, chunks, arr.dtype, arr.fill, arr.path_head, arr.path_separator,
-                       PARALLEL_MIN_BYTES, b.run_batch, raise_error, bounds=bounds, classes=classes,
-                       chain_of=shape_chain)
+    def groups(self, coords: np.ndarray) -> list[np.ndarray]:
+        """The tasks (rows of ``coords``) of each chunk shape: one index array per shape."""
+        key = np.zeros(len(coords), np.int64)
+        for d, cls in enumerate(self.classes):
+            if cls is not None:
+                key = key * (int(cls.max()) + 1) + cls[coords[:, d]]
+        if not len(key) or (key == key[0]).all():
+            return [np.arange(len(key))]
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        cuts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        return np.split(order, cuts[1:])
+
+    def reader(self, arr: ChunkedArray) -> BasicReader:
+        """The one-call native reader of ints and slices over the whole grid of ``arr``,
+        an array of plain chunk files (``arr.path_head`` set): the kernels' planner
+        searches each rectilinear dimension's boundaries, and the chunks of each
+        shape are decoded with that shape's chain."""
+        assert arr.path_head is not None
+        chunks = tuple(int(d.edges[0]) if isinstance(d, Edges) else max(1, d) for d in self.dims)
+
+        def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
+            b.raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
+
+        return BasicReader(self.chain((0,) * len(self.dims)), arr.shape, chunks, arr.dtype, arr.fill,
+                           arr.path_head, arr.path_separator, PARALLEL_MIN_BYTES, b.run_batch, raise_error,
+                           bounds=self.bounds, classes=self.classes, chain_of=self.chain)
 
 
 def planning_chunks(grid: RectilinearChunkGrid, inner: tuple[int, ...] | None) -> tuple[int | Edges, ...]:
