@@ -23,6 +23,7 @@ per part), the touched parts at once, largest first.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -31,11 +32,11 @@ import numpy as np
 
 from zarrc._kernels.batch import BatchGroup
 from zarrc._kernels.chain import Chain
-from zarrc._kernels.plan import plan_points
 from zarrc._kernels.read import BasicReader, ReadBatch
 from zarrc.core import indexing
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
 from zarrc.engine import batch as b
+from zarrc.engine.native import write_batch
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import StoreError
@@ -63,6 +64,8 @@ class RectilinearStrategy(Strategy):
         self.grid = grid
         self.shapes = shapes
         self.reader = reader
+        # (through the whole grid: engine.api.write locks the whole grid's keys)
+        self.locks_per_part = shapes is None
         self._make_part = make_part
         self._parts: dict[tuple[int, ...], Strategy] = {}
         self.runs = grid.runs()
@@ -262,10 +265,6 @@ class RectilinearStrategy(Strategy):
         arr = self.arr
         shapes = self.shapes
         assert shapes is not None
-        if isinstance(dims, indexing.GridPoints):
-            chunks = tuple(1 if isinstance(c, Edges) else c for c in arr.chunks)
-            dims = indexing.Points(*plan_points(list(dims.flat), arr.shape, chunks, shapes.bounds),
-                                   nsel=dims.nsel, shape=dims.shape, ndim=dims.ndim)
         table, local, outidx, tasks, coords = b.planned(dims)
         if not len(tasks):
             return
@@ -298,7 +297,21 @@ class RectilinearStrategy(Strategy):
             yield self.part(key), sub, value
 
     def write_from(self, dims: indexing.Plan, value: np.ndarray, *hold: Any) -> None:
-        """Unlocked writes of each part (engine.api.write goes through write_parts)."""
+        """Through the whole grid (``shapes``): the tasks of each chunk shape written by
+        the native strategy's batches (engine.native.write_batch) with that shape's
+        chain, the caller holding the locks; else unlocked writes of each part
+        (engine.api.write goes through write_parts)."""
+        if self.shapes is not None:
+            table, local, outidx, tasks, coords = b.planned(dims)
+            strides = b.array_strides(dims, value.strides)
+            for at in self.shapes.groups(coords):
+                chain = self.shapes.chain(coords[at[0]])
+                arr = dataclasses.replace(self.arr, chain=chain)
+                per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, chain.chunk_nbytes))
+                for lo in range(0, len(at), per_batch):
+                    span = at[lo:lo + per_batch]
+                    write_batch(arr, table, local, outidx, tasks[span], coords[span], value, strides)
+            return
         for part, sub, part_value in self.write_parts(dims, value):
             part.write_from(sub, part_value)
 
