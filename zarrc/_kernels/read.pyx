@@ -585,12 +585,10 @@ cdef class BasicReader:
     error of a failed batch, naming the chunk.
 
     A rectilinear grid (unsharded): ``bounds`` per dimension None (regular: the
-    length in ``chunks``) or the cumulative chunk edges from 0 (int64), searched
-    by the planner; ``classes`` per such dimension each chunk's edge as a class
-    number (int64: equal edges, equal numbers); ``chain_of(coords)`` the Chain of
-    chunk ``coords``' shape (``chain`` is that of chunk 0), asked once per shape.
-    The tasks of each chunk shape are one ReadBatch, the batches run as one
-    (batch.pyx BatchGroup).
+    length in ``chunks``) or the cumulative chunk edges from 0 (int64), searched by
+    the planner; ``classes`` each chunk's edge as a class number (equal edges, equal
+    numbers); ``chain_of(coords)`` the Chain of chunk ``coords``' shape, asked once
+    per shape.  Each shape's tasks are one ReadBatch, run as one (BatchGroup).
     """
 
     cdef Chain chain
@@ -779,6 +777,7 @@ cdef class BasicReader:
                 for g in range(ng):
                     plan_free(&groups[g])
                 free(groups)
+            subs.sort(key=lambda x: -x.chain.chunk_nbytes)    # (the largest chunks first)
             return BatchGroup(subs)
         finally:
             free(keys)

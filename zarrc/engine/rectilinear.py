@@ -278,6 +278,9 @@ class RectilinearStrategy(Strategy):
             batches.append(ReadBatch(chain, table, local, outidx, np.ascontiguousarray(tasks[at]), out,
                                      strides, arr.fill, part))
             spans.append(sub)
+        if len(batches) > 1:                 # (the largest chunks first)
+            order = sorted(range(len(batches)), key=lambda i: -batches[i].chain.chunk_nbytes)
+            batches, spans = [batches[i] for i in order], [spans[i] for i in order]
         work = sum(x.ntasks * x.chain.chunk_nbytes for x in batches) if batches[0].chain.ncodecs else out.nbytes
         b.run_batch(batches[0] if len(batches) == 1 else BatchGroup(batches), len(tasks), work)
         for batch, sub in zip(batches, spans):
