@@ -99,7 +99,10 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
 
 def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty_chunks: bool,
                          encoding: ChunkKeyEncoding) -> Prepared:
-    """A rectilinear array: its parts prepared as regular arrays (engine.rectilinear)."""
+    """A rectilinear array (engine.rectilinear): unsharded with a native chain, read
+    and written through the whole grid (ShapeChains: a chain per chunk shape; the
+    whole grid's BasicReader for plain chunk files); else (and for the sharded)
+    through its parts, prepared as regular arrays."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
 

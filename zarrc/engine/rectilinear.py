@@ -1,24 +1,27 @@
 """The strategy of an array on a rectilinear chunk grid (``RectilinearStrategy``).
 
-A rectilinear grid is cut, per dimension, into its runs of equal edges
-(``RectilinearChunkGrid.runs``); a product of runs, one per dimension, is a *part*:
-a regular grid of the run's edges over a box of the array, stored under the
-array's own keys (chunk coordinates offset by the part's first chunk).  Each part
-gets the strategy of a regular array (prepared by ``engine.prepare``, lazily, once),
-so chunks are decoded and encoded by the same native batches as a regular array's.
+Unsharded, with a native chain, the array is read and written through its whole
+grid (``ShapeChains``): the kernels' planners search each rectilinear dimension's
+boundaries (``plan_basic`` / ``plan_points`` given ``bounds``: the cumulative
+edges; a regular dimension keeps its chunk length), and each chunk is decoded and
+encoded with the chain prepared for its own shape (once per shape).  Ints and
+slices of plain chunk files are read by the grid's one-call ``BasicReader`` (the
+tasks of each chunk shape one ReadBatch, run as one ``BatchGroup``); other
+selections, planned on the grid (``zarrc.core.indexing`` over the ``Edges``;
+coordinates and masks grouped by chunk in the kernels, ``GridPoints``), read as a
+ReadBatch per chunk shape in one BatchGroup; writes go to the native strategy's
+``write_batch`` per chunk shape, locked by engine.api.write as a regular array's.
 
-A selection is planned once for the whole array (``zarrc.core.indexing`` over the
-grid's ``Edges``: a boundary search per dimension), and each dimension's rows are
-split among its runs by one more search; the parts' plans keep the output
-positions, so every part reads into (writes from) the caller's one array.  Python
-work is per call and per touched part, not per chunk: a grid of few distinct edge
-lengths (a regular grid with a short last chunk, dask-style chunks) has few parts.
-Coordinate and mask selections (``indexing.GridPoints``) are grouped by part and
-planned as each part's ``Points``.  Boxes (``read``: ints and slices of step 1) skip
-the whole-grid plan: each dimension's range is split among its runs, and each touched
-part reads its share with its own one-call native reader (``read_basic_into``; only
-the part at chunk (0, ...) has one, the others' keys being shifted: they are planned
-per part), the touched parts at once, largest first.
+Sharded (or with codecs only Python runs) the grid is cut, per dimension, into its
+runs of equal edges (``RectilinearChunkGrid.runs``); a product of runs, one per
+dimension, is a *part*: a regular grid of the run's edges over a box of the array,
+stored under the array's own keys (chunk coordinates offset by the part's first
+chunk).  Each part gets the strategy of a regular array (prepared by
+``engine.prepare``, lazily, once).  A selection planned on the whole grid is split
+among the parts by one more search per dimension, output positions kept; points
+are regrouped by part (``GridPoints.flat``); boxes (ints and slices of step 1) are
+split per dimension among the runs, each touched part reading its share with its
+own one-call reader where it has one, the touched parts at once, largest first.
 """
 
 from __future__ import annotations
