@@ -310,13 +310,23 @@ class RectilinearStrategy(Strategy):
         if self.shapes is not None:
             table, local, outidx, tasks, coords = b.planned(dims)
             strides = b.array_strides(dims, value.strides)
+            jobs = []
             for at in self.shapes.groups(coords):
                 chain = self.shapes.chain(coords[at[0]])
                 arr = dataclasses.replace(self.arr, chain=chain)
                 per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, chain.chunk_nbytes))
-                for lo in range(0, len(at), per_batch):
-                    span = at[lo:lo + per_batch]
-                    write_batch(arr, table, local, outidx, tasks[span], coords[span], value, strides)
+                jobs += [(arr, at[lo:lo + per_batch]) for lo in range(0, len(at), per_batch)]
+
+            def write_one(job: tuple[ChunkedArray, np.ndarray]) -> None:
+                arr, span = job
+                write_batch(arr, table, local, outidx, tasks[span], coords[span], value, strides)
+
+            if len(jobs) == 1 or config.threads <= 1:
+                for job in jobs:
+                    write_one(job)
+            else:                    # (the shapes at once, the most bytes first, as _read_boxes)
+                jobs.sort(key=lambda job: -len(job[1]) * job[0].chain.chunk_nbytes)
+                run_each(jobs, write_one, min(config.threads, len(jobs)))
             return
         for part, sub, part_value in self.write_parts(dims, value):
             part.write_from(sub, part_value)
