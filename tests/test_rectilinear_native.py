@@ -70,7 +70,7 @@ def test_kernel_plans_on_the_boundaries_as_indexing_does(grid):
     for sel in _selections(rng, shape, 100)[2:]:
         planned = kplan.plan_basic(sel, shape, lengths, bounds)
         projections, out_shape = indexing.plan(sel, shape, dims)
-        table, tasks, coords, native_shape, dropped = planned
+        table, _, _, native_shape, dropped = planned
         assert native_shape == out_shape
         rows = np.concatenate([np.asarray(p.table, np.int64).reshape(-1, indexing.PROJECTION_COLS)
                                for p in projections])
@@ -80,7 +80,7 @@ def test_kernel_plans_on_the_boundaries_as_indexing_does(grid):
         assert dropped == tuple(p.dropped for p in projections)
     # points: each chunk's local indices are in the chunk's own shape
     idx = [rng.integers(0, n, 200) for n in shape]
-    table, local, out, tasks, coords = kplan.plan_points(idx, shape, lengths, bounds)
+    table, local, out, _, coords = kplan.plan_points(idx, shape, lengths, bounds)
     for t, c in enumerate(coords):
         row = table[t]
         lo = [d.offsets[k] if isinstance(d, Edges) else k * d for d, k in zip(dims, c)]

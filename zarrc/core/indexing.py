@@ -554,7 +554,7 @@ def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tupl
         checked.append(a)
     bounds = tuple(c.offsets if isinstance(c, Edges) else None for c in chunks)
     lengths = tuple(1 if isinstance(c, Edges) else c for c in chunks)
-    planned = layout.plan_points(checked, shape, lengths, bounds)  # type: ignore[arg-type]  # (ints)
+    planned = layout.plan_points(checked, shape, lengths, bounds)
     return GridPoints(*planned, nsel=len(checked[0]) if checked else 0, shape=sel_shape,  # type: ignore[misc]
                       ndim=len(shape), flat=tuple(checked))
 

@@ -123,9 +123,9 @@ class RectilinearStrategy(Strategy):
         ids = part_id[order]
         cuts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, np.int64)
         out = []
-        for a, b in zip(cuts, np.r_[cuts[1:], ids.size]):
+        for a, z in zip(cuts, np.r_[cuts[1:], ids.size]):
             key = tuple(int(i) for i in np.unravel_index(int(ids[a]), nruns))
-            at = order[a:b]
+            at = order[a:z]
             local = tuple(flat[d][at] - self.run_start[d][key[d]] for d in range(len(flat)))
             part = self.part(key)
             out.append((key, at, indexing.plan_coordinate(local, part.arr.shape, part.arr.chunks)))
@@ -315,17 +315,17 @@ class RectilinearStrategy(Strategy):
                 chain = self.shapes.chain(coords[at[0]])
                 arr = dataclasses.replace(self.arr, chain=chain)
                 per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, chain.chunk_nbytes))
-                jobs += [(arr, at[lo:lo + per_batch]) for lo in range(0, len(at), per_batch)]
+                jobs += [(arr, at[lo:lo + per_batch], chain.chunk_nbytes) for lo in range(0, len(at), per_batch)]
 
-            def write_one(job: tuple[ChunkedArray, np.ndarray]) -> None:
-                arr, span = job
+            def write_one(job: tuple[ChunkedArray, np.ndarray, int]) -> None:
+                arr, span, _ = job
                 write_batch(arr, table, local, outidx, tasks[span], coords[span], value, strides)
 
             if len(jobs) == 1 or config.threads <= 1:
                 for job in jobs:
                     write_one(job)
             else:                    # (the shapes at once, the most bytes first, as _read_boxes)
-                jobs.sort(key=lambda job: -len(job[1]) * job[0].chain.chunk_nbytes)
+                jobs.sort(key=lambda job: -len(job[1]) * job[2])
                 run_each(jobs, write_one, min(config.threads, len(jobs)))
             return
         for part, sub, part_value in self.write_parts(dims, value):
