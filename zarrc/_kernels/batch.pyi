@@ -3,6 +3,8 @@
 
 from collections.abc import Sequence
 
+from typing_extensions import Self
+
 from zarrc._kernels.chain import Chain
 
 CHECKSUM: int
@@ -26,7 +28,7 @@ class _Batch:
 class BatchGroup:
     batches: list[_Batch]
     ntasks: int
-    def __new__(cls, batches: Sequence[_Batch]) -> BatchGroup: ...
+    def __new__(cls, batches: Sequence[_Batch]) -> Self: ...
     def run(self) -> None: ...
     def can_split(self, threads: int) -> bool: ...
     def split_on(self) -> None: ...
