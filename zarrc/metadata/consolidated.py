@@ -114,17 +114,13 @@ def _node_type(entry: Any) -> str | None:
     return entry.node_type if isinstance(entry, Pending) else getattr(entry, "node_type", None)
 
 
-def _check_ancestors(nodes: Mapping[str, Any], key_of: Any) -> None:
-    """No node may sit below an array (``nodes``: {path: parsed or Pending entry})."""
-    arrays = {path for path, entry in nodes.items() if _node_type(entry) == "array"}
-    if not arrays:
-        return
-    for path in nodes:
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            ancestor = "/".join(parts[:depth])
-            if ancestor in arrays:
-                raise MetadataError(f"{key_of(path)}: node {describe(path)} is below {describe(ancestor)}, "
+def _check_ancestors(nodes: ConsolidatedNodes, key_of: Any) -> None:
+    """No node may sit below an array: each array's subtree looked up in the
+    children index (``nodes``: parsed or Pending entries)."""
+    for path, entry in nodes.raw_items(ordered=False):
+        if _node_type(entry) == "array":
+            for below in nodes.below(path):
+                raise MetadataError(f"{key_of(below)}: node {describe(below)} is below {describe(path)}, "
                                     "which is an array")
 
 
@@ -173,16 +169,18 @@ class ConsolidatedNodes(MutableMapping):
     the document's order (zarr-python's), new ones last; a view's, its group's
     subtree, each group's members together."""
 
-    __slots__ = ("_base", "_children", "_entries")
+    __slots__ = ("_base", "_children", "_entries", "_sorted")
 
     def __init__(self, entries: Mapping[str, Any] | None = None, *, _share: ConsolidatedNodes | None = None,
                  _base: str = "") -> None:
         if _share is not None:
             self._entries: dict[str, Any] = _share._entries
             self._children: dict[str, dict[str, None]] = _share._children
+            self._sorted: list[bool] = _share._sorted
         else:
             self._entries = dict(entries or {})
             self._children = {}
+            self._sorted = [False]      # (zarr-python's order made when first iterated)
             for rel in self._entries:
                 self._index(rel)
         self._base = _base
@@ -222,6 +220,11 @@ class ConsolidatedNodes(MutableMapping):
 
     def __iter__(self) -> Iterator[str]:
         if not self._base:
+            if not self._sorted[0]:
+                ordered = sorted(self._entries.items(), key=lambda item: _sort_key(item[0]))
+                self._entries.clear()
+                self._entries.update(ordered)
+                self._sorted[0] = True
             return iter(list(self._entries))
         return iter(list(self._below(self._base[:-1])))
 
@@ -259,8 +262,16 @@ class ConsolidatedNodes(MutableMapping):
         keyed relative to it."""
         return ConsolidatedNodes(_share=self, _base=f"{self._base}{rel}/")
 
-    def raw_items(self) -> Iterator[tuple[str, Any]]:
-        """(key, entry as held: metadata or a Pending one) of each node, none parsed."""
+    def below(self, rel: str) -> list[str]:
+        """The keys of the nodes strictly below ``rel``."""
+        return list(self._below(self._base + rel))
+
+    def raw_items(self, ordered: bool = True) -> Iterator[tuple[str, Any]]:
+        """(key, entry as held: metadata or a Pending one) of each node, none parsed
+        (``ordered`` False: the root's in the order held, not sorted first)."""
+        if not ordered and not self._base:
+            yield from list(self._entries.items())
+            return
         for key in self:
             yield key, self._entries[self._base + key]
 
@@ -306,13 +317,11 @@ def parse_v2(doc: Mapping | bytes | str, path: str = "") -> ConsolidatedNodes:
         if not isinstance(entries, Mapping):
             fail("metadata", entries, "must be an object")
         documents = _split_v2_keys(entries)
-        nodes: dict[str, Any] = {}
-        for rel in sorted(documents, key=_sort_key):
-            found = documents[rel]
-            nodes[rel] = Pending("array" if ".zarray" in found else "group", prefix, _node_v2, found,
-                                 _join(path, rel))
+        nodes = ConsolidatedNodes({
+            rel: Pending("array" if ".zarray" in found else "group", prefix, _node_v2, found, _join(path, rel))
+            for rel, found in documents.items()})
         _check_ancestors(nodes, lambda rel: f"key {describe(_key_v2(documents[rel]))}")
-    return ConsolidatedNodes(nodes)
+    return nodes
 
 
 def _key_v2(found: Mapping[str, tuple[str, Any]]) -> str:
@@ -454,10 +463,11 @@ def _parse_v3(member: Mapping, group: str, label: str, doc: str, depth: int = 1)
         keys[rel] = key
         if not isinstance(value, Mapping):
             raise MetadataError(f"{label} key {describe(key)}: {describe(value)} must be an object")
-        node_path = _join(group, rel)
-        pending[rel] = Pending(value.get("node_type"), doc, _entry_v3, value, node_path, label, key)
-        inner = value.get("consolidated_metadata") if value.get("node_type") == "group" else None
+        node_type = value.get("node_type")
+        pending[rel] = Pending(node_type, doc, _entry_v3, value, group, rel, label, key)
+        inner = value.get("consolidated_metadata") if node_type == "group" else None
         if inner is not None:
+            node_path = _join(group, rel)
             where_key = f"{label} key {describe(key)}"
             if not isinstance(inner, Mapping):
                 raise MetadataError(f'{where_key}: "consolidated_metadata" {describe(inner)} '
@@ -467,14 +477,16 @@ def _parse_v3(member: Mapping, group: str, label: str, doc: str, depth: int = 1)
                 nested.setdefault(f"{rel}/{sub}", entry)
     for rel, entry in nested.items():
         pending.setdefault(rel, entry)
-    _check_ancestors(pending, lambda rel: f"{label} key {describe(keys.get(rel, rel))}")
-    return ConsolidatedNodes({rel: pending[rel] for rel in sorted(pending, key=_sort_key)})
+    nodes = ConsolidatedNodes(pending)
+    _check_ancestors(nodes, lambda rel: f"{label} key {describe(keys.get(rel, rel))}")
+    return nodes
 
 
-def _entry_v3(value: Mapping, node_path: str, label: str, key: str) -> NodeMetadataV3:
+def _entry_v3(value: Mapping, group: str, rel: str, label: str, key: str) -> NodeMetadataV3:
     """The metadata of the entry ``key`` of the ``consolidated_metadata`` member
     ``label`` names (a group's own member dropped: the flat form is the
-    authoritative one)."""
+    authoritative one) of the node at ``rel`` below the group at ``group``."""
+    node_path = _join(group, rel)
     if value.get("node_type") == "group" and "consolidated_metadata" in value:
         value = {k: v for k, v in value.items() if k != "consolidated_metadata"}
     try:
