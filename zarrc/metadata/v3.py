@@ -229,7 +229,7 @@ class ArrayMetadataV3:
         if len(chunks) != len(shape):
             fail("chunk_shape", list(chunks),
                  f"has {len(chunks)} dimensions but shape {list(shape)} has {len(shape)}")
-        if any(c == 0 and s != 0 for s, c in zip(shape, chunks)):
+        if 0 in chunks and any(c == 0 and s != 0 for s, c in zip(shape, chunks)):
             fail("chunk_shape", list(chunks),
                  f"has a zero chunk length along a non-empty dimension of {list(shape)}")
         set_(self, "chunk_shape", chunks)
