@@ -35,7 +35,7 @@ from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.write import WriteBatch
 from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, runs_natively
-from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.shard_index import EMPTY, damaged_error
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.core import indexing
@@ -144,7 +144,10 @@ class ShardCodec:
         for c in reversed(self.after):
             data = c.decode(data)
         blob = data if type(data) is bytes else bytes(data)
-        table = self.index_format.parse(blob, self.level.nchunks, "decoded shard")
+        table, problems = self.index_format.parse(blob, self.level.nchunks, "decoded shard")
+        if problems:       # (a whole shard is decoded: it holds the damaged inner chunk)
+            entry = min(problems)
+            raise damaged_error("decoded shard", entry, self.level.cps, problems[entry])
         if self.chain is not None:
             stored = self._decode_native(blob, table)
         else:

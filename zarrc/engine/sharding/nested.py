@@ -13,10 +13,10 @@ import numpy as np
 
 from zarrc._kernels.plan import COL_COUNT, PROJECTION_COLS
 from zarrc._kernels.write import STORED, WriteBatch
-from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.shard_index import DAMAGED, EMPTY
 from zarrc.core import indexing
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import ShardReads, cached_index
+from zarrc.engine.sharding.index import ShardReads, cached_index, damaged
 from zarrc.engine.sharding.reads import read_region
 from zarrc.engine.state import ChunkedArray
 from zarrc.stores.base import BytesSnapshot
@@ -50,10 +50,11 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
     # follow that, and the loop below tests only ``kept``)
     table: Any = None
     blob: Any = None
-    old_key = None
+    old_key: Any = None
+    old_start, old_length = 0, None
     if old is not None:
-        old_key = old[0]
-        table = cached_index(arr, reads, depth, old_key, old[1], old[2] if depth else None)
+        old_key, old_start, old_length = old[0], old[1], old[2] if depth else None
+        table = cached_index(arr, reads, depth, old_key, old_start, old_length)
         blob = old[3]
     kept = table is not None and blob is not None
     last = depth == len(arr.levels) - 1
@@ -63,6 +64,8 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
         lo = origin + np.asarray(corner) * np.asarray(level.inner_shape)
         hit = all(np.searchsorted(t, a) < np.searchsorted(t, a + n)
                   for t, a, n in zip(touched, lo, level.inner_shape))
+        if kept and table[i][0] == DAMAGED:      # (kept or rebuilt from its old bytes: unreadable)
+            raise damaged(arr, reads, depth, old_key, old_start, old_length, i)
         if not hit and kept:
             off, nb = table[i]
             parts.append(None if off == EMPTY else (blob, int(off), int(nb)))

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels.read import ReadBatch
-from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.shard_index import DAMAGED, EMPTY
 from zarrc.core import indexing
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index
+from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index, damaged
 from zarrc.engine.state import ChunkedArray
 from zarrc.runtime.threads import run_io, submit_fetch
 
@@ -44,7 +44,9 @@ def locate(arr: ChunkedArray, reads: ShardReads,
            coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """Where each innermost chunk (rows of ``coords``) is stored in the versions of
     its shards that ``reads`` holds: (shard keys, key index per chunk, byte offset,
-    byte length); offset -1 for empty chunks."""
+    byte length); offset -1 for empty chunks.  Raises CodecError (before anything
+    is read) for a chunk whose index entry, at any level, is damaged
+    (shard_index.check_index)."""
     levels = arr.levels
     n, ndim = coords.shape
     if n <= SMALL:
@@ -72,19 +74,24 @@ def locate(arr: ChunkedArray, reads: ShardReads,
             ids, group = np.unique(np.stack([which[live], offset[live]]), axis=1, return_inverse=True)
         count = ids.shape[-1]
         if depth == 0 and count * level.nchunks <= max(STACK_MIN, 4 * len(live)):
-            _locate_stacked(arr, reads, keys, ids, group.reshape(-1), flat, live, present, offset, length)
+            _locate_stacked(arr, reads, keys, ids, group.reshape(-1), flat, live, present, offset, length,
+                            coords)
             continue
         order = np.argsort(group.reshape(-1), kind="stable")
         bounds = np.searchsorted(group.reshape(-1)[order], np.arange(count + 1))
         for j in range(count):
             members = live[order[bounds[j]:bounds[j + 1]]]
             first = members[0]
-            table = cached_index(arr, reads, depth, keys[which[first]], int(offset[first]),
-                           None if depth == 0 else int(length[first]))
+            where = (keys[which[first]], int(offset[first]), None if depth == 0 else int(length[first]))
+            table = cached_index(arr, reads, depth, *where)
             if table is None:
                 present[members] = False
                 continue
             entries = table[flat[members]]
+            bad = np.flatnonzero(entries[:, 0] == DAMAGED)
+            if len(bad):
+                t = members[bad[0]]
+                raise damaged(arr, reads, depth, *where, int(flat[t]), tuple(coords[t].tolist()))
             empty = entries[:, 0] == EMPTY
             present[members[empty]] = False
             offset[members[~empty]] = entries[~empty, 0].astype(np.int64)
@@ -115,7 +122,7 @@ def _prefetch(arr: ChunkedArray, reads: ShardReads, keys: list[str], touched: np
     run_io(range(len(keys)), fetch)
 
 
-def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, length) -> None:
+def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, length, coords) -> None:
     """locate()'s top level for chunks ``live`` in shards ``ids`` (``group``: each
     chunk's shard among them, ``flat``: its number in the shard): the shards' index
     tables stacked, then one lookup for all chunks (no numpy calls per shard)."""
@@ -124,6 +131,11 @@ def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, l
     tables = [cached_index(arr, reads, 0, keys[i], 0, None) for i in ids.tolist()]
     stacked = np.stack([missing if t is None else t for t in tables])
     entries = stacked[group, flat[live]]
+    bad = np.flatnonzero(entries[:, 0] == DAMAGED)
+    if len(bad):
+        t = live[bad[0]]
+        raise damaged(arr, reads, 0, keys[ids[group[bad[0]]]], 0, None, int(flat[t]),
+                      tuple(coords[t].tolist()))
     empty = entries[:, 0] == EMPTY
     present[live[empty]] = False
     offset[live] = np.where(empty, 0, entries[:, 0].astype(np.int64))
@@ -140,7 +152,7 @@ def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
              for pos in positions]
     keys = arr.chunk_keys(np.array(list(shard_ids), np.int64).reshape(len(shard_ids), len(top)))
     offset, length = [], []
-    for pos, k in zip(positions, which):
+    for row, pos, k in zip(coords.tolist(), positions, which):
         start, size = 0, None
         for depth, level in enumerate(levels):
             table = cached_index(arr, reads, depth, keys[k], start, size)
@@ -148,6 +160,9 @@ def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
             for p, s, i, c in zip(pos, level.shard_shape, level.inner_shape, level.cps):
                 flat = flat * c + (p % s) // i
             entry = None if table is None else table[flat]
+            if entry is not None and entry[0] == DAMAGED:
+                raise damaged(arr, reads, depth, keys[k], start, size if depth else None, flat,
+                              tuple(int(c) for c in row))
             if entry is None or entry[0] == EMPTY:
                 start = -1
                 break
