@@ -25,6 +25,8 @@ from zarrc.metadata.common import (
     JSON_LEAVES,
     FrozenDict,
     attributes_mapping,
+    check_chunk_bytes,
+    check_dims,
     check_int_list,
     check_members,
     check_object,
@@ -216,6 +218,7 @@ class ArrayMetadataV3:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         shape = check_int_list("shape", self.shape)
+        check_dims("shape", shape)
         set_(self, "shape", shape)
         data_type = self.data_type
         if not isinstance(data_type, DataType):
@@ -231,6 +234,10 @@ class ArrayMetadataV3:
         set_(self, "chunk_shape", chunks)
         if self.chunk_edges is not None:
             set_(self, "chunk_edges", _chunk_edges(self.chunk_edges, shape))
+            largest = tuple(max(rectilinear.unique_edges(e), default=0) for e in self.chunk_edges)
+            grid_key = "chunk_grid.configuration.chunk_shapes"
+        else:
+            largest, grid_key = chunks, "chunk_grid.configuration.chunk_shape"
         cke = self.chunk_key_encoding
         if not isinstance(cke, ChunkKeyEncodingSpec):
             set_(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(cke))
@@ -248,6 +255,7 @@ class ArrayMetadataV3:
                     for n in rectilinear.unique_edges(e)[1:]:
                         parse_codecs([c.to_json() for c in self.codecs], chunks[:d] + (n,) + chunks[d + 1:],
                                      data_type)
+        _check_chunk_sizes(grid_key, largest, self.codecs, data_type.dtype.itemsize)
         set_(self, "attributes", _attributes(self.attributes))
         names = self.dimension_names
         if names is not None:
@@ -390,6 +398,20 @@ class ArrayMetadataV3:
         out.update(zarr_format=3, node_type="array", storage_transformers=as_tuples(doc["storage_transformers"]))
         out.update(thaw(self.extra_fields))
         return out
+
+
+def _check_chunk_sizes(key: str, chunk_shape: tuple[int, ...], codecs: Any, itemsize: int) -> None:
+    """Raise MetadataError if the chunks of ``chunk_shape`` (shards, if ``codecs``
+    hold a sharding codec), or the inner chunks of each level of sharding, are too
+    large to hold (common.check_chunk_bytes)."""
+    while True:
+        sharding = next((c for c in codecs if c.name == "sharding_indexed"), None)
+        check_chunk_bytes(key, chunk_shape, itemsize, shard=sharding is not None)
+        if sharding is None or not isinstance(sharding.configuration.get("chunk_shape"), tuple):
+            return
+        key = "codecs.sharding_indexed.configuration.chunk_shape"
+        chunk_shape = sharding.configuration["chunk_shape"]
+        codecs = sharding.configuration.get("codecs", ())
 
 
 def as_tuples(value: Any) -> Any:
