@@ -119,3 +119,14 @@ def test_v2_codec_errors_name_the_zarray(compressor, filters) -> None:
     with pytest.raises(MetadataError, match=r"\.zarray of /a: ") as info:
         open_v2(v2_doc([4], [2], compressor=compressor, filters=filters))[...]
     assert isinstance(info.value, ZarrcError)
+
+
+def test_v3_shard_index_too_large_refused() -> None:
+    """2**40 inner chunks of one byte per shard: a 16 TiB shard index."""
+    sharding = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [1], "codecs": [{"name": "bytes"}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}
+    doc = json.loads(v3_doc([2**40], [2**40]))
+    doc["codecs"] = [sharding]
+    with pytest.raises(MetadataError, match=r"zarr\.json of /a: .*inner chunks per shard"):
+        open_v3(json.dumps(doc).encode())

@@ -410,7 +410,12 @@ def _check_chunk_sizes(key: str, chunk_shape: tuple[int, ...], codecs: Any, item
         if sharding is None or not isinstance(sharding.configuration.get("chunk_shape"), tuple):
             return
         key = "codecs.sharding_indexed.configuration.chunk_shape"
-        chunk_shape = sharding.configuration["chunk_shape"]
+        inner = sharding.configuration["chunk_shape"]
+        if len(inner) == len(chunk_shape) and all(i > 0 for i in inner):
+            # the shard index is decoded into one buffer, as a chunk: 16 bytes per inner chunk
+            per_shard = tuple(-(-s // i) for s, i in zip(chunk_shape, inner))
+            check_chunk_bytes(key + " (inner chunks per shard, each a 16-byte index entry)", per_shard, 16)
+        chunk_shape = inner
         codecs = sharding.configuration.get("codecs", ())
 
 
