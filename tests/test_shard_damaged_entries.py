@@ -334,3 +334,38 @@ def test_local_files_are_untouched_by_a_refused_write(tmp_path) -> None:
     with open(path, "rb") as f:
         assert f.read() == before
     assert sorted(os.listdir(os.path.dirname(path))) == ["0", "1"]      # no temporary file left
+
+
+# ------------------------------------------------------------------ whole shards (Python strategy)
+
+@pytest.mark.parametrize("store_kind", ["local", "memory"])
+def test_whole_shard_decodes_fail_only_reads_of_the_damaged_inner_chunk(store_kind, tmp_path) -> None:
+    """[transpose, sharding_indexed]: shards decoded whole (ShardCodec).  Entry 1 is
+    stored inner chunk (0, 1), array rows 6..8, columns 0..2 of shard KEY."""
+    store = MemoryStore() if store_kind == "memory" else LocalStore(str(tmp_path / "t.zarr"), mode="w")
+    a = zarrc.create_array(store, name="a", shape=SHAPE, dtype="<i4", chunks=SHARD, compressors=None,
+                           filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}],
+                           serializer=sharding(INNER, [LE], "end", "crc"), fill_value=-1)
+    a[...] = DATA
+    raw = bytes(store.get(KEY))
+    entries = read_index(raw, 4, "end", "crc")
+    entries[1] = (EMPTY, entries[1][1])
+    store.set(KEY, with_index(raw, entries, "end", "crc"))
+    bad = (slice(6, 8), slice(0, 2))
+    for sel in (bad, (7, 1), Ellipsis):
+        with pytest.raises(CodecError, match=f"{KEY}.*inner chunk \\(0, 1\\).*half empty"):
+            fresh(store)[sel]
+    reader = fresh(store)
+    np.testing.assert_array_equal(reader[4:6, 0:4], DATA[4:6, 0:4])
+    np.testing.assert_array_equal(reader[4:8, 2:4], DATA[4:8, 2:4])
+    np.testing.assert_array_equal(reader.vindex[[4, 5, 7], [0, 3, 3]], DATA[[4, 5, 7], [0, 3, 3]])
+    w = zarrc.open_array(store, path="a")
+    before = bytes(store.get(KEY))
+    for sel in ((7, 1), (4, 3)):           # into the damaged inner chunk, or beside it: refused
+        with pytest.raises(CodecError, match=KEY):
+            w[sel] = 100
+        assert bytes(store.get(KEY)) == before
+    w[bad] = 50                             # wholly overwritten: repaired
+    expected = DATA.copy()
+    expected[bad] = 50
+    np.testing.assert_array_equal(fresh(store)[...], expected)

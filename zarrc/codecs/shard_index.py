@@ -172,6 +172,19 @@ def _overlap(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, k: int, ot
             f"[{int(starts[other])}, {int(ends[other])})")
 
 
+class DamagedShardError(CodecError):
+    """The error of a whole shard decoded (engine.sharding.codec.ShardCodec) whose
+    index has damaged entries (check_index), naming the first.  ``partial``: the
+    shard's contents with those inner chunks at the fill value; ``damaged``: a bool
+    array of the shard's shape, True where they lie; ``codec``: the codec that
+    decoded it.  A read (or a write) that does not need those elements may use
+    ``partial`` (engine.python)."""
+
+    partial: Any = None
+    damaged: Any = None
+    codec: Any = None
+
+
 def damaged_error(where: str, entry: int, cps: tuple[int, ...], problem: str,
                   chunk: tuple[int, ...] | None = None) -> CodecError:
     """The error of a read of an inner chunk whose index entry is damaged (see
