@@ -291,8 +291,22 @@ def test_nested_damaged_entry(store_kind, level, tmp_path) -> None:
                 assert reader[r, c] == DATA[r, c]
     np.testing.assert_array_equal(reader[4:8, :], DATA[4:8])
     np.testing.assert_array_equal(reader.vindex[[0, 7, 5], [0, 7, 3]], DATA[[0, 7, 5], [0, 7, 3]])
-    # a write covering the whole shard repairs it
     w = zarrc.open_array(store, path="a")
+    before = bytes(store.get("a/c/0/0"))
+    # a partial write into the damaged part, or beside it: refused, nothing changed
+    for sel in ((failing[0].start, failing[1].start), (7, 7), (slice(4, 8), slice(0, 8))):
+        with pytest.raises(CodecError, match="a/c/0/0"):
+            w[sel] = 100
+        assert bytes(store.get("a/c/0/0")) == before
+    # a write that wholly overwrites the damaged part repairs it
+    w[failing] = 77
+    expected = DATA.copy()
+    expected[failing] = 77
+    np.testing.assert_array_equal(fresh(store)[...], expected)
+    w[7, 7] = 5
+    expected[7, 7] = 5
+    np.testing.assert_array_equal(fresh(store)[...], expected)
+    # a write covering the whole shard repairs it too
     w[...] = DATA + 1
     np.testing.assert_array_equal(fresh(store)[...], DATA + 1)
 
@@ -368,4 +382,34 @@ def test_whole_shard_decodes_fail_only_reads_of_the_damaged_inner_chunk(store_ki
     w[bad] = 50                             # wholly overwritten: repaired
     expected = DATA.copy()
     expected[bad] = 50
+    np.testing.assert_array_equal(fresh(store)[...], expected)
+
+
+@pytest.mark.parametrize("store_kind", ["local", "memory"])
+def test_nested_many_inner_chunks(store_kind, tmp_path) -> None:
+    """Shards of 20x20 holding sub-shards of 10x10 holding 2x2 chunks: reads and
+    writes of more than 64 chunks locate them level by level with numpy."""
+    store = MemoryStore() if store_kind == "memory" else LocalStore(str(tmp_path / "n.zarr"), mode="w")
+    data = np.arange(40 * 40, dtype="<i4").reshape(40, 40)
+    inner = sharding((2, 2), [LE], "end", "crc")
+    a = zarrc.create_array(store, name="a", shape=(40, 40), dtype="<i4", chunks=(20, 20), compressors=None,
+                           serializer=sharding((10, 10), [inner], "start", "le"), fill_value=-1)
+    a[...] = data
+    raw = bytes(store.get("a/c/0/0"))
+    at, size = read_index(raw, 4, "start", "le")[3]               # sub-shard (1, 1): rows 10..20
+    entries = read_index(raw, 25, "end", "crc", at, size)
+    entries[24] = (entries[24][0], 2**64 - 2)                     # its inner chunk (4, 4): rows 18..20
+    store.set("a/c/0/0", with_index(raw, entries, "end", "crc", at, size))
+    with pytest.raises(CodecError, match="a/c/0/0 of /a, sub-shard .*inner chunk \\(4, 4\\)"):
+        fresh(store)[0:20, 0:20]
+    np.testing.assert_array_equal(fresh(store)[0:18, :], data[0:18])
+    np.testing.assert_array_equal(fresh(store).oindex[np.arange(40), np.arange(18)], data[:, :18])
+    w = zarrc.open_array(store, path="a")
+    before = bytes(store.get("a/c/0/0"))
+    with pytest.raises(CodecError, match="a/c/0/0"):
+        w[0:19, 0:20] = 1                                        # (18, 0..20) written, 19 not
+    assert bytes(store.get("a/c/0/0")) == before
+    w[5:20, 18:20] = 3                                           # wholly over rows 18..20, columns 18..20
+    expected = data.copy()
+    expected[5:20, 18:20] = 3
     np.testing.assert_array_equal(fresh(store)[...], expected)
