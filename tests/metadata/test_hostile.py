@@ -130,3 +130,20 @@ def test_v3_shard_index_too_large_refused() -> None:
     doc["codecs"] = [sharding]
     with pytest.raises(MetadataError, match=r"zarr\.json of /a: .*inner chunks per shard"):
         open_v3(json.dumps(doc).encode())
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_oversized_document_refused(version, monkeypatch) -> None:
+    from zarrc.metadata import v3
+    monkeypatch.setattr(v3, "MAX_DOCUMENT_BYTES", 10_000)
+    if version == 3:
+        doc = json.loads(v3_doc([4], [2]))
+        doc["attributes"] = {"x": "y" * 20_000}
+        with pytest.raises(MetadataError, match=r"zarr\.json of /a: holds \d+ bytes, more than the 10000"):
+            open_v3(json.dumps(doc).encode())
+    else:
+        store = MemoryStore()
+        store.set("a/.zarray", v2_doc([4], [2]))
+        store.set("a/.zattrs", json.dumps({"x": "y" * 20_000}).encode())
+        with pytest.raises(MetadataError, match=r"\.zattrs of /a: holds \d+ bytes"):
+            zarrc.open_array(store, path="a", mode="r", zarr_format=2).attrs["x"]

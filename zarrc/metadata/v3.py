@@ -51,8 +51,13 @@ DEFAULT_SEPARATORS = {"default": "/", "v2": "."}
 
 def load_json(doc: Mapping | bytes | str) -> Mapping:
     """The top-level object of a zarr.json document (bytes, str or an already
-    parsed dict).  Raises MetadataError for invalid JSON or a non-object."""
+    parsed dict).  Raises MetadataError for invalid JSON, a non-object, or a
+    document of more than MAX_DOCUMENT_BYTES."""
     if isinstance(doc, (bytes, bytearray, memoryview, str)):
+        size = len(doc) if not isinstance(doc, memoryview) else doc.nbytes
+        if size > MAX_DOCUMENT_BYTES:
+            raise MetadataError(f"holds {size} bytes, more than the {MAX_DOCUMENT_BYTES} a metadata "
+                                f"document may hold (its attributes are too large)")
         try:
             doc = json.loads(bytes(doc) if not isinstance(doc, str) else doc)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -64,6 +69,11 @@ def load_json(doc: Mapping | bytes | str) -> Mapping:
 
 # Deeper documents are refused up front, whatever the interpreter's recursion limit.
 MAX_NESTING = 200
+# Larger documents are refused before they are parsed: 1 GiB.  A document is parsed
+# whole into Python objects (several times its size), so this bounds what a node's
+# metadata (its attributes, chiefly) can make zarrc allocate; real documents are
+# KiBs, consolidated metadata of a hundred thousand arrays some hundreds of MiB.
+MAX_DOCUMENT_BYTES = 1 << 30
 
 
 def nesting_depth(value: Any) -> int:
