@@ -66,3 +66,17 @@ def test_good_chunks_and_concatenated_streams_read(name) -> None:
 
 def test_other_codecs_are_not_bounded_here() -> None:
     assert bounded_decode(object(), b"", 1, "x") is None
+
+
+@pytest.mark.parametrize("name,config", [("bz2", {"level": 1}), ("lzma", {"preset": 0})])
+def test_v3_numcodecs_bomb_refused(name, config) -> None:
+    compress = bz2.compress if name == "bz2" else (lambda b: lzma.compress(b, preset=0))
+    store = MemoryStore()
+    a = zarrc.create_array(store, name="a", shape=(8,), dtype="<i4", chunks=(4,),
+                           compressors=[{"name": f"numcodecs.{name}", "configuration": config}])
+    a[...] = np.arange(8)
+    np.testing.assert_array_equal(zarrc.open_array(store, path="a", mode="r")[...], np.arange(8))
+    store.set("a/c/0", compress(bytes(64 << 20)))
+    with pytest.raises(CodecError, match="decodes to more than the 16 bytes"):
+        zarrc.open_array(store, path="a", mode="r")[0:4]
+    np.testing.assert_array_equal(zarrc.open_array(store, path="a", mode="r")[4:8], np.arange(4, 8))
