@@ -113,14 +113,14 @@ def test_parts_overlap_with_decoding(sharded, monkeypatch):
     waits: list[bool] = []
     real_fetch, real_run = reads._fetch_part, reads.b.run_batch
 
-    def fetch(arr, coords, pinned):
+    def fetch(arr, coords, pinned, *rest):
         with store.lock:
             n = len(started)
             started.append(n)
         (second if n == 1 else third if n == 2 else threading.Event()).set()
         if n == 0:
             waits.append(second.wait(10))
-        return real_fetch(arr, coords, pinned)
+        return real_fetch(arr, coords, pinned, *rest)
 
     def run(batch, n, *rest):
         if len(waits) == 1:

@@ -19,7 +19,7 @@ class BasicReader:
                  fill: bytes, head: bytes, separator: bytes, parallel_min_bytes: int,
                  run_batch: Any, raise_error: Any, shard_shape: tuple[int, ...] | None = None,
                  indexes: dict | None = None, index_of: Any = None, max_open: int = 64,
-                 bounds: tuple[np.ndarray | None, ...] | None = None,
+                 damaged: Any = None, bounds: tuple[np.ndarray | None, ...] | None = None,
                  classes: tuple[np.ndarray | None, ...] | None = None, chain_of: Any = None) -> None: ...
     def read(self, selection: Any, out: np.ndarray | None = None) -> np.ndarray | None: ...
 

@@ -30,7 +30,7 @@ from zarrc._kernels.errors cimport ZC_NOMEM, ZC_SIZE, ZcError, fail, load_le32
 from zarrc._kernels.plan cimport (PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_OUT, PLAN_COL_STEP,
                                   PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free,
                                   plan_groups, plan_selection)
-from zarrc._kernels.shard cimport SHARD_EMPTY, SHARD_ENTRY_BYTES
+from zarrc._kernels.shard cimport SHARD_DAMAGED, SHARD_EMPTY, SHARD_ENTRY_BYTES
 from zarrc._kernels.slabs cimport output_array
 from zarrc._kernels.zstd cimport zc_zstd_dctx_new, zc_zstd_decode_prefix, zc_zstd_decoded_size
 
@@ -605,12 +605,14 @@ cdef class BasicReader:
     # shape; decoded indexes by linear shard number, each after the identity of the
     # file it was read from (bytes: int64 st_dev, st_ino, st_size, mtime_ns, then
     # uint64 offset, length per inner chunk); index_of(shard coords, fd, size) reads
-    # one from an open shard file (see setup_sharded)
+    # one from an open shard file (see setup_sharded); damaged(shard coords, entry,
+    # fd, size) raises the error of a damaged index entry an inner chunk read needs
     cdef bint sharded
     cdef Py_ssize_t cps[PLAN_MAX_DIMS]
     cdef Py_ssize_t grid[PLAN_MAX_DIMS]
     cdef dict indexes
     cdef object index_of
+    cdef object damaged
     cdef Py_ssize_t max_open     # the most shard files one read holds open
     # a rectilinear grid: per dimension its boundaries (NULL: regular) and each
     # chunk's class, the classes' count; the arrays behind them; chains by shape key
@@ -626,7 +628,7 @@ cdef class BasicReader:
     def __init__(self, Chain chain, tuple shape, tuple chunks, dtype, bytes fill, bytes head,
                  bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error,
                  tuple shard_shape=None, dict indexes=None, index_of=None, Py_ssize_t max_open=64,
-                 tuple bounds=None, tuple classes=None, chain_of=None):
+                 damaged=None, tuple bounds=None, tuple classes=None, chain_of=None):
         cdef Py_ssize_t d
         cdef const int64_t[::1] bv
         cdef const int64_t[::1] cv
@@ -660,6 +662,7 @@ cdef class BasicReader:
                 self.grid[d] = -(-shape[d] // shard_shape[d])
             self.indexes = indexes
             self.index_of = index_of
+            self.damaged = damaged
             if not 1 <= max_open <= MAX_OPEN_LIMIT:
                 raise ValueError(f"max_open must be 1 to {MAX_OPEN_LIMIT}, not {max_open}")
             self.max_open = max_open
@@ -803,7 +806,9 @@ cdef class BasicReader:
         while the open file is the one it was read from (device, inode, size,
         mtime: one fstat per shard); else ``index_of(shard coords, fd, size)`` reads
         it from the descriptor.  False, with nothing set up, if the plan touches
-        more than ``max_open`` shards."""
+        more than ``max_open`` shards.  An inner chunk whose index entry is damaged
+        (SHARD_DAMAGED) is not read: ``damaged(shard coords, entry, fd, size)``
+        raises its error before anything is read."""
         cdef Py_ssize_t t, d, i, ndim = plan.ndim, ntasks = plan.ntasks, sid, prev = -1
         cdef Py_ssize_t nslots = 0, flat, nchunks = 1, width
         cdef int64_t c
@@ -887,6 +892,12 @@ cdef class BasicReader:
                 ranges[2 * t] = -1
                 if PyBytes_GET_SIZE(index):
                     entry = <const uint64_t*>(PyBytes_AS_STRING(index) + sizeof(ident[0])) + 2 * ranges[2 * t + 1]
+                    if entry[0] == SHARD_DAMAGED:
+                        i = slot_of[t]
+                        if self.damaged is not None:
+                            self.damaged(tuple([shards[t * ndim + d] for d in range(ndim)]),
+                                         ranges[2 * t + 1], batch.fds[i], ident[i][2])
+                        raise ValueError(f"inner chunk {ranges[2 * t + 1]} of a shard: damaged index entry")
                     if entry[0] != SHARD_EMPTY:       # the chunk is missing
                         ranges[2 * t] = <int64_t>entry[0]
                         ranges[2 * t + 1] = <int64_t>entry[1]

@@ -12,8 +12,13 @@ cdef enum:
 cdef extern from *:
     """
     #define ZC_SHARD_EMPTY UINT64_MAX
+    #define ZC_SHARD_DAMAGED (UINT64_MAX - 1)
     """
     const uint64_t SHARD_EMPTY "ZC_SHARD_EMPTY"   # an empty entry's offset and nbytes
+    # a damaged entry's offset in a checked index (codecs/shard_index.check_index: half
+    # empty, outside the shard's data, overlapping another); never a valid offset, for
+    # no shard reaches 2^64 - 2 bytes
+    const uint64_t SHARD_DAMAGED "ZC_SHARD_DAMAGED"
 
 cdef inline Py_ssize_t shard_index_nbytes(Py_ssize_t n, bint crc) noexcept nogil:
     return SHARD_ENTRY_BYTES * n + (SHARD_CRC_BYTES if crc else 0)

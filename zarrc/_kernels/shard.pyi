@@ -5,6 +5,7 @@ from typing import Any
 ENTRY_BYTES: int
 CRC_BYTES: int
 EMPTY: int
+DAMAGED: int
 
 def index_nbytes(n: int, crc: bool) -> int: ...
 

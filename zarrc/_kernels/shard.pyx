@@ -11,6 +11,7 @@ from zarrc._kernels.crc32c cimport zc_crc32c_update
 ENTRY_BYTES = SHARD_ENTRY_BYTES
 CRC_BYTES = SHARD_CRC_BYTES
 EMPTY = SHARD_EMPTY                 # an empty entry's offset and nbytes
+DAMAGED = SHARD_DAMAGED             # a damaged entry's offset and nbytes in a checked index
 
 
 def index_nbytes(Py_ssize_t n, bint crc):

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrc.codecs.bounded import bounded_decode
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.packbits import PackBits
@@ -116,7 +117,8 @@ class ChainChunkCodec:
         data = raw
         try:
             for codec in reversed(self.chain.bytes_to_bytes):
-                data = codec.decode(data)
+                found = self._bounded(codec, data)
+                data = codec.decode(data) if found is None else found
             arr = self._to_array(data)
             for codec, shape, dt in reversed(self.stages):
                 if isinstance(codec, Transpose):
@@ -130,6 +132,16 @@ class ChainChunkCodec:
         except (ValueError, TypeError, RuntimeError) as exc:
             raise CodecError(f"{exc}") from None
         return arr
+
+    def _bounded(self, codec: Any, data: Any) -> bytes | None:
+        """A numcodecs bz2 / lzma codec's decoding bounded by the chunk's size
+        (codecs.bounded), where that is what it decodes to: the only bytes->bytes
+        codec, after the ``bytes`` codec of fixed-size items; else None."""
+        if (len(self.chain.bytes_to_bytes) != 1 or not isinstance(self.chain.array_to_bytes, Bytes)
+                or self.stored_dtype.kind == "O" or getattr(codec, "decoder", None) is None):
+            return None
+        limit = math.prod(self.stored_shape) * self.stored_dtype.itemsize
+        return bounded_decode(codec.decoder, data, limit, getattr(codec, "name", "codec"))
 
     def _sized(self, items: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if dtype.kind == "O":

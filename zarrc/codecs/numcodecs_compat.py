@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrc.codecs._base import Codec, NativeStep
+from zarrc.codecs.bounded import bounded_decode
 from zarrc.codecs.registry import CODECS
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.errors import CodecError, MetadataError, ZarrcError
@@ -137,7 +138,13 @@ class V2ChunkCodec:
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
         if self.decompressor is not None:
-            data = self._run(self.decompressor, "decode", data)
+            # no filters, fixed-size items: the compressor's output is the chunk, and a
+            # stream decoding to more is refused before it is all held (bounded)
+            limit = (math.prod(self.chunks) * self.dtype.itemsize
+                     if not self.defilters and self.dtype.kind != "O" else None)
+            found = None if limit is None else bounded_decode(self.decompressor, data, limit,
+                                                                _codec_name(self.decompressor))
+            data = self._run(self.decompressor, "decode", data) if found is None else found
         for f in reversed(self.defilters):
             data = self._run(f, "decode", data)
         n = math.prod(self.chunks)

@@ -31,7 +31,8 @@ def basic_reader(arr: ChunkedArray) -> BasicReader:
         labels = shard_labels
         extras = (arr.levels[0].shard_shape, arr.shard_cache.native,
                   lambda shard, fd, size: shard_index.native_index(arr, shard, fd, size),
-                  shard_index.MAX_OPEN_SHARDS)
+                  shard_index.MAX_OPEN_SHARDS,
+                  lambda shard, entry, fd, size: shard_index.native_damaged(arr, shard, entry, fd, size))
 
     def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
         b.raise_task_error(batch, arr, lambda: labels(coords))

@@ -38,11 +38,14 @@ from zarrc.engine.sharding.index import ShardIndexCache, sharding_levels
 from zarrc.engine.sharding.strategy import ShardedStrategy
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
+from zarrc.metadata.common import error_context
 from zarrc.metadata.dtypes_v2 import object_codec_id
 from zarrc.metadata.fill_value import fill_bytes
 from zarrc.metadata.names import key_prefix
 from zarrc.metadata.v2 import ArrayMetadataV2
+from zarrc.metadata.v2 import where as where_v2
 from zarrc.metadata.v3 import ArrayMetadataV3
+from zarrc.metadata.v3 import where as where_v3
 
 ChunkKeys = Callable[[np.ndarray], list[str]]      # chunk coordinates -> store keys
 
@@ -82,12 +85,14 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
 
     v2_steps = None
     if md.zarr_format == 2:
-        v2_steps = native_steps(md.compressor, md.filters, md.dtype)     # (None: numcodecs runs them)
-        chunked = _prepare_v2(md, v2_steps, store, path, write_empty_chunks, chunk_keys)
+        with error_context(where_v2(".zarray", path)):     # (its compressor and filters named)
+            v2_steps = native_steps(md.compressor, md.filters, md.dtype)     # (None: numcodecs runs them)
+            chunked = _prepare_v2(md, v2_steps, store, path, write_empty_chunks, chunk_keys)
         codec_chain = inner_chain = None
     else:
-        codec_chain = CodecChain(md.codecs)
-        chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks, chunk_keys)
+        with error_context(where_v3(path)):
+            codec_chain = CodecChain(md.codecs)
+            chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks, chunk_keys)
     chunked.prefix = prefix
     chunked.files = store.file_prefix(prefix)
     if chunked.files is not None and md.shape and shift is None:

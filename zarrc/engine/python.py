@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels.plan import COL_COUNT, COL_IDX, COL_OUT, COL_START, COL_STEP
+from zarrc.codecs.shard_index import DamagedShardError
 from zarrc.codecs.vlen import find_bad_item
 from zarrc.core import indexing
 from zarrc.engine.batch import WRITE_BATCH_BYTES, planned, tasks_full
@@ -91,6 +92,25 @@ def _point_selections(table, local, outidx, rows) -> tuple[np.ndarray, np.ndarra
     return local[idx:idx + count], outidx[idx:idx + count]
 
 
+def _decoded_for_write(arr: ChunkedArray, raw: Any, src: Any, points: bool) -> np.ndarray:
+    """The old chunk a write of ``src`` modifies; for a shard with damaged inner
+    chunks (DamagedShardError), its other contents if the write wholly overwrites
+    the damaged ones (which it then repairs), else the error."""
+    try:
+        return arr.codec.decode(raw)
+    except DamagedShardError as exc:
+        if exc.codec is not arr.codec:
+            raise
+        written = np.zeros(exc.damaged.shape, bool)
+        if points:
+            written.reshape(-1)[src] = True
+        else:
+            written[src] = True
+        if (exc.damaged & ~written).any():
+            raise
+        return exc.partial
+
+
 def _context(arr: ChunkedArray, key: str, exc: ZarrcError) -> ZarrcError:
     return type(exc)(f"chunk {key} of {arr.name}: {exc}")
 
@@ -110,6 +130,10 @@ def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
             return
         try:
             chunk = arr.codec.decode(raws[t])
+        except DamagedShardError as exc:     # (a shard: its other inner chunks may do)
+            if exc.codec is not arr.codec or (exc.damaged.reshape(-1)[src] if points else exc.damaged[src]).any():
+                raise _context(arr, keys[t], exc) from None
+            chunk = exc.partial
         except ZarrcError as exc:
             raise _context(arr, keys[t], exc) from None
         out[dst] = chunk.reshape(-1)[src] if points else chunk[src]
@@ -169,7 +193,7 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value, coor
             if raw is None:
                 chunk = np.full(arr.chunks, fill, dtype=arr.dtype)
             else:
-                chunk = np.array(arr.codec.decode(raw), copy=True, order="C")
+                chunk = np.array(_decoded_for_write(arr, raw, src, points), copy=True, order="C")
             if points:      # (points in the order given: where one repeats, the last wins)
                 chunk.reshape(-1)[src] = value[dst]
             else:

@@ -137,6 +137,47 @@ def check_int_list(key: str, value: Any, minimum: int = 0) -> tuple[int, ...]:
     return tuple(value)
 
 
+# The most dimensions an array may have: numpy's own limit (NPY_MAXDIMS, 64 since
+# numpy 2), which bounds zarr-python too: an array of more could not be read into
+# a numpy array, and its metadata is refused when opened rather than at the first read.
+MAX_DIMS = 64
+
+# The most bytes one chunk may hold decoded: 2**39, 512 GiB.  A chunk (an
+# unsharded one, or a shard's innermost chunk) is decoded into one buffer, so one
+# larger than any machine's memory could never be read; the bound is far above
+# real chunks (KiBs to a few GiBs) and far below int64 overflow, so hostile
+# metadata (a chunk_shape of [2**40, 1] bytes, or [2**40, 2**40]) is a
+# MetadataError when it is opened, not a MemoryError or an OverflowError at the
+# first read.
+MAX_CHUNK_BYTES = 1 << 39
+# The most bytes one shard may hold decoded: 2**50, 1 PiB.  A shard is read an
+# inner chunk at a time (built whole in memory only with nested sharding or codecs
+# around sharding_indexed), so it may be far larger than a chunk; the bound keeps
+# its offsets and sizes (int64 in the kernels) far from overflowing.
+MAX_SHARD_BYTES = 1 << 50
+
+
+def check_dims(key: str, value: tuple[int, ...]) -> None:
+    """Raise MetadataError if ``value`` (a shape) has more than MAX_DIMS dimensions."""
+    if len(value) > MAX_DIMS:
+        raise MetadataError(f'"{key}" has {len(value)} dimensions, more than the {MAX_DIMS} '
+                            f"an array may have (numpy's limit)")
+
+
+def check_chunk_bytes(key: str, chunk_shape: tuple[int, ...], itemsize: int, shard: bool = False) -> None:
+    """Raise MetadataError if a chunk (``shard``: a shard) of ``chunk_shape`` items
+    of ``itemsize`` bytes (variable-length items: counted as pointers) holds more
+    than MAX_CHUNK_BYTES (MAX_SHARD_BYTES)."""
+    nbytes = max(1, itemsize)
+    for n in chunk_shape:
+        nbytes *= n
+    limit, what = (MAX_SHARD_BYTES, "1 PiB) a shard") if shard else (MAX_CHUNK_BYTES, "512 GiB) a chunk")
+    if nbytes > limit:
+        shape = "[" + ", ".join(map(str, chunk_shape)) + "]"
+        raise MetadataError(f'"{key}" {shape} makes {"shards" if shard else "chunks"} of {nbytes} bytes '
+                            f"({itemsize}-byte items), more than the {limit} ({what} may hold")
+
+
 def check_members(key: str, obj: Mapping, allowed: tuple[str, ...]) -> None:
     """Raise MetadataError if ``obj`` has a member not in ``allowed``."""
     for name in obj:

@@ -22,6 +22,8 @@ from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata.common import (
     FrozenDict,
     attributes_mapping,
+    check_chunk_bytes,
+    check_dims,
     check_int_list,
     check_object,
     describe,
@@ -157,6 +159,7 @@ class ArrayMetadataV2:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         shape = check_int_list("shape", self.shape)
+        check_dims("shape", shape)
         set_(self, "shape", shape)
         chunks = check_int_list("chunks", self.chunks, minimum=1)
         if len(chunks) != len(shape):
@@ -173,6 +176,7 @@ class ArrayMetadataV2:
                 fail("dtype", repr(dtype), f"is not a data type ({exc})")
         dtype_to_json_v2(dtype)  # has a v2 form
         set_(self, "dtype", dtype)
+        check_chunk_bytes("chunks", chunks, dtype.itemsize)
         if self.compressor is not None:
             set_(self, "compressor", _codec(self.compressor))
         filters = self.filters

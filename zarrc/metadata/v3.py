@@ -25,6 +25,8 @@ from zarrc.metadata.common import (
     JSON_LEAVES,
     FrozenDict,
     attributes_mapping,
+    check_chunk_bytes,
+    check_dims,
     check_int_list,
     check_members,
     check_object,
@@ -49,8 +51,13 @@ DEFAULT_SEPARATORS = {"default": "/", "v2": "."}
 
 def load_json(doc: Mapping | bytes | str) -> Mapping:
     """The top-level object of a zarr.json document (bytes, str or an already
-    parsed dict).  Raises MetadataError for invalid JSON or a non-object."""
+    parsed dict).  Raises MetadataError for invalid JSON, a non-object, or a
+    document of more than MAX_DOCUMENT_BYTES."""
     if isinstance(doc, (bytes, bytearray, memoryview, str)):
+        size = len(doc) if not isinstance(doc, memoryview) else doc.nbytes
+        if size > MAX_DOCUMENT_BYTES:
+            raise MetadataError(f"holds {size} bytes, more than the {MAX_DOCUMENT_BYTES} a metadata "
+                                f"document may hold (its attributes are too large)")
         try:
             doc = json.loads(bytes(doc) if not isinstance(doc, str) else doc)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -62,6 +69,11 @@ def load_json(doc: Mapping | bytes | str) -> Mapping:
 
 # Deeper documents are refused up front, whatever the interpreter's recursion limit.
 MAX_NESTING = 200
+# Larger documents are refused before they are parsed: 1 GiB.  A document is parsed
+# whole into Python objects (several times its size), so this bounds what a node's
+# metadata (its attributes, chiefly) can make zarrc allocate; real documents are
+# KiBs, consolidated metadata of a hundred thousand arrays some hundreds of MiB.
+MAX_DOCUMENT_BYTES = 1 << 30
 
 
 def nesting_depth(value: Any) -> int:
@@ -220,6 +232,7 @@ class ArrayMetadataV3:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         shape = check_int_list("shape", self.shape)
+        check_dims("shape", shape)
         set_(self, "shape", shape)
         data_type = self.data_type
         if not isinstance(data_type, DataType):
@@ -235,6 +248,10 @@ class ArrayMetadataV3:
         set_(self, "chunk_shape", chunks)
         if self.chunk_edges is not None:
             set_(self, "chunk_edges", _chunk_edges(self.chunk_edges, shape))
+            largest = tuple(max(rectilinear.unique_edges(e), default=0) for e in self.chunk_edges)
+            grid_key = "chunk_grid.configuration.chunk_shapes"
+        else:
+            largest, grid_key = chunks, "chunk_grid.configuration.chunk_shape"
         cke = self.chunk_key_encoding
         if not isinstance(cke, ChunkKeyEncodingSpec):
             set_(self, "chunk_key_encoding", ChunkKeyEncodingSpec.from_json(cke))
@@ -255,6 +272,7 @@ class ArrayMetadataV3:
                     for n in rectilinear.unique_edges(e)[1:]:
                         parse_codecs([c.to_json() for c in self.codecs], chunks[:d] + (n,) + chunks[d + 1:],
                                      data_type)
+        _check_chunk_sizes(grid_key, largest, self.codecs, data_type.dtype.itemsize)
         set_(self, "attributes", _attributes(self.attributes))
         names = self.dimension_names
         if names is not None:
@@ -397,6 +415,25 @@ class ArrayMetadataV3:
         out.update(zarr_format=3, node_type="array", storage_transformers=as_tuples(doc["storage_transformers"]))
         out.update(thaw(self.extra_fields))
         return out
+
+
+def _check_chunk_sizes(key: str, chunk_shape: tuple[int, ...], codecs: Any, itemsize: int) -> None:
+    """Raise MetadataError if the chunks of ``chunk_shape`` (shards, if ``codecs``
+    hold a sharding codec), or the inner chunks of each level of sharding, are too
+    large to hold (common.check_chunk_bytes)."""
+    while True:
+        sharding = next((c for c in codecs if c.name == "sharding_indexed"), None)
+        check_chunk_bytes(key, chunk_shape, itemsize, shard=sharding is not None)
+        if sharding is None or not isinstance(sharding.configuration.get("chunk_shape"), tuple):
+            return
+        key = "codecs.sharding_indexed.configuration.chunk_shape"
+        inner = sharding.configuration["chunk_shape"]
+        if len(inner) == len(chunk_shape) and all(i > 0 for i in inner):
+            # the shard index is decoded into one buffer, as a chunk: 16 bytes per inner chunk
+            per_shard = tuple(-(-s // i) for s, i in zip(chunk_shape, inner))
+            check_chunk_bytes(key + " (inner chunks per shard, each a 16-byte index entry)", per_shard, 16)
+        chunk_shape = inner
+        codecs = sharding.configuration.get("codecs", ())
 
 
 def as_tuples(value: Any) -> Any:

@@ -267,7 +267,8 @@ class LocalStore(Store):
                 if isinstance(e, FileNotFoundError) and attempt + 1 < _ATTEMPTS:
                     continue  # a concurrent delete_prefix removed the directory: write again
                 if isinstance(e, OSError):
-                    raise StoreError(f"cannot write key {key!r} of {self!r}: {e.strerror or e}") from e
+                    raise StoreError(f"cannot write key {key!r} of {self!r} ({e.filename or path!r}): "
+                                     f"{e.strerror or e}") from e
                 raise
 
     @staticmethod
@@ -306,6 +307,13 @@ class LocalStore(Store):
         """
         directory, stem = split_prefix(prefix, self)
         self.check_writable("delete_prefix", prefix)
+        try:
+            self._delete_prefix(directory, stem)
+        except OSError as e:      # (EROFS, EACCES, EPERM, EIO ...: the file named)
+            raise StoreError(f"cannot delete {e.filename or self._dir_path(directory)!r} "
+                             f"(keys {prefix!r}* of {self!r}): {e.strerror or e}") from e
+
+    def _delete_prefix(self, directory: str, stem: str) -> None:
         try:
             with os.scandir(self._dir_path(directory)) as it:
                 entries = [e for e in it if e.name.startswith(stem)]

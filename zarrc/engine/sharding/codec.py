@@ -35,7 +35,7 @@ from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.write import WriteBatch
 from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, runs_natively
-from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.shard_index import EMPTY, DamagedShardError, damaged_error
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.codecs.transpose import Transpose
 from zarrc.core import indexing
@@ -144,12 +144,28 @@ class ShardCodec:
         for c in reversed(self.after):
             data = c.decode(data)
         blob = data if type(data) is bytes else bytes(data)
-        table = self.index_format.parse(blob, self.level.nchunks, "decoded shard")
+        table, problems = self.index_format.parse(blob, self.level.nchunks, "decoded shard")
+        table[list(problems)] = EMPTY      # (damaged inner chunks: the rest decoded, see below)
         if self.chain is not None:
             stored = self._decode_native(blob, table)
         else:
             stored = self._decode_each(blob, table)
+        if problems:
+            raise self._damaged(stored.transpose(self.inverse), problems)
         return stored.transpose(self.inverse)
+
+    def _damaged(self, partial: np.ndarray, problems: dict[int, str]) -> DamagedShardError:
+        """The error of a shard with damaged index entries (``problems``), carrying the
+        other inner chunks' contents (``partial``) and where the damaged ones lie."""
+        entry = min(problems)
+        exc = DamagedShardError(str(damaged_error("decoded shard", entry, self.level.cps, problems[entry])))
+        mask = np.zeros(self.stored_shape, bool)
+        inner = self.level.inner_shape
+        for i in problems:
+            corner = np.unravel_index(i, self.level.cps) if self.level.cps else ()
+            mask[tuple(slice(c * n, (c + 1) * n) for c, n in zip(corner, inner))] = True
+        exc.partial, exc.damaged, exc.codec = partial, mask.transpose(self.inverse), self
+        return exc
 
     def _decode_native(self, blob: bytes, table: np.ndarray) -> np.ndarray:
         """The inner chunks of the shard held in ``blob`` (index ``table``) decoded

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarrc.codecs.shard_index import IndexFormat, check_index, offset_by
+from zarrc.codecs.shard_index import IndexFormat, check_index, damaged_error, offset_by
 from zarrc.codecs.sharding import ShardingIndexed
 from zarrc.engine.state import ChunkedArray
 from zarrc.errors import MetadataError
@@ -148,19 +148,21 @@ def sharding_levels(chain: Any, chunk_shape: tuple[int, ...]) -> tuple[list[Shar
 
 
 def _read_index(level: ShardLevel, snap: Snapshot, start: int, size: int | None,
-                where: str) -> np.ndarray | None:
+                where: str) -> tuple[np.ndarray, dict[int, str]] | None:
     """The checked index of the (sub-)shard stored in bytes [start, start + size) of
     ``snap`` (size None: all of a value of unknown size), its offsets made absolute
-    (offsets in ``snap``); None if the value turns out to be absent.  Raises
-    CodecError, ChecksumError (shard_index.IndexFormat.span, decode, check_index)."""
+    (offsets in ``snap``), and its damaged entries (entry -> what is wrong; marked
+    DAMAGED in the table); None if the value turns out to be absent.  Raises
+    CodecError, ChecksumError for the whole shard (shard_index.IndexFormat.span,
+    decode)."""
     fmt = level.index_format
     at, data_start, data_end = fmt.span(level.nchunks, size, where)
     raw = snap.read(start + at, fmt.nbytes(level.nchunks)) if at >= 0 else snap.read(at, None)
     if raw is None:
         return None
     table = fmt.decode(raw, level.nchunks, where)
-    check_index(table, data_start, data_end, where)
-    return offset_by(table, start)
+    problems = check_index(table, data_start, data_end)
+    return offset_by(table, start), problems
 
 
 def cached_index(arr: ChunkedArray, reads: ShardReads, depth: int, key: str, start: int,
@@ -177,10 +179,33 @@ def cached_index(arr: ChunkedArray, reads: ShardReads, depth: int, key: str, sta
         tables = arr.shard_cache.tables(key, snap)
     table = tables.get((depth, start), _MISSING)
     if table is _MISSING:
-        where = f"shard {key} of {arr.name}"
-        table = tables[(depth, start)] = _read_index(arr.levels[depth], snap, start,
-                                                     snap.size if length is None else length, where)
+        found = _read_index(arr.levels[depth], snap, start, snap.size if length is None else length,
+                            shard_name(arr, key, depth, start, length))
+        if found is not None and found[1]:
+            tables[("damaged", depth, start)] = found[1]
+        table = tables[(depth, start)] = None if found is None else found[0]
     return table
+
+
+def shard_name(arr: ChunkedArray, key: str, depth: int, start: int, length: int | None) -> str:
+    """A (sub-)shard's name for errors: its key, the array, where a sub-shard lies."""
+    where = f"shard {key} of {arr.name}"
+    if depth:
+        where += f", sub-shard at bytes [{start}, {start + (length or 0)}) (level {depth + 1} of sharding)"
+    return where
+
+
+def damaged(arr: ChunkedArray, reads: ShardReads, depth: int, key: str, start: int, length: int | None,
+            entry: int, chunk: tuple[int, ...] | None = None) -> Exception:
+    """The CodecError of a read of the inner chunk (or sub-shard) ``entry`` of the
+    level-``depth`` shard at ``key`` [start, start + length), whose index entry
+    (cached_index's, marked DAMAGED) is damaged; ``chunk``: the innermost chunk read,
+    in the array's chunk grid."""
+    snap = reads.snapshot(key)
+    tables = reads.unversioned.get(key, {}) if snap is None or snap.token is None else \
+        arr.shard_cache.tables(key, snap)
+    problem = tables.get(("damaged", depth, start), {}).get(entry, "damaged")
+    return damaged_error(shard_name(arr, key, depth, start, length), entry, arr.levels[depth].cps, problem, chunk)
 
 
 def native_index(arr: ChunkedArray, shard: tuple[int, ...], fd: int, size: int) -> bytes:
@@ -190,6 +215,21 @@ def native_index(arr: ChunkedArray, shard: tuple[int, ...], fd: int, size: int) 
     inner chunk."""
     key = arr.chunk_keys(np.array([shard], np.int64))[0]
     where = f"shard {key} of {arr.name}"
-    table = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
-    return np.ascontiguousarray(table, np.uint64).tobytes()
+    found = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
+    assert found is not None       # (a file's bytes)
+    return np.ascontiguousarray(found[0], np.uint64).tobytes()
+
+
+def native_damaged(arr: ChunkedArray, shard: tuple[int, ...], entry: int, fd: int, size: int) -> None:
+    """For the native reader: raise the CodecError of a read of inner chunk ``entry``
+    of the shard at grid position ``shard`` (open as ``fd``, ``size`` bytes), whose
+    index entry native_index marked damaged (its index read again to word it)."""
+    key = arr.chunk_keys(np.array([shard], np.int64))[0]
+    where = f"shard {key} of {arr.name}"
+    found = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
+    problem = "damaged" if found is None else found[1].get(entry, "damaged")
+    cps = arr.levels[0].cps
+    corner = np.unravel_index(entry, cps) if cps else ()
+    chunk = tuple(int(s) * c + int(i) for s, c, i in zip(shard, cps, corner))
+    raise damaged_error(where, entry, cps, problem, chunk)
 

@@ -13,10 +13,10 @@ import numpy as np
 
 from zarrc._kernels.plan import COL_COUNT, PROJECTION_COLS
 from zarrc._kernels.write import STORED, WriteBatch
-from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.shard_index import DAMAGED, EMPTY
 from zarrc.core import indexing
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import ShardReads, cached_index
+from zarrc.engine.sharding.index import ShardReads, cached_index, damaged
 from zarrc.engine.sharding.reads import read_region
 from zarrc.engine.state import ChunkedArray
 from zarrc.stores.base import BytesSnapshot
@@ -50,10 +50,11 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
     # follow that, and the loop below tests only ``kept``)
     table: Any = None
     blob: Any = None
-    old_key = None
+    old_key: Any = None
+    old_start, old_length = 0, None
     if old is not None:
-        old_key = old[0]
-        table = cached_index(arr, reads, depth, old_key, old[1], old[2] if depth else None)
+        old_key, old_start, old_length = old[0], old[1], old[2] if depth else None
+        table = cached_index(arr, reads, depth, old_key, old_start, old_length)
         blob = old[3]
     kept = table is not None and blob is not None
     last = depth == len(arr.levels) - 1
@@ -63,6 +64,10 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
         lo = origin + np.asarray(corner) * np.asarray(level.inner_shape)
         hit = all(np.searchsorted(t, a) < np.searchsorted(t, a + n)
                   for t, a, n in zip(touched, lo, level.inner_shape))
+        if kept and table[i][0] == DAMAGED and not hit:      # (to be kept: unreadable)
+            raise damaged(arr, reads, depth, old_key, old_start, old_length, i)
+        # (a damaged entry the write hits: wholly overwritten, or reading the old
+        # contents failed already; it is rebuilt from the contents, repaired)
         if not hit and kept:
             off, nb = table[i]
             parts.append(None if off == EMPTY else (blob, int(off), int(nb)))
@@ -71,7 +76,7 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
         else:
             sub = tuple(slice(c * n, (c + 1) * n) for c, n in zip(corner, level.inner_shape))
             entry = table[i] if kept else None
-            inner_old = (None if entry is None or entry[0] == EMPTY
+            inner_old = (None if entry is None or entry[0] == EMPTY or entry[0] == DAMAGED
                          else (old_key, int(entry[0]), int(entry[1]), blob))
             parts.append(_encode_shard(arr, reads, depth + 1, np.ascontiguousarray(contents[sub]), lo,
                                        touched, inner_old))
@@ -119,7 +124,11 @@ def write_whole_shards(arr, dims, value, shards, keys) -> None:
         if blob is not None:
             blob = bytes(blob)
             pinned[key] = BytesSnapshot(blob, f"shard {key} of {arr.name}")
-            contents[tuple(slice(0, r.stop - r.start) for r in region)] = read_region(arr, region, pinned)
+            # (inner chunks with damaged index entries read as the fill value if the
+            # write wholly overwrites them: the new shard repairs them)
+            tolerate = None if isinstance(dims, indexing.Points) else _wholly_written(arr, touched)
+            contents[tuple(slice(0, r.stop - r.start) for r in region)] = read_region(arr, region, pinned,
+                                                                                      tolerate)
         if isinstance(dims, indexing.Points):
             inside = np.logical_and.reduce([(p >= o) & (p < o + n)
                                             for p, o, n in zip(points, origin, top.shard_shape)])
@@ -138,6 +147,23 @@ def write_whole_shards(arr, dims, value, shards, keys) -> None:
             encoded.append(_encode_shard(arr, reads, 0, contents, origin, touched, old))
     for key, data in zip(keys, encoded):
         store_shard(arr, key, data, existed=True)
+
+
+def _wholly_written(arr: ChunkedArray, touched: list[np.ndarray]) -> Any:
+    """The ``tolerate`` of reads.locate for a write of the product of ``touched`` (per
+    dimension, the sorted array indices written): True for each innermost chunk
+    (coordinate rows) the write wholly overwrites."""
+    chunks = np.asarray(arr.chunks, np.int64)
+    shape = np.asarray(arr.shape, np.int64)
+
+    def tolerate(coords: np.ndarray) -> np.ndarray:
+        lo = coords * chunks
+        hi = np.minimum(lo + chunks, shape)
+        ok = np.ones(len(coords), bool)
+        for d, t in enumerate(touched):
+            ok &= np.searchsorted(t, hi[:, d]) - np.searchsorted(t, lo[:, d]) == hi[:, d] - lo[:, d]
+        return ok
+    return tolerate
 
 
 def _point_positions(arr: ChunkedArray, points: indexing.Points) -> list[np.ndarray]:

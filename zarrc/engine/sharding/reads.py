@@ -8,20 +8,24 @@ indexes of every level.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import closing
 from typing import Any
 
 import numpy as np
 
 from zarrc._kernels.read import ReadBatch
-from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.shard_index import DAMAGED, EMPTY
 from zarrc.core import indexing
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index
+from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardReads, cached_index, damaged
 from zarrc.engine.state import ChunkedArray
 from zarrc.runtime.threads import run_io, submit_fetch
 
 SMALL = 64      # locate() this many chunks or fewer in plain Python
+# (innermost chunk coordinates, rows -> True for each chunk whose damaged index
+# entry a read may take as empty: a write will wholly overwrite it; see locate)
+Tolerate = Callable[[np.ndarray], np.ndarray]
 
 
 def chunk_labels(arr: ChunkedArray, coords: np.ndarray) -> list[str]:
@@ -40,15 +44,19 @@ def _label(shard_key: str, coords: Any) -> str:
 STACK_MIN = 1 << 16
 
 
-def locate(arr: ChunkedArray, reads: ShardReads,
-           coords: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+def locate(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray,
+           tolerate: Tolerate | None = None) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """Where each innermost chunk (rows of ``coords``) is stored in the versions of
     its shards that ``reads`` holds: (shard keys, key index per chunk, byte offset,
-    byte length); offset -1 for empty chunks."""
+    byte length); offset -1 for empty chunks.  Raises CodecError (before anything
+    is read) for a chunk whose index entry, at any level, is damaged
+    (shard_index.check_index), unless ``tolerate`` (given the coordinates of such
+    chunks, True for each one a write will wholly overwrite) accepts them all: they
+    are then located as empty."""
     levels = arr.levels
     n, ndim = coords.shape
     if n <= SMALL:
-        return _locate_small(arr, reads, coords)
+        return _locate_small(arr, reads, coords, tolerate)
     pos = coords * np.asarray(arr.chunks, np.int64)
     if ndim:
         shard_ids, which = np.unique(shard_numbers(arr, coords), return_inverse=True)
@@ -72,19 +80,26 @@ def locate(arr: ChunkedArray, reads: ShardReads,
             ids, group = np.unique(np.stack([which[live], offset[live]]), axis=1, return_inverse=True)
         count = ids.shape[-1]
         if depth == 0 and count * level.nchunks <= max(STACK_MIN, 4 * len(live)):
-            _locate_stacked(arr, reads, keys, ids, group.reshape(-1), flat, live, present, offset, length)
+            _locate_stacked(arr, reads, keys, ids, group.reshape(-1), flat, live, present, offset, length,
+                            coords, tolerate)
             continue
         order = np.argsort(group.reshape(-1), kind="stable")
         bounds = np.searchsorted(group.reshape(-1)[order], np.arange(count + 1))
         for j in range(count):
             members = live[order[bounds[j]:bounds[j + 1]]]
             first = members[0]
-            table = cached_index(arr, reads, depth, keys[which[first]], int(offset[first]),
-                           None if depth == 0 else int(length[first]))
+            where = (keys[which[first]], int(offset[first]), None if depth == 0 else int(length[first]))
+            table = cached_index(arr, reads, depth, *where)
             if table is None:
                 present[members] = False
                 continue
             entries = table[flat[members]]
+            bad = np.flatnonzero(entries[:, 0] == DAMAGED)
+            if len(bad):
+                if tolerate is None or not tolerate(coords[members[bad]]).all():
+                    t = members[bad[0]]
+                    raise damaged(arr, reads, depth, *where, int(flat[t]), tuple(coords[t].tolist()))
+                entries[bad] = EMPTY
             empty = entries[:, 0] == EMPTY
             present[members[empty]] = False
             offset[members[~empty]] = entries[~empty, 0].astype(np.int64)
@@ -115,7 +130,8 @@ def _prefetch(arr: ChunkedArray, reads: ShardReads, keys: list[str], touched: np
     run_io(range(len(keys)), fetch)
 
 
-def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, length) -> None:
+def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, length, coords,
+                    tolerate) -> None:
     """locate()'s top level for chunks ``live`` in shards ``ids`` (``group``: each
     chunk's shard among them, ``flat``: its number in the shard): the shards' index
     tables stacked, then one lookup for all chunks (no numpy calls per shard)."""
@@ -124,13 +140,20 @@ def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, l
     tables = [cached_index(arr, reads, 0, keys[i], 0, None) for i in ids.tolist()]
     stacked = np.stack([missing if t is None else t for t in tables])
     entries = stacked[group, flat[live]]
+    bad = np.flatnonzero(entries[:, 0] == DAMAGED)
+    if len(bad):
+        if tolerate is None or not tolerate(coords[live[bad]]).all():
+            t = live[bad[0]]
+            raise damaged(arr, reads, 0, keys[ids[group[bad[0]]]], 0, None, int(flat[t]),
+                          tuple(coords[t].tolist()))
+        entries[bad] = EMPTY
     empty = entries[:, 0] == EMPTY
     present[live[empty]] = False
     offset[live] = np.where(empty, 0, entries[:, 0].astype(np.int64))
     length[live] = np.where(empty, -1, entries[:, 1].astype(np.int64))
 
 
-def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
+def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray, tolerate: Tolerate | None):
     """locate() for a few chunks, in plain Python (numpy's per-call costs would dominate)."""
     levels = arr.levels
     top = levels[0].shard_shape
@@ -140,7 +163,7 @@ def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
              for pos in positions]
     keys = arr.chunk_keys(np.array(list(shard_ids), np.int64).reshape(len(shard_ids), len(top)))
     offset, length = [], []
-    for pos, k in zip(positions, which):
+    for r, (row, pos, k) in enumerate(zip(coords.tolist(), positions, which)):
         start, size = 0, None
         for depth, level in enumerate(levels):
             table = cached_index(arr, reads, depth, keys[k], start, size)
@@ -148,6 +171,12 @@ def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray):
             for p, s, i, c in zip(pos, level.shard_shape, level.inner_shape, level.cps):
                 flat = flat * c + (p % s) // i
             entry = None if table is None else table[flat]
+            if entry is not None and entry[0] == DAMAGED:
+                if tolerate is not None and tolerate(coords[r:r + 1])[0]:
+                    start = -1
+                    break
+                raise damaged(arr, reads, depth, keys[k], start, size if depth else None, flat,
+                              tuple(int(c) for c in row))
             if entry is None or entry[0] == EMPTY:
                 start = -1
                 break
@@ -239,28 +268,29 @@ class LazyLabels:
 
 def read_planned(arr: ChunkedArray, table: np.ndarray, local: np.ndarray,
                  outidx: np.ndarray, tasks: np.ndarray, coords: np.ndarray, out: np.ndarray,
-                 strides: tuple[int, ...], pinned: dict | None = None) -> None:
+                 strides: tuple[int, ...], pinned: dict | None = None, tolerate: Tolerate | None = None) -> None:
     """engine's native read of a planned selection, for a sharded array: each shard
     from one snapshot (``pinned``: snapshots to use for some shard keys), at most
-    MAX_OPEN_SHARDS shards at a time (a local store's snapshot holds a file open)."""
+    MAX_OPEN_SHARDS shards at a time (a local store's snapshot holds a file open).
+    ``tolerate``: see locate."""
     if arr.store.fetch_window is not None and len(coords):
-        _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned)
+        _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned, tolerate)
         return
     shard = shard_numbers(arr, coords)
     first = np.unique(shard)
     if len(first) <= MAX_OPEN_SHARDS:
-        _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned)
+        _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned, tolerate)
         return
     for lo in range(0, len(first), MAX_OPEN_SHARDS):
         group = first[lo:lo + MAX_OPEN_SHARDS]
         members = np.flatnonzero((shard >= group[0]) & (shard <= group[-1]))
         _read_group(arr, table, local, outidx, np.ascontiguousarray(tasks[members]),
-                    coords[members], out, strides, pinned)
+                    coords[members], out, strides, pinned, tolerate)
 
 
-def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
+def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned, tolerate) -> None:
     with ShardReads(arr, pinned) as reads:
-        keys, which, offset, length = locate(arr, reads, coords)
+        keys, which, offset, length = locate(arr, reads, coords, tolerate)
         sources = located_sources(reads, keys, which, offset, length)
         batch = ReadBatch(arr.chain, table, local, outidx, tasks, out, strides, arr.fill, sources)
         b.run_batch(batch, len(tasks))
@@ -274,7 +304,7 @@ def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) 
 PART_BYTES = 16 << 20
 
 
-def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
+def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned, tolerate) -> None:
     """read_planned for a store whose reads wait on a network: the shards in parts
     (PART_BYTES), each part's shard versions, indexes and inner chunk bytes fetched
     on the fetch threads (``_fetch_part``) while the part before decodes, so I/O and
@@ -293,7 +323,7 @@ def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinne
     spans = [order[starts[a]:starts[z] if z < len(starts) else len(order)] for a, z in parts]
 
     def fetch(members: np.ndarray) -> Any:
-        return submit_fetch(lambda: _fetch_part(arr, coords[members], pinned))
+        return submit_fetch(lambda: _fetch_part(arr, coords[members], pinned, tolerate))
 
     def drop(future: Any) -> None:       # (a part fetched for a read that failed)
         try:
@@ -310,7 +340,8 @@ def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinne
             b.raise_task_error(batch, arr, LazyLabels(keys, which, coords[members]))
 
 
-def _fetch_part(arr: ChunkedArray, coords: np.ndarray, pinned: dict | None) -> tuple:
+def _fetch_part(arr: ChunkedArray, coords: np.ndarray, pinned: dict | None,
+                tolerate: Tolerate | None = None) -> tuple:
     """A streamed read's part (inner chunks ``coords``): (its ShardReads, to close
     once decoded; shard keys; key index per chunk; the chunks' batch sources), the
     shards' versions and indexes fetched at once (``_prefetch``), then the inner
@@ -321,18 +352,20 @@ def _fetch_part(arr: ChunkedArray, coords: np.ndarray, pinned: dict | None) -> t
         grid = np.stack(np.unravel_index(shards, shard_grid(arr)), axis=1) if coords.shape[1] else \
             np.zeros((1, 0), np.int64)
         _prefetch(arr, reads, arr.chunk_keys(grid), touched)
-        keys, which, offset, length = locate(arr, reads, coords)
+        keys, which, offset, length = locate(arr, reads, coords, tolerate)
         return reads, keys, which, located_sources(reads, keys, which, offset, length)
     except BaseException:
         reads.close()
         raise
 
 
-def read_region(arr: ChunkedArray, region: tuple[slice, ...], pinned: dict) -> np.ndarray:
-    """``arr[region]`` read with the snapshots ``pinned`` for their shard keys."""
+def read_region(arr: ChunkedArray, region: tuple[slice, ...], pinned: dict,
+                tolerate: Tolerate | None = None) -> np.ndarray:
+    """``arr[region]`` read with the snapshots ``pinned`` for their shard keys
+    (``tolerate``: see locate; such chunks read as the fill value)."""
     dims, shape = indexing.plan(region, arr.shape, arr.chunks)
     out = np.empty(shape, arr.dtype)
     table, local, outidx, tasks = b.assemble(dims)
     read_planned(arr, table, local, outidx, tasks, b.task_coords(table, tasks), out,
-                 b.array_strides(dims, out.strides), pinned)
+                 b.array_strides(dims, out.strides), pinned, tolerate)
     return out

@@ -29,14 +29,14 @@ from zarrc._kernels import chunk_files
 from zarrc._kernels.batch import TaskError
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.write import WriteBatch
-from zarrc.codecs.shard_index import EMPTY
+from zarrc.codecs.shard_index import DAMAGED, damaged_error
 from zarrc.core import indexing
 from zarrc.engine import batch as b
-from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardLevel, ShardReads, cached_index
+from zarrc.engine.sharding.index import MAX_OPEN_SHARDS, ShardLevel, ShardReads, cached_index, damaged
 from zarrc.engine.sharding.nested import store_shard, write_whole_shards
 from zarrc.engine.sharding.reads import LazyLabels
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import StoreError, from_kernel
+from zarrc.errors import CodecError, StoreError, from_kernel
 from zarrc.runtime.threads import item_threads, run_each, run_io
 
 
@@ -213,7 +213,36 @@ class _ShardWrite:
 
     def _old_shard(self, reads: ShardReads, k: int) -> tuple[Any, int, np.ndarray] | None:
         """The old shard ``k``: (its holder: a bytes object or, for a store of files, an
-        open file descriptor; where the shard starts in it; its index), or None."""
+        open file descriptor; where the shard starts in it; its index), or None.
+        Raises CodecError if an entry of its index is damaged (shard_index.check_index)
+        and the write does not wholly overwrite its inner chunk: that inner chunk
+        could be neither kept nor rebuilt (wholly overwritten ones are repaired)."""
+        found = self._old_index(reads, k)
+        if found is not None:
+            table, problems = found[2], found[3]
+            bad = np.flatnonzero(table[:, 0] == DAMAGED)
+            if len(bad):
+                lo, hi = self.bounds[k], self.bounds[k + 1]
+                mine = self.order[lo:hi]
+                repaired = self.flat[mine[self.full[mine]]]
+                left = np.setdiff1d(bad, repaired)
+                if len(left):
+                    self._raise_damaged(reads, k, int(left[0]), problems)
+        return None if found is None else found[:3]
+
+    def _raise_damaged(self, reads: ShardReads, k: int, entry: int, problems: dict | None) -> None:
+        arr, key = self.arr, self.keys[k]
+        top = arr.levels[0]
+        corner = np.unravel_index(entry, top.cps) if top.cps else ()
+        chunk = tuple(int(s) * c + int(i) for s, c, i in zip(self.shards[k], top.cps, corner))
+        exc = (damaged(arr, reads, 0, key, 0, None, entry, chunk) if problems is None else
+               damaged_error(f"shard {key} of {arr.name}", entry, top.cps, problems.get(entry, "damaged"), chunk))
+        raise CodecError(f"{exc}; a write must wholly overwrite that inner chunk to repair it "
+                         f"(nothing was written)")
+
+    def _old_index(self, reads: ShardReads, k: int) -> tuple[Any, int, np.ndarray, dict | None] | None:
+        """_old_shard's (holder, start, index) and, where the index was parsed here, its
+        damaged entries (else None: they are in the index cache)."""
         arr, key = self.arr, self.keys[k]
         if self.conditional:          # (the whole value and its version, for set_many_if)
             (blob, self.versions[key]), = arr.store.get_many_versioned([key])
@@ -222,7 +251,7 @@ class _ShardWrite:
             held = None if snap is None else snap.holder()
             if held is not None and (arr.files is not None or type(held[0]) is bytes):
                 index_table = cached_index(arr, reads, 0, key, 0, None)
-                return None if index_table is None else (held[0], held[1], index_table)
+                return None if index_table is None else (held[0], held[1], index_table, None)
             # (a store with no holder to read ranges of, or a file the shard must be
             # built in memory from: the whole value, once)
             blob = arr.store.get(key) if held is None else snap.read(0, snap.size)  # type: ignore[union-attr]
@@ -230,7 +259,7 @@ class _ShardWrite:
             return None
         blob = bytes(blob)
         top = arr.levels[0]
-        return blob, 0, top.index_format.parse(blob, top.nchunks, f"shard {key} of {arr.name}")
+        return (blob, 0, *top.index_format.parse(blob, top.nchunks, f"shard {key} of {arr.name}"))
 
     def _group(self, reads: ShardReads, k0: int, k1: int) -> Callable[[], None] | None:
         arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
@@ -263,7 +292,7 @@ class _ShardWrite:
             old[k] = found
             holder, base, index_table = found
             entries = index_table[self.flat[mine]]
-            kept = np.flatnonzero(~self.full[mine] & (entries[:, 0] != EMPTY))
+            kept = np.flatnonzero(~self.full[mine] & (entries[:, 0] < DAMAGED))     # (not empty)
             owner[lo + kept] = len(holders)
             start[lo + kept] = entries[kept, 0].astype(np.int64) + base
             length[lo + kept] = entries[kept, 1].astype(np.int64)
@@ -281,7 +310,7 @@ class _ShardWrite:
             if k not in old:
                 return task_of_chunk, None
             holder, base, index_table = old[k]
-            empty = index_table[:, 0] == EMPTY
+            empty = index_table[:, 0] >= DAMAGED      # (empty, or damaged and wholly overwritten)
             offsets = np.where(empty, -1, index_table[:, 0].astype(np.int64) + base)
             if type(holder) is bytes:
                 return task_of_chunk, (holder, offsets, index_table[:, 1].astype(np.int64))
