@@ -36,32 +36,25 @@ from zarrc._kernels.zstd cimport zc_zstd_dctx_new, zc_zstd_decode_prefix, zc_zst
 
 import numpy as np
 
-# shard files one BasicReader call may hold open (BasicReader's max_open is at
-# most this); a file's identity: device, inode, size, mtime_ns (open_regular)
 cdef enum:
+    # shard files one BasicReader call may hold open (BasicReader's max_open is at
+    # most this); a file's identity: device, inode, size, mtime_ns (open_regular)
     MAX_OPEN_LIMIT = 256
     IDENT_WORDS = 4
-
-# an uncompressed chunk's file is read in slabs when that skips more than this many
-# bytes per slab (about what a pread call costs beyond its copying)
-cdef enum:
+    # an uncompressed chunk's file is read in slabs when that skips more than this
+    # many bytes per slab (about what a pread call costs beyond its copying)
     SLAB_READ_COST = 16384
-
-# a blosc chunk is decoded whole when the selection spans more than 3/4 of its
-# blocks, a zstd chunk when it reaches past 3/4 of the chunk
-cdef enum:
+    # a blosc chunk is decoded whole when the selection spans more than 3/4 of its
+    # blocks, a zstd chunk when it reaches past 3/4 of the chunk
     SPAN_MAX_NUM = 3
     SPAN_MAX_DEN = 4
-
-# points in a blosc chunk of at most this many blocks decode only the blocks that
-# hold them (read_blosc_blocks)
-cdef enum:
+    # points in a blosc chunk of at most this many blocks decode only the blocks
+    # that hold them (read_blosc_blocks)
     BLOCKS_MAX = 4096
 
 STREAM_MIN_BYTES = STREAM_MIN   # outputs this large are written with streaming stores
 DEF PREFAULT_MIN_BYTES = 256 << 10  # one-thread reads this large map their output in one call
 cdef object _empty = np.empty
-
 
 cdef extern from *:
     """
@@ -595,12 +588,9 @@ cdef class BasicReader:
     cdef tuple shape
     cdef tuple chunks
     cdef object dtype
-    cdef bytes fill
-    cdef bytes head
-    cdef bytes separator
+    cdef bytes fill, head, separator
     cdef Py_ssize_t parallel_min_bytes
-    cdef object run_batch
-    cdef object raise_error
+    cdef object run_batch, raise_error
     # sharded (one level): inner chunks per shard, per dimension; the shard grid's
     # shape; decoded indexes by linear shard number, each after the identity of the
     # file it was read from (bytes: int64 st_dev, st_ino, st_size, mtime_ns, then
@@ -608,11 +598,9 @@ cdef class BasicReader:
     # one from an open shard file (see setup_sharded); damaged(shard coords, entry,
     # fd, size) raises the error of a damaged index entry an inner chunk read needs
     cdef bint sharded
-    cdef Py_ssize_t cps[PLAN_MAX_DIMS]
-    cdef Py_ssize_t grid[PLAN_MAX_DIMS]
+    cdef Py_ssize_t cps[PLAN_MAX_DIMS], grid[PLAN_MAX_DIMS]
     cdef dict indexes
-    cdef object index_of
-    cdef object damaged
+    cdef object index_of, damaged
     cdef Py_ssize_t max_open     # the most shard files one read holds open
     # a rectilinear grid: per dimension its boundaries (NULL: regular) and each
     # chunk's class, the classes' count; the arrays behind them; chains by shape key
