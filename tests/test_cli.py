@@ -389,3 +389,44 @@ def test_convert_stays_within_its_memory_bound(tmp_path: Path) -> None:
     assert grown < n // 2
     out = zarrc.open_array(str(tmp_path / "out.zarr"), mode="r")
     np.testing.assert_array_equal(out[-300:], a[-300:])
+
+
+def test_the_console_script_runs() -> None:
+    script = Path(sys.executable).parent / ("zarrc.exe" if sys.platform == "win32" else "zarrc")
+    if not script.exists():
+        pytest.skip("no zarrc console script beside this interpreter")
+    proc = subprocess.run([str(script), "ls", "--help"], check=False, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: zarrc ls")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal: Linux")
+def test_convert_shows_a_progress_bar_on_a_terminal_only(v2_blosc: tuple[Path, np.ndarray], tmp_path: Path) -> None:
+    pytest.importorskip("tqdm")
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    path, _ = v2_blosc
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "zarrc", "convert", str(path), str(tmp_path / "tty.zarr"),
+                               "--chunks", "5,5"], check=False, stdout=subprocess.PIPE, stderr=secondary,
+                              timeout=60)
+        os.close(secondary)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(primary)
+    assert proc.returncode == 0
+    assert b"convert: 100%" in seen, seen
+    quiet = run("convert", path, tmp_path / "pipe.zarr", "--chunks", "5,5")
+    assert quiet.stderr == ""          # (stderr a pipe: no bar)
