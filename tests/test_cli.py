@@ -223,30 +223,38 @@ def test_validate_metadata_of_a_broken_root(tmp_path: Path) -> None:
 
 # -- errors --------------------------------------------------------------------------------------
 
-def test_errors_are_one_line(tmp_path: Path, v2_blosc: tuple[Path, np.ndarray]) -> None:
-    path, _ = v2_blosc
+ERRORS = [   # (arguments, with {src} the v2 array and {tmp} a temporary directory), status, words
+    (("info", "{tmp}/missing"), 1, ("does not exist",)),
+    (("info", "{tmp}/plain"), 1, ("no array or group",)),
+    (("tree", "{tmp}/missing"), 1, ()),
+    (("validate", "{tmp}/plain"), 1, ()),
+    (("convert", "{src}", "{tmp}/o.zarr", "--chunks", "10,x"), 2, ("--chunks",)),
+    (("convert", "{src}", "{tmp}/o.zarr", "--chunks", "10,10,10"), 2, ("2 dimension(s)",)),
+    (("convert", "{src}", "{tmp}/o.zarr", "--compressor", "brotli"), 2, ("--compressor",)),
+    (("convert", "{src}", "{tmp}/o.zarr", "--compressor", "zstd:99"), 2, ("level 99",)),
+    (("convert", "{src}", "{tmp}/o.zarr", "--shards", "10,10"), 2, ("v2",)),
+    (("convert", "{src}", "{tmp}/o.zarr", "--zarr-format", "3", "--chunks", "10,10", "--shards", "15,15"), 1,
+     ("shard",)),
+    (("info", "{src}", "-S", "anon=true"), 2, ("local path",)),
+    (("info", "{src}", "-S", "anon"), 2, ("KEY=VALUE",)),
+    (("convert", "{src}", "{tmp}/plain", "--overwrite"), 2, ("not Zarr",)),
+    (("convert", "{tmp}/refs.json", "{tmp}/r", "--references"), 2, ("not supported yet",)),
+    (("convert", "{src}", "{src}/inside"), 2, ("overlap",)),
+    (("convert", "{src}", "{src}", "--overwrite"), 2, ("overlap",)),
+]
+
+
+@pytest.mark.parametrize(("arguments", "status", "words"), ERRORS, ids=[" ".join(e[0][:1] + e[0][3:]) for e in ERRORS])
+def test_errors_are_one_line(tmp_path: Path, v2_blosc: tuple[Path, np.ndarray], arguments: tuple,
+                             status: int, words: tuple) -> None:
+    path, data = v2_blosc
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "notes.txt").write_text("hello")
-    assert_one_line_error(run("info", tmp_path / "missing", check=1), "does not exist")
-    assert_one_line_error(run("info", tmp_path / "plain", check=1), "no array or group")
-    assert_one_line_error(run("tree", tmp_path / "missing", check=1))
-    assert_one_line_error(run("validate", tmp_path / "plain", check=1))
-    assert_one_line_error(run("convert", path, tmp_path / "o.zarr", "--chunks", "10,x", check=2), "--chunks")
-    assert_one_line_error(run("convert", path, tmp_path / "o.zarr", "--chunks", "10,10,10", check=2),
-                          "2 dimension(s)")
-    assert_one_line_error(run("convert", path, tmp_path / "o.zarr", "--compressor", "brotli", check=2),
-                          "--compressor")
-    assert_one_line_error(run("convert", path, tmp_path / "o.zarr", "--compressor", "zstd:99", check=2))
-    assert_one_line_error(run("convert", path, tmp_path / "o.zarr", "--shards", "10,10", check=2), "v2")
-    assert_one_line_error(run("convert", path, tmp_path / "o.zarr", "--zarr-format", "3",
-                              "--chunks", "10,10", "--shards", "15,15", check=1), "shard")
-    assert_one_line_error(run("info", path, "-S", "anon=true", check=2), "local path")
-    assert_one_line_error(run("info", path, "-S", "anon", check=2), "KEY=VALUE")
-    assert_one_line_error(run("convert", path, tmp_path / "plain", "--overwrite", check=2), "not Zarr")
-    assert_one_line_error(run("convert", tmp_path / "refs.json", tmp_path / "r", "--references", check=2),
-                          "not supported yet")
+    proc = run(*(a.format(src=path, tmp=tmp_path) for a in arguments), check=status)
+    assert_one_line_error(proc, *words)
     assert (tmp_path / "plain" / "notes.txt").read_text() == "hello"
     assert not (tmp_path / "o.zarr").exists() or not any((tmp_path / "o.zarr").glob("*/*"))
+    np.testing.assert_array_equal(zarrc.open_array(str(path), mode="r")[...], data)
 
 
 # -- convert -------------------------------------------------------------------------------------

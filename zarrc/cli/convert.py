@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from argparse import Namespace
+from pathlib import Path
 from typing import Any
 
 import zarrc
@@ -184,6 +185,10 @@ def plan(source: Array | Group, args: Namespace) -> tuple[list[GroupPlan], list[
 def convert(args: Namespace) -> int:
     if args.references:
         raise UsageError("converting kerchunk JSON references to Parquet is not supported yet")
+    if not is_url(args.src) and not is_url(args.dst):
+        src, dst = Path(args.src).resolve(), Path(args.dst).resolve()
+        if src == dst or src in dst.parents or dst in src.parents:
+            raise UsageError(f"SRC {args.src} and DST {args.dst} overlap: convert into another place")
     src_options = storage_options(args.storage_option)
     dst_options = storage_options(args.dst_storage_option) if args.dst_storage_option else (
         src_options if is_url(args.dst) else None)
