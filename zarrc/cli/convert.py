@@ -186,8 +186,8 @@ def convert(args: Namespace) -> int:
     if args.references:
         raise UsageError("converting kerchunk JSON references to Parquet is not supported yet")
     if not is_url(args.src) and not is_url(args.dst):
-        src, dst = Path(args.src).resolve(), Path(args.dst).resolve()
-        if src == dst or src in dst.parents or dst in src.parents:
+        src_path, dst_path = Path(args.src).resolve(), Path(args.dst).resolve()
+        if src_path == dst_path or src_path in dst_path.parents or dst_path in src_path.parents:
             raise UsageError(f"SRC {args.src} and DST {args.dst} overlap: convert into another place")
     src_options = storage_options(args.storage_option)
     dst_options = storage_options(args.dst_storage_option) if args.dst_storage_option else (
