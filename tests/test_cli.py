@@ -164,6 +164,7 @@ def test_consolidate(tmp_path: Path) -> None:
 
 def test_storage_options_reach_the_store_layer(group_v2: tuple[Path, dict], tmp_path: Path) -> None:
     """A chained fsspec URL with its options: the cache directory they name fills."""
+    pytest.importorskip("fsspec")
     path, data = group_v2
     cache = tmp_path / "cache"
     opt = "simplecache=" + json.dumps({"cache_storage": str(cache)})
