@@ -28,10 +28,10 @@ _ARRAY_DIMENSIONS becomes v3's dimension_names and back.  A group's consolidated
 metadata is written again.
 
 Memory: the destination is written in units, one destination shard each (sharded
-destinations), else a block of whole destination chunks of at most
-{UNIT_BYTES >> 20} MiB decoded.  At most WORKERS units are in flight, each held
-twice at most (its values, and its encoded bytes while they are written), plus one
-source chunk being decoded per thread: the peak is about
+destinations), else a block of whole destination chunks of at most {UNIT_BYTES >> 20} MiB
+decoded.  At most WORKERS units are in flight, each held twice at most (its
+values, and its encoded bytes while they are written), plus one source chunk
+being decoded per thread: the peak is about
 WORKERS x 2 x (unit size) + threads x (source chunk size) above the interpreter's
 own, whatever the size of the array.  A destination shard is written whole: choose
 shards that fit in memory WORKERS times over.
@@ -39,7 +39,8 @@ shards that fit in memory WORKERS times over.
 Resuming: the progress is journaled in DST/{JOURNAL}/ (the job, then a marker after
 each unit naming its stored keys and their sizes).  Rerun the same command after an
 interruption: the units whose markers verify (each key still holds the bytes it
-did) are skipped, the others written again.  The journal is removed when the
+did) are skipped, the others written again (SRC must not change in between: its
+data are not checked again).  The journal is removed when the
 conversion finishes.  --overwrite starts again from nothing (DST must hold Zarr
 data or nothing).
 
