@@ -439,3 +439,22 @@ def test_convert_shows_a_progress_bar_on_a_terminal_only(v2_blosc: tuple[Path, n
     assert b"convert: 100%" in seen, seen
     quiet = run("convert", path, tmp_path / "pipe.zarr", "--chunks", "5,5")
     assert quiet.stderr == ""          # (stderr a pipe: no bar)
+
+
+def test_convert_scalars_empty_arrays_and_strings_both_ways(tmp_path: Path) -> None:
+    g = zarrc.open_group(str(tmp_path / "g.zarr"), mode="w")
+    s = g.create_array("s", shape=(30, 40), dtype="i8", chunks=(5, 5), shards=(10, 20), fill_value=-1,
+                       dimension_names=["a", "b"])
+    s[...] = np.arange(1200).reshape(30, 40)
+    g.create_array("scalar", shape=(), dtype="f8", fill_value=3.5)[()] = 2.0
+    g.create_array("empty", shape=(0, 4), dtype="u2", chunks=(2, 2))
+    g.create_array("strs", shape=(5,), dtype=str, chunks=(2,))[...] = ["a", "bb", "c", "d", "e"]
+    run("convert", tmp_path / "g.zarr", tmp_path / "g2.zarr", "--zarr-format", "2", "-q")
+    run("convert", tmp_path / "g2.zarr", tmp_path / "g3.zarr", "--zarr-format", "3", "-q")
+    for name in ("g2.zarr", "g3.zarr"):
+        out = zarrc.open_group(str(tmp_path / name), mode="r")
+        np.testing.assert_array_equal(out["s"][...], np.arange(1200).reshape(30, 40))
+        assert out["s"].fill_value == -1 and out["scalar"][()] == 2.0 and out["empty"].shape == (0, 4)
+        assert list(out["strs"][...]) == ["a", "bb", "c", "d", "e"]
+    assert zarrc.open_array(str(tmp_path / "g3.zarr" / "s"), mode="r").dimension_names == ("a", "b")
+    assert run("validate", tmp_path / "g3.zarr", "--data").stdout.startswith("valid")

@@ -105,8 +105,8 @@ def plan_array(a: Array, path: str, args: Namespace) -> ArrayPlan:
     where = f"array /{path}" if path else "the source array"
     fmt = args.zarr_format or a.zarr_format
     same = fmt == a.zarr_format
-    chunks = shape_option(args.chunks, "chunks")
-    shards = shape_option(args.shards, "shards", none_ok=True)
+    chunks = shape_option(args.chunks, "chunks") if a.ndim else KEEP   # (a 0-d array: one chunk)
+    shards = shape_option(args.shards, "shards", none_ok=True) if a.ndim else KEEP
     _check_ndim(chunks, a, where, "chunks")
     _check_ndim(shards, a, where, "shards")
     chunks = a.chunks if not isinstance(chunks, tuple) else chunks
@@ -119,6 +119,9 @@ def plan_array(a: Array, path: str, args: Namespace) -> ArrayPlan:
                              "give --shards (or --shards none)")
     itemsize = a.dtype.itemsize
     filters, serializer, compressors = _source_codecs(a)
+    md = a.metadata
+    vlen = [f for f in filters if str(f.get("id", "")).startswith("vlen")] if a.dtype.kind == "O" else []
+    filters = [f for f in filters if f not in vlen]     # (v2 object arrays: their type's codec, made again)
     compressor = compressor_option(args.compressor, fmt, itemsize)
     if compressor != KEEP:
         compressors = [] if compressor is None else [compressor]
@@ -136,15 +139,12 @@ def plan_array(a: Array, path: str, args: Namespace) -> ArrayPlan:
     names = _dimension_names(a) if names == KEEP else names
     if names is not None and len(names) != a.ndim:
         raise UsageError(f"--dimension-names: {len(names)} name(s), but {where} has {a.ndim} dimension(s)")
-    md = a.metadata
     kws: dict[str, Any] = {"shape": a.shape, "chunks": chunks, "shards": shards, "zarr_format": fmt,
                            "compressors": compressors or None, "filters": filters or None}
     if a.zarr_format == 3 and same:
         kws["dtype"] = md.data_type
     elif a.dtype.kind == "O":       # v2 object arrays: their object codec names the type
-        ids = [f.get("id") for f in md.to_json().get("filters") or []]
-        kws["dtype"] = bytes if "vlen-bytes" in ids else str
-        kws["filters"] = [f for f in kws["filters"] or [] if not str(f.get("id", "")).startswith("vlen")] or None
+        kws["dtype"] = bytes if any(f.get("id") == "vlen-bytes" for f in vlen) else str
     else:
         kws["dtype"] = a.dtype
     if md.fill_value is not None or fmt == 2:

@@ -67,6 +67,8 @@ def unit_boxes(shape: tuple[int, ...], step: tuple[int, ...], itemsize: int,
     unit stays within UNIT_BYTES."""
     if not shape:
         return [()]
+    if 0 in shape:
+        return []
     block = [max(1, min(s, c)) for s, c in zip(shape, step)]
     if not sharded:
         for d in reversed(range(len(shape))):
