@@ -27,7 +27,7 @@ import math
 import sys
 import threading
 from argparse import Namespace
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -269,8 +269,3 @@ def run(groups: list[GroupPlan], arrays: list[ArrayPlan], store: Store, args: Na
 def finish(store: Store) -> None:
     """Remove the journal of a finished conversion."""
     store.delete_prefix(JOURNAL + "/")
-
-
-def iter_markers(store: Store) -> Iterator[str]:
-    """The unit markers in ``store`` (tests and diagnostics)."""
-    return (k for k in store.list_prefix(UNITS + "/"))
