@@ -45,3 +45,22 @@ ensure_mpi() {
     || { $apt update >/dev/null && $apt install openmpi-bin libopenmpi-dev >/dev/null; } \
     || echo "note: installing Open MPI failed: the MPI tests will skip" >&2
 }
+
+# lower_bound_pins PYTHON: print "name==X" for each ">=X" of pyproject.toml's [project]
+# dependencies (the oldest releases zarrc says it works with), for pip.
+lower_bound_pins() {
+  "$1" - <<'PYEOF'
+import re, tomllib
+deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
+for dep in deps:
+    m = re.fullmatch(r"\s*([A-Za-z0-9_.-]+)\s*>=\s*([0-9][^,;\s]*)\s*", dep)
+    if not m:
+        raise SystemExit(f"lower bounds: {dep!r} is not of the form name>=version")
+    print(f"{m[1]}=={m[2]}")
+PYEOF
+}
+
+# What the suite needs beside zarrc at the lower bounds: zarr-python and tensorstore are
+# left out (their releases need newer numpy / numcodecs: the interop tests skip); dask and
+# distributed are the newest releases that take the pins (tests/test_dask_writes.py).
+LOWER_BOUND_TEST_DEPS="pytest hypothesis crc32c mpi4py>=4.0 dask[array] distributed"

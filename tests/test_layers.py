@@ -28,16 +28,19 @@ LAYERS = [
     ["zarrc.mpi"],                                      # the documented name of integrations.mpi
     ["zarrc.integrations.mpi"],                         # collective MPI writes (not imported by zarrc)
     ["zarrc"],                                          # the package: re-exports the API
+    ["zarrc.model"],                                    # the ZEP 6 object model (lazy: zarrc.model)
     ["zarrc.integrations.zarr_pipeline"],               # zarr-python's codec pipeline (lazy)
     ["zarrc.api.asynchronous"],                         # the asyncio API's functions
     ["zarrc.api.copy"],                                 # copy, copy_all, copy_store
     ["zarrc.api.data"],                                 # the data functions (create, zeros, save ...)
     ["zarrc.api.synchronous"],                          # open*, create*, consolidate_metadata ...
     ["zarrc.storage"],                                  # zarr-python's zarr.storage names
+    ["zarrc.core.overviews"],                           # building a pyramid (GDAL's BuildOverviews)
+    ["zarrc.core.multiscales"],                         # the multiscales convention: read, layout written
     ["zarrc.core.group"],                               # Group, AsyncGroup; builds nodes of both kinds
     ["zarrc.core.array"],                               # Array, AsyncArray
     ["zarrc.core.node"],                                # the base of the nodes (sync and async)
-    ["zarrc.core.create", "zarrc.core.create_v2", "zarrc.core.consolidate", "zarrc.core.hierarchy",
+    ["zarrc.core.create", "zarrc.core.create_v2", "zarrc.core.conventions", "zarrc.core.consolidate", "zarrc.core.hierarchy",
      "zarrc.core.node_metadata", "zarrc.core.resize"],  # node metadata: created, read, written
     ["zarrc.engine"],
     ["zarrc.codecs", "zarrc.stores"],

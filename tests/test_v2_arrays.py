@@ -196,7 +196,7 @@ def test_both_zarray_and_zgroup_is_an_error():
 
 
 @pytest.mark.parametrize("kwargs", [
-    dict(shards=(4,)), dict(dimension_names=["x"]), dict(serializer={"name": "bytes"}),
+    dict(shards=(4,)), dict(dimension_names=[None]), dict(dimension_names=["x", "y"]), dict(serializer={"name": "bytes"}),
     dict(compressors=[{"id": "zlib", "level": 1}, {"id": "gzip", "level": 1}]),
     dict(compressors={"id": "no-such-codec"}), dict(filters=[{"id": "no-such-filter"}]),
     dict(chunk_key_encoding={"name": "default"}), dict(order="K"),

@@ -38,6 +38,8 @@ from zarrc.api.synchronous import (
 )
 from zarrc.core.array import Array
 from zarrc.core.group import Group
+from zarrc.core.multiscales import multiscales, overviews
+from zarrc.core.overviews import build_overviews
 from zarrc.runtime.config import config
 
 
@@ -50,6 +52,11 @@ def __getattr__(name: str) -> Any:
         value = getattr(zarr_pipeline, name)
         globals()[name] = value
         return value
+    # zarrc.model (the ZEP 6 object model): a submodule, imported on first use
+    if name == "model":
+        from importlib import import_module
+
+        return import_module("zarrc.model")
     # __version__ comes from the installed metadata (whose version meson.build's
     # project() sets), read on first use: importlib.metadata takes longer to import
     # than the rest of zarrc's Python layer.
@@ -68,6 +75,7 @@ __all__ = [
     "Group",
     "__version__",
     "array",
+    "build_overviews",
     "codecs",
     "config",
     "consolidate_metadata",
@@ -86,6 +94,7 @@ __all__ = [
     "full_like",
     "group",
     "load",
+    "multiscales",
     "ones",
     "ones_like",
     "open",
@@ -93,6 +102,7 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "open_like",
+    "overviews",
     "save",
     "save_array",
     "save_group",

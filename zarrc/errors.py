@@ -57,6 +57,20 @@ class NodeTypeValidationError(MetadataValidationError):
     """zarr-python's name: a metadata document's ``node_type`` is not the expected one."""
 
 
+class SpecError(MetadataError):
+    """A ZEP 6 node description (``zarrc.model``'s ArraySpec / GroupSpec) is invalid.
+    ``path``: the node's path in the described hierarchy ("/" for its root);
+    ``field``: the field at fault ("shape", "members", ...), or None."""
+
+    def __init__(self, message: str = "", path: str = "/", field: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.field = field
+
+    def __reduce__(self) -> tuple:
+        return type(self), (str(self), self.path, self.field)
+
+
 class DataTypeValidationError(MetadataError):
     """zarr-python's name (a ValueError): a data type that is invalid."""
 

@@ -9,6 +9,7 @@ import pytest
 from stores.servers import closed_port, http_server  # noqa: F401  (fixture)
 
 from zarrc.errors import StoreError
+from zarrc.stores import remote
 from zarrc.stores.remote import RemoteStore
 from zarrc.stores.url import backend_from_url, store_from_url
 
@@ -100,8 +101,9 @@ def test_latency_does_not_fail(http_server):  # noqa: F811
 
 
 def test_single_reads_skip_the_event_loop(http_server, monkeypatch):  # noqa: F811
-    """One key or range reads with obstore's blocking call on the calling thread
-    (no hop to the I/O loop), which waits without the GIL: four threads reading at
+    """One key or range (also ``get_many`` of one key, as a one-chunk read asks)
+    reads with obstore's blocking call on the calling thread (no hop to the I/O
+    loop or to a request thread), which waits without the GIL: four threads reading at
     once take about one latency, not four."""
     import threading
 
@@ -115,7 +117,11 @@ def test_single_reads_skip_the_event_loop(http_server, monkeypatch):  # noqa: F8
         coro.close()
         raise AssertionError("a single read went through the event loop")
 
+    def no_pool():
+        raise AssertionError("a single read went to a request thread")
+
     monkeypatch.setattr(aio, "run", no_loop)
+    monkeypatch.setattr(remote, "request_pool", no_pool)
     found: list = []
     threads = [threading.Thread(target=lambda: found.append((store.get("k"), store.get_range("k", 1, 3),
                                                              store.get_many(["k"]))))

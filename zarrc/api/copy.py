@@ -20,6 +20,7 @@ from typing import Any
 
 from zarrc.api.synchronous import create_array
 from zarrc.core.array import Array
+from zarrc.core.conventions import DIMENSIONS_ATTRIBUTE
 from zarrc.core.group import Group, new_array
 from zarrc.errors import ArgumentError, ArgumentTypeError, CopyError
 from zarrc.metadata.names import join_path
@@ -176,7 +177,9 @@ def _create_like(source: Array, dest: Group, name: str, without_attrs: bool,
     """A new array ``name`` in ``dest`` like ``source`` (replacing any node there):
     the same metadata when the formats agree and no ``create_kws`` are given, else
     ``zarrc.create_array`` with ``source``'s shape, data type, chunks, shards, fill
-    value, dimension names (and codecs, when the formats agree) overridden by
+    value, dimension names (v2's ``_ARRAY_DIMENSIONS`` <-> v3's ``dimension_names``),
+    every attribute (GDAL's georeferencing ones among them) (and codecs, when the
+    formats agree) overridden by
     ``create_kws`` (``chunks`` given alone drops the shards)."""
     path = join_path(dest._path, name)
     attrs = {} if without_attrs else source.attrs.asdict()
@@ -184,10 +187,15 @@ def _create_like(source: Array, dest: Group, name: str, without_attrs: bool,
     same = md.zarr_format == dest.metadata.zarr_format
     if not create_kws and same:
         return new_array(dest.store, path, dataclasses.replace(md, attributes=attrs), overwrite=True)
+    dims = source.dimension_names
+    if dest.metadata.zarr_format == 2:     # written as _ARRAY_DIMENSIONS: named dimensions only
+        dims = dims if dims is not None and all(isinstance(d, str) for d in dims) else None
+    elif dims is not None:                 # v2 -> v3: the names move to dimension_names
+        attrs.pop(DIMENSIONS_ATTRIBUTE, None)
     kws: dict[str, Any] = {
         "shape": source.shape, "dtype": md.data_type if md.zarr_format == 3 else source.dtype,
         "chunks": source.chunks, "shards": source.shards, "fill_value": md.fill_value,
-        "dimension_names": source.dimension_names, "attributes": attrs,
+        "dimension_names": dims, "attributes": attrs,
         "zarr_format": dest.metadata.zarr_format}
     if same:
         kws.update(filters=source.filters or None, compressors=source.compressors or None)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.codecs.numcodecs_compat import numcodecs_codec
-from zarrc.core import indexing, node_metadata, resize
+from zarrc.core import conventions, indexing, node_metadata, resize
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid, RegularChunkGrid
 from zarrc.core.node import AsyncNode, Node, forward
 from zarrc.engine import api as engine_api
@@ -155,7 +155,10 @@ class Array(Node):
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
-        return self._metadata.dimension_names
+        """The names of the dimensions, or None: v3's ``dimension_names``; for v2,
+        the attribute ``_ARRAY_DIMENSIONS`` (xarray, GDAL) or NCZarr's dimension
+        references (``core.conventions.dimension_names``)."""
+        return conventions.dimension_names(self._metadata)
 
     @property
     def codecs(self) -> tuple[Any, ...]:
@@ -757,7 +760,8 @@ class AsyncArray(AsyncNode):
     nbytes = forward("nbytes", "The bytes of the elements, uncompressed.")
     order = forward("order", "The memory order of the chunks ('C' or 'F').")
     fill_value = forward("fill_value", "The value of elements never written.")
-    dimension_names = forward("dimension_names", "The names of the dimensions (v3), or None.")
+    dimension_names = forward("dimension_names", "The names of the dimensions (v3's, v2's _ARRAY_DIMENSIONS "
+                              "or NCZarr's), or None.")
     cdata_shape = forward("cdata_shape", "The number of chunks along each dimension.")
     nchunks = forward("nchunks", "The number of chunks.")
     compressors = forward("compressors", "The bytes-to-bytes codecs (v2: the compressor).")

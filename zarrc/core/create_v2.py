@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrc.core.conventions import v2_dimension_attributes
 from zarrc.errors import ArgumentTypeError, MetadataError, UnknownDataTypeError
 from zarrc.metadata.dtypes_v2 import OBJECT_CODECS, cast_fill_value_v2, object_codec_id
 from zarrc.metadata.v2 import ArrayMetadataV2
@@ -69,12 +70,12 @@ def array_metadata_v2(shape: tuple[int, ...], dtype: Any, chunks: tuple[int, ...
                       dimension_separator: str | None, dimension_names: Any, shards: Any,
                       attributes: dict | None, default: Any = None) -> ArrayMetadataV2:
     """``fill_value`` is ``default`` when not given (the type's default), None for
-    null.  Raises MetadataError for arguments v2 cannot express (shards, serializers,
-    dimension names, more than one compressor)."""
+    null.  ``dimension_names`` are written as the attribute ``_ARRAY_DIMENSIONS``
+    (xarray's and GDAL's form).  Raises MetadataError for arguments v2 cannot express
+    (shards, serializers, unnamed dimensions, more than one compressor)."""
     if shards is not None:
         raise MetadataError("Zarr v2 arrays cannot be sharded (shards must be None)")
-    if dimension_names is not None:
-        raise MetadataError("Zarr v2 arrays have no dimension_names")
+    attributes = v2_dimension_attributes(dimension_names, len(shape), attributes)
     if not (isinstance(serializer, str) and serializer == "auto"):
         raise MetadataError("Zarr v2 arrays have no serializer (give filters and a compressor)")
     np_dtype, vlen = object_codec(dtype)

@@ -16,7 +16,7 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,10 @@ from zarrc.runtime.threads import batch_threads, run_parallel
 WRITE_BATCH_BYTES = 512 << 20
 
 NO_INDEX = np.zeros(0, np.int64)
+
+# Reads from stores that wait on a network fetch this many parts ahead of the one
+# decoding (``fetched_ahead``): at most AHEAD + 1 parts' bytes are held at once.
+AHEAD = 2
 
 
 def run_batch(batch: Any, ntasks: int, work_bytes: int | None = None) -> None:
@@ -252,3 +256,22 @@ def conflict_attempts(arr: ChunkedArray, what: str, lost: set[str]) -> Iterator[
         yield attempt
     raise StoreError(f"{arr.name}: {what} {sorted(lost)[:5]} were changed by other writers on each of "
                      f"{CONFLICT_RETRIES + 1} conditional writes")
+
+
+def fetched_ahead(parts: Sequence[Any], fetch: Callable[[Any], Any],
+                  drop: Callable[[Any], object]) -> Generator[tuple[Any, Any], None, None]:
+    """(part, ``fetch(part).result()``) for each part in order, the fetches of the
+    next AHEAD parts under way while the caller uses one: I/O overlaps decoding.
+    ``fetch`` starts one and returns a future; ``drop`` releases a future not
+    used (the caller stopped or failed).  Close the generator when done
+    (``contextlib.closing``) so that the futures left are dropped at once."""
+    pending = [fetch(part) for part in parts[:AHEAD]]
+    try:
+        for i, part in enumerate(parts):
+            got = pending.pop(0).result()
+            if i + AHEAD < len(parts):
+                pending.append(fetch(parts[i + AHEAD]))
+            yield part, got
+    finally:
+        for future in pending:
+            drop(future)

@@ -13,6 +13,7 @@ chunk key, never per element.
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -28,9 +29,6 @@ from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.runtime.config import config
 from zarrc.runtime.threads import count_calls, counted_call
-
-# windows of chunk keys being fetched while one decodes (a store with fetch_window)
-AHEAD = 2
 
 
 class NativeStrategy(Strategy):
@@ -95,20 +93,13 @@ class NativeStrategy(Strategy):
         arr = self.arr
         keys = arr.chunk_keys(coords)
         spans = [(lo, min(lo + window, len(tasks))) for lo in range(0, len(tasks), window)]
-        pending = [arr.store.fetch_many(keys[lo:hi]) for lo, hi in spans[:AHEAD]]
-        try:
-            for i, (lo, hi) in enumerate(spans):
-                sources = pending.pop(0).result()
-                if i + AHEAD < len(spans):
-                    a, z = spans[i + AHEAD]
-                    pending.append(arr.store.fetch_many(keys[a:z]))
+        with closing(b.fetched_ahead(spans, lambda span: arr.store.fetch_many(keys[span[0]:span[1]]),
+                                     lambda fetch: fetch.cancel())) as parts:
+            for (lo, hi), sources in parts:
                 batch = ReadBatch(self.chain, table, local, outidx, tasks[lo:hi], out, strides, arr.fill,
                                   sources)
                 b.run_batch(batch, hi - lo)
                 b.raise_task_error(batch, arr, keys[lo:hi])
-        finally:
-            for fetch in pending:
-                fetch.cancel()
 
     @counted_call
     def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:

@@ -13,7 +13,6 @@ one opened with ``engine="zarr"``.  docs/xarray.md lists the options.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import warnings
 from collections.abc import Iterable, Iterator
@@ -117,22 +116,6 @@ class ZarrcBackendArray(BackendArray):
         return self._preserve_string_dtype(value)
 
 
-def _nczarr_dims(array: zarrc.Array) -> list[str] | None:
-    """The dimension names of an NCZarr array: the last parts of the dimension
-    references in ``.zarray``'s ``_NCZARR_ARRAY`` (netCDF-C 4.8) or the
-    attribute ``_nczarr_array`` (netCDF-C 4.9+), else None."""
-    raw = array.store.get(f"{array.path}/.zarray".lstrip("/"))
-    found = [json.loads(raw) if raw is not None else {}, dict(array.attrs)]
-    for doc in found:
-        for key in ("_NCZARR_ARRAY", "_nczarr_array"):
-            entry = doc.get(key)
-            if isinstance(entry, dict):
-                refs = entry.get("dimrefs", entry.get("dimension_references"))
-                if isinstance(refs, list):
-                    return [os.path.basename(str(r)) for r in refs]
-    return None
-
-
 def dims_and_attrs(array: zarrc.Array) -> tuple[tuple[str, ...], dict[str, Any]]:
     """The dimension names and the user attributes of ``array``, as xarray reads them:
     v3 ``dimension_names``; v2 ``_ARRAY_DIMENSIONS`` or NCZarr's dimension
@@ -146,7 +129,7 @@ def dims_and_attrs(array: zarrc.Array) -> tuple[tuple[str, ...], dict[str, Any]]
         return dims, attrs
     found = attrs.get(DIMENSION_KEY)
     if found is None:
-        found = _nczarr_dims(array)
+        found = array.dimension_names       # NCZarr's references (core.conventions)
         if found is None:
             raise MissingDimensionsError(
                 f"array {array.name} has neither the attribute `{DIMENSION_KEY}` nor NCZarr's dimension "

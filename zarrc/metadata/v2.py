@@ -60,6 +60,13 @@ def _ignore_unknown(doc: Mapping, known: tuple[str, ...], prefix: str) -> None:
                       ZarrcUserWarning, stacklevel=4)
 
 
+def _nczarr_dimrefs(entry: Any) -> tuple[str, ...] | None:
+    refs = entry.get("dimrefs") if isinstance(entry, Mapping) else None
+    if isinstance(refs, list) and all(isinstance(r, str) for r in refs):
+        return tuple(refs)
+    return None
+
+
 def _load(document: str, doc: Mapping | bytes | str, path: str) -> Mapping:
     with error_context(where(document, path)):
         parsed = load_json(doc)
@@ -124,6 +131,8 @@ class ArrayMetadataV2:
     dimension_separator : "." (the default) or "/".
     attributes : user attributes (from ``.zattrs``): a read-only mapping whose values are
         the parsed JSON (lists, dicts; not copied or frozen), as zarr-python holds them.
+    nczarr_dimrefs : the dimension references of the ``_NCZARR_ARRAY`` key netCDF-C 4.8
+        writes in ``.zarray`` (read, never written), or None.
 
     Constructing one (directly or via ``from_json``) validates everything; the JSON
     forms of ``dtype``, ``fill_value``, ``compressor`` and ``filters`` are accepted
@@ -139,6 +148,7 @@ class ArrayMetadataV2:
     filters: Sequence[Mapping[str, Any]] | None = None     # (a tuple once constructed)
     dimension_separator: str = "."
     attributes: Mapping[str, Any] = field(default_factory=FrozenDict)
+    nczarr_dimrefs: tuple[str, ...] | None = field(default=None, repr=False)
 
     zarr_format: ClassVar[Literal[2]] = 2
     node_type: ClassVar[Literal["array"]] = "array"
@@ -224,6 +234,7 @@ class ArrayMetadataV2:
                 filters=doc["filters"],
                 dimension_separator=doc.get("dimension_separator", "."),
                 attributes=attributes,
+                nczarr_dimrefs=_nczarr_dimrefs(doc.get("_NCZARR_ARRAY")),
             )
 
     def to_json(self) -> dict[str, Any]:

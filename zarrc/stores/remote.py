@@ -387,6 +387,9 @@ class RemoteStore(Store):
     def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
         """The values of ``keys`` in order (None: absent), fetched concurrently."""
         if self.backend.blocking_calls:
+            if len(keys) == 1:       # (one key: read on this thread, no hand-off to a request thread)
+                validate_key(keys[0], self)
+                return [self._read_now(keys[0], 0, None)]
             return self.fetch_many(keys).result()
         for key in keys:
             validate_key(key, self)

@@ -8,6 +8,7 @@ indexes of every level.
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -268,10 +269,9 @@ def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned) 
 
 # A streamed read (a store whose reads wait on a network) takes its shards in parts
 # of about this many decoded bytes of touched inner chunks (whole shards, at least
-# one), fetching the next AHEAD parts while one decodes: at most AHEAD + 1 parts'
-# bytes are held at once.
+# one), fetching the next ones while one decodes (batch.fetched_ahead): at most
+# batch.AHEAD + 1 parts' bytes are held at once.
 PART_BYTES = 16 << 20
-AHEAD = 2
 
 
 def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned) -> None:
@@ -295,23 +295,19 @@ def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinne
     def fetch(members: np.ndarray) -> Any:
         return submit_fetch(lambda: _fetch_part(arr, coords[members], pinned))
 
-    pending = [fetch(m) for m in spans[:AHEAD]]
-    try:
-        for i, members in enumerate(spans):
-            reads, keys, which, sources = pending.pop(0).result()
-            if i + AHEAD < len(spans):
-                pending.append(fetch(spans[i + AHEAD]))
+    def drop(future: Any) -> None:       # (a part fetched for a read that failed)
+        try:
+            future.result()[0].close()
+        except Exception:                # noqa: BLE001, S110 - the read's own error is raised
+            pass
+
+    with closing(b.fetched_ahead(spans, fetch, drop)) as fetched:
+        for members, (reads, keys, which, sources) in fetched:
             with reads:
                 part = np.ascontiguousarray(tasks[members])
                 batch = ReadBatch(arr.chain, table, local, outidx, part, out, strides, arr.fill, sources)
                 b.run_batch(batch, len(part))
             b.raise_task_error(batch, arr, LazyLabels(keys, which, coords[members]))
-    finally:
-        for future in pending:           # (parts fetched for a read that failed)
-            try:
-                future.result()[0].close()
-            except Exception:            # noqa: BLE001, S110 - the read's own error is raised
-                pass
 
 
 def _fetch_part(arr: ChunkedArray, coords: np.ndarray, pinned: dict | None) -> tuple:
