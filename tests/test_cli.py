@@ -20,7 +20,7 @@ import pytest
 
 import zarrc
 
-COMMANDS = ("info", "tree", "ls", "validate", "convert", "consolidate")
+COMMANDS = ("info", "tree", "ls", "validate", "convert", "consolidate", "model", "overviews")
 
 
 def run(*args: str, check: int | None = 0, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -458,3 +458,26 @@ def test_convert_scalars_empty_arrays_and_strings_both_ways(tmp_path: Path) -> N
         assert list(out["strs"][...]) == ["a", "bb", "c", "d", "e"]
     assert zarrc.open_array(str(tmp_path / "g3.zarr" / "s"), mode="r").dimension_names == ("a", "b")
     assert run("validate", tmp_path / "g3.zarr", "--data").stdout.startswith("valid")
+
+
+def test_model_prints_the_zep6_description(group_v2: tuple[Path, dict]) -> None:
+    path, _ = group_v2
+    doc = json.loads(run("model", path).stdout)
+    assert doc["zarr_format"] == 2 and doc["attributes"]["title"] == "t"
+    assert set(doc["members"]) == {"temperature", "sub"}
+    assert doc["members"]["temperature"]["shape"] == [40, 30]
+    assert json.loads(run("model", path, "--depth", "0").stdout).get("members") is None
+    from zarrc.model import from_dict
+
+    assert from_dict(doc).to_dict() == doc
+
+
+def test_overviews_builds_a_pyramid(tmp_path: Path) -> None:
+    g = zarrc.open_group(str(tmp_path / "g.zarr"), mode="w")
+    a = g.create_array("dem", shape=(64, 64), dtype="f4", chunks=(16, 16), dimension_names=["y", "x"])
+    a[...] = np.arange(1, 64 * 64 + 1, dtype="f4").reshape(64, 64)     # (no fill value: nodata)
+    assert "built 2 overview level(s)" in run("overviews", tmp_path / "g.zarr", "--factors", "2,4").stdout
+    levels = zarrc.overviews(zarrc.open_group(str(tmp_path / "g.zarr"), mode="r")["dem"])
+    assert [lvl.shape for lvl in levels] == [(32, 32), (16, 16)]
+    np.testing.assert_allclose(levels[0][0, 0], a[0:2, 0:2].mean())
+    assert_one_line_error(run("overviews", tmp_path / "g.zarr", "--factors", "two", check=2), "--factors")

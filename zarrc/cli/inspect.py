@@ -8,7 +8,7 @@ from argparse import Namespace
 from typing import Any
 
 import zarrc
-from zarrc.cli.options import json_safe, open_node, store_for
+from zarrc.cli.options import json_safe, open_node, options_for, store_for
 from zarrc.core.array import Array
 from zarrc.core.group import Group
 
@@ -152,4 +152,13 @@ def consolidate(args: Namespace) -> int:
         store.close()
     print(f"consolidated the metadata of {count:,} node(s) below / "
           f"({'.zmetadata' if group.zarr_format == 2 else 'zarr.json'})")
+    return 0
+
+
+def model(args: Namespace) -> int:
+    """The hierarchy's ZEP 6 description (``zarrc.model.from_store``), as JSON."""
+    from zarrc.model import from_store
+
+    spec = from_store(args.path, depth=args.depth, storage_options=options_for(args.path, args.storage_options))
+    print(json.dumps(json_safe(spec.to_dict()), indent=2))
     return 0

@@ -128,6 +128,28 @@ def parser() -> argparse.ArgumentParser:
                    help="an option of DST's store when it differs from SRC's (repeatable; "
                         "default: --storage-option, when DST is a URL)")
 
+    p = sub.add_parser("model", help="a hierarchy's ZEP 6 description, as JSON",
+                       description="Print the ZEP 6 object model of the array or group (zarrc.model: "
+                       "its metadata only, from consolidated metadata when there is some), as JSON.")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--depth", type=int, default=None, help="levels of members described (default: all)")
+    _add_store_options(p)
+
+    p = sub.add_parser("overviews", help="build a multiscale pyramid (as GDAL does)",
+                       description="Build the overviews of an array, or of every array of 2 or more "
+                       "dimensions in a group, as GDAL's BuildOverviews does (zarrc.build_overviews): "
+                       "the spatial dimensions reduced, each level from the one before, in parallel and "
+                       "in blocks, the codecs those of the source; the levels are groups ovr_<factor>x "
+                       "beside the array and the multiscales layout is written.")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--factors", metavar="F,F,...|none",
+                   help="each level's reduction (2,4,8; each a multiple of the one before); none removes "
+                        "the overviews (default: halve until a level fits in one chunk)")
+    p.add_argument("--levels", type=int, default=None, help="n levels: factors 2, 4, ..., 2**n")
+    p.add_argument("--method", choices=("mean", "nearest", "mode"), default="mean",
+                   help="how a window becomes a value (default: mean)")
+    _add_store_options(p)
+
     p = sub.add_parser("consolidate", help="write a group's consolidated metadata",
                        description="Gather the metadata of every node below the group into "
                        "consolidated metadata (v2: .zmetadata; v3: the group's zarr.json).")
@@ -148,11 +170,11 @@ def _format_warning(message: Any, category: Any, filename: str, lineno: int, lin
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from zarrc.cli import convert, inspect, validate
+    from zarrc.cli import convert, inspect, overviews, validate
 
     commands = {"info": inspect.info, "tree": inspect.tree, "ls": inspect.ls,
                 "consolidate": inspect.consolidate, "validate": validate.validate,
-                "convert": convert.convert}
+                "convert": convert.convert, "model": inspect.model, "overviews": overviews.overviews}
     if args.command != "convert":
         args.storage_options = storage_options(args.storage_option)
     result: int = commands[args.command](args)
