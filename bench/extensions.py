@@ -15,7 +15,7 @@
    bytes + zstd-1 inside) and plain chunks (bytes + zstd-1), written by tensorstore.
    Target: zarrc <= 0.8 x tensorstore.
 
-    python bench/extensions.py [--quick] [--repeat N] [--only rect,values,bf16]
+    python bench/extensions.py [--quick] [--repeat N] [--only rect,values,bf16] [--cpu]
                                [--py312 .venv312/bin/python]
 
 Every read is checked bit for bit before timing; times are medians of interleaved
@@ -112,6 +112,20 @@ def bench_rectilinear(root: Path, args) -> None:
         rand = interleaved_times({k: (lambda a=a: boxes(a)) for k, a in arrays.items()}, args.repeat)
         row("rectilinear", label, "40 boxes 256^2", med(rand["rectilinear"]), med(rand["regular"]), 1.1,
             "regular")
+        if args.cpu:        # one thread, its CPU time: what a loaded machine's wall times blur
+            with zarrc.config.set(threads=1):
+                for op, fn in (("full read", lambda a: a[...]), ("40 boxes 256^2", boxes)):
+                    cpu = interleaved_times({k: (lambda a=a, fn=fn: cpu_time(fn, a)) for k, a in arrays.items()},
+                                            args.repeat, self_timed=True)
+                    row("rectilinear", label, f"{op}, 1 thread CPU", med(cpu["rectilinear"]),
+                        med(cpu["regular"]), 1.1, "regular")
+
+
+def cpu_time(fn, *args) -> float:
+    """The CPU seconds this process spends in ``fn(*args)``."""
+    start = time.process_time()
+    fn(*args)
+    return time.process_time() - start
 
 
 # ---------------------------------------------------------------------- 2. value codecs
@@ -209,6 +223,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small arrays, a smoke test")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", default="rect,values,bf16")
+    parser.add_argument("--cpu", action="store_true",
+                        help="rectilinear: also the CPU time of one-thread reads (less blurred by load)")
     parser.add_argument("--py312", default=str(REPO_ROOT / ".venv312" / "bin" / "python"),
                         help="a Python with zarr-python 3.4 (for the value codecs)")
     parser.add_argument("--json", default=str(REPO_ROOT / ".bench" / "extensions.json"))

@@ -114,8 +114,11 @@ def test_listing_skips_unreadable_members_and_opening_one_names_the_error(tmp_pa
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_consolidated_metadata_with_an_unreadable_member(tmp_path, kind, fmt):
     """zarr-python's consolidated metadata, a bad member added to it and to the
-    store: opening the group (use_consolidated None) warns and lists the store;
-    use_consolidated=True raises the member's error."""
+    store: a member's entry is parsed when it is first touched, so the group opens
+    with its consolidated metadata (use_consolidated None or True), its listings
+    skip the member with a warning naming it, and reaching it raises the entry's
+    error, naming the key.  A document whose structure is broken falls back to the
+    store (None) or raises (True): test_consolidated_metadata_that_is_malformed."""
     root = str(tmp_path / "h.zarr")
     write_zarr_python(root, fmt)
     zarr.consolidate_metadata(root)
@@ -132,18 +135,42 @@ def test_consolidated_metadata_with_an_unreadable_member(tmp_path, kind, fmt):
         zmeta["metadata"]["bad_dtype/.zattrs"] = {}
         docs[".zmetadata"] = json.dumps(zmeta).encode()
     store = make_store(kind, root, docs)
-    with pytest.raises(MetadataError, match="made_up_type"):
-        zarrc.open_group(store, mode="r", use_consolidated=True)
-    with pytest.warns(UserWarning, match="consolidated metadata .* not used.*made_up_type"):
-        g = zarrc.open_group(store, mode="r")
-    assert not g.consolidated
-    assert sorted(g) == ["bad_codec", "bad_dtype", "good", "sub"]
-    with pytest.warns(UserWarning) as record:
-        assert sorted(name for name, _ in g.members(max_depth=None)) == ["good", "sub", "sub/y"]
-    assert "bad_dtype" in warned_names(record)
-    assert_bit_equal(g["good"][...], zarr.open_array(root, path="good", mode="r")[...])
-    with pytest.raises(MetadataError, match="made_up_type"):
-        g["bad_dtype"]
+    key = '"bad_dtype"' if fmt == 3 else '"bad_dtype/.zarray"'
+    for use in (True, None):
+        g = zarrc.open_group(store, mode="r", use_consolidated=use)
+        assert g.consolidated
+        assert sorted(g) == ["bad_dtype", "good", "sub"]
+        with pytest.warns(UserWarning) as record:
+            assert sorted(name for name, _ in g.members(max_depth=None)) == ["good", "sub", "sub/y"]
+        assert "bad_dtype" in warned_names(record) and "made_up_type" in warned_names(record)
+        assert_bit_equal(g["good"][...], zarr.open_array(root, path="good", mode="r")[...])
+        with pytest.raises(MetadataError, match=f"key {key}: .*made_up_type"):
+            g["bad_dtype"]
+        with pytest.raises(MetadataError, match="made_up_type"):     # (each time, not kept)
+            g["bad_dtype"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_consolidated_metadata_that_is_malformed(tmp_path, fmt):
+    """A consolidated document whose structure is broken (a key that leaves the
+    group) is refused when the group is opened: use_consolidated=True raises,
+    None lists the store with a warning."""
+    root = str(tmp_path / "h.zarr")
+    write_zarr_python(root, fmt)
+    zarr.consolidate_metadata(root)
+    if fmt == 3:
+        group_doc = json.loads(Path(root, "zarr.json").read_text())
+        group_doc["consolidated_metadata"]["metadata"]["../out"] = {"zarr_format": 3, "node_type": "group"}
+        Path(root, "zarr.json").write_text(json.dumps(group_doc))
+    else:
+        zmeta = json.loads(Path(root, ".zmetadata").read_text())
+        zmeta["metadata"]["../out/.zgroup"] = {"zarr_format": 2}
+        Path(root, ".zmetadata").write_text(json.dumps(zmeta))
+    with pytest.raises(MetadataError, match=r'"\.\./out.*must not have a "\." or "\.\." segment'):
+        zarrc.open_group(root, mode="r", use_consolidated=True)
+    with pytest.warns(UserWarning, match="consolidated metadata .* not used"):
+        g = zarrc.open_group(root, mode="r")
+    assert not g.consolidated and sorted(g) == ["good", "sub"]
 
 
 def test_a_readable_hierarchy_gives_no_warning(tmp_path, recwarn):

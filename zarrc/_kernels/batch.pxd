@@ -1,5 +1,6 @@
 # What the read and write batches share (batch.pyx), for read.pyx and write.pyx.
 
+from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from zarrc._kernels.blosc cimport zc_rows_share
@@ -87,6 +88,16 @@ cdef class _Batch:
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil
     cdef Py_ssize_t take_task(self) noexcept nogil
     cdef void help_tasks(self, Scratch* s) noexcept nogil
+
+
+cdef class BatchGroup:
+    cdef readonly list batches
+    cdef PyObject** ptrs
+    cdef Py_ssize_t* starts
+    cdef Py_ssize_t n
+    cdef readonly Py_ssize_t ntasks
+    cdef Py_ssize_t next_task
+    cdef bint stream
 
 
 # Raise a task's ZcError as TaskError (MemoryError for ZC_NOMEM), context first.

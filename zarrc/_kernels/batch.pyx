@@ -11,6 +11,7 @@ over bytes fetched beforehand.
 
 from cpython.buffer cimport PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.ref cimport PyObject
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -603,4 +604,88 @@ cdef class _Batch:
                     raise_task_error(&self.errs[t], "")
                 except (TaskError, MemoryError) as exc:
                     return t, exc
+        return None
+
+
+cdef class BatchGroup:
+    """Several batches run as one: their tasks taken from one counter by each
+    worker's ``run()`` (task t of the group is task t - starts[i] of batch i).  A
+    rectilinear grid's chunks of each shape are one batch, with the chain prepared
+    for that shape (read.pyx BasicReader); the group is run as a batch is
+    (zarrc.engine.batch.run_batch), its blocks never shared."""
+
+    def __cinit__(self, list batches):
+        cdef Py_ssize_t i
+        cdef _Batch b
+        self.batches = batches
+        self.n = len(batches)
+        self.ptrs = <PyObject**>malloc(max(1, self.n) * sizeof(PyObject*))
+        self.starts = <Py_ssize_t*>malloc((self.n + 1) * sizeof(Py_ssize_t))
+        if self.ptrs == NULL or self.starts == NULL:
+            raise MemoryError()
+        self.ntasks = 0
+        self.stream = False
+        for i in range(self.n):
+            b = <_Batch?>batches[i]
+            self.ptrs[i] = <PyObject*>b
+            self.starts[i] = self.ntasks
+            self.ntasks += b.ntasks
+            self.stream = self.stream or b.stream
+        self.starts[self.n] = self.ntasks
+        self.next_task = 0
+
+    def __dealloc__(self):
+        free(self.ptrs)
+        free(self.starts)
+
+    def run(self):
+        """Work through the group's tasks until none are left (call from each worker)."""
+        cdef Scratch local
+        cdef Scratch* s
+        cdef Py_ssize_t t, lo, hi, mid
+        memset(&local, 0, sizeof(Scratch))
+        with nogil:
+            zc_gil_released()
+            s = thread_scratch()
+            if s == NULL:
+                s = &local
+            while True:
+                t = zc_next_task(&self.next_task)
+                if t >= self.ntasks:
+                    break
+                lo = 0
+                hi = self.n - 1
+                while lo < hi:                  # the batch holding task t
+                    mid = (lo + hi + 1) >> 1
+                    if self.starts[mid] <= t:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                (<_Batch>self.ptrs[lo]).run_task(t - self.starts[lo], s)
+            if self.stream:
+                stream_fence()
+            if s == &local:
+                scratch_free(s)
+            else:
+                scratch_trim(s)
+            zc_gil_wait()
+        zc_gil_taken()
+
+    def can_split(self, Py_ssize_t threads):
+        return False
+
+    def split_on(self):
+        pass
+
+    def close_files(self):
+        for b in self.batches:
+            b.close_files()
+
+    def first_error(self):
+        """(task index in the group, TaskError) of the first failed task, or None."""
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            failed = self.batches[i].first_error()
+            if failed is not None:
+                return failed[0] + self.starts[i], failed[1]
         return None

@@ -26,6 +26,11 @@ cdef struct Plan:
     Py_ssize_t count[PLAN_MAX_DIMS]     # elements selected per dimension
     bint dropped[PLAN_MAX_DIMS]         # dimension indexed by an integer
 
-cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) except -1
+# bounds (optional): per dimension NULL (regular: chunks[d]) or the cumulative chunk
+# edges of a rectilinear dimension (nbounds[d] entries, from 0; see plan.pyx)
+cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p,
+                        const int64_t** bounds=*, const Py_ssize_t* nbounds=*) except -1
+cdef Py_ssize_t bound_search(const int64_t* b, Py_ssize_t nb, Py_ssize_t x) noexcept nogil
 cdef void plan_free(Plan* p) noexcept nogil
 cdef object int64_array(const int64_t* src, Py_ssize_t rows, Py_ssize_t cols)
+cdef Py_ssize_t plan_groups(Plan* plan, const int64_t* key, Plan** groups) except -1

@@ -12,7 +12,7 @@ of Python, not tens, which also leaves the GIL free for other reading threads.
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.slice cimport PySlice_AdjustIndices, PySlice_Unpack
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -42,12 +42,57 @@ cdef void plan_free(Plan* p) noexcept nogil:
     p.table = p.tasks = p.coords = NULL
 
 
-cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) except -1:
+cdef Py_ssize_t bound_search(const int64_t* b, Py_ssize_t nb, Py_ssize_t x) noexcept nogil:
+    """The chunk of element ``x`` along a rectilinear dimension whose chunk k covers
+    [b[k], b[k + 1]) (``nb`` boundaries, b[0] == 0): the last k < nb - 1 with
+    b[k] <= x, by a binary search."""
+    cdef Py_ssize_t lo = 0, hi = nb - 2, mid
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if b[mid] <= x:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+cdef Py_ssize_t bound_rows(Py_ssize_t start, Py_ssize_t step, Py_ssize_t count, Py_ssize_t size,
+                           const int64_t* b, Py_ssize_t nb, int64_t* table) noexcept nogil:
+    """The plan rows of ``count`` elements from ``start`` by ``step`` along a
+    rectilinear dimension (boundaries ``b``, see bound_search): one row per chunk
+    holding some, written to ``table`` unless it is NULL.  Returns how many."""
+    cdef Py_ssize_t e = start, stop = start + (count - 1) * step + 1, c, lo, hi, k, out = 0, rows = 0
+    cdef int64_t* row
+    while e < stop:
+        c = bound_search(b, nb, e)
+        lo = b[c]
+        hi = min(<Py_ssize_t>b[c + 1], stop)
+        k = (hi - e + step - 1) // step
+        if table != NULL:
+            row = table + rows * PLAN_NCOLS
+            row[PLAN_COL_CHUNK] = c
+            row[PLAN_COL_START] = e - lo
+            row[PLAN_COL_STEP] = step
+            row[PLAN_COL_COUNT] = k
+            row[PLAN_COL_OUT] = out
+            row[PLAN_COL_IDX] = -1
+            row[PLAN_COL_FULL] = e == lo and k == min(<Py_ssize_t>b[c + 1], size) - lo
+        out += k
+        rows += 1
+        e += k * step
+    return rows
+
+
+cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p,
+                        const int64_t** bounds=NULL, const Py_ssize_t* nbounds=NULL) except -1:
     """Plan ``selection`` (an int, a slice, or a tuple of them, at most one per
     dimension, and at most one Ellipsis; slices with positive steps) over an array of ``shape`` and ``chunks``
-    into ``p`` (its buffers then belong to the caller: plan_free).  Returns 1, or 0
-    (nothing allocated) if the selection is not of that form, an integer is out of
-    bounds, or the array is 0-d."""
+    into ``p`` (its buffers then belong to the caller: plan_free).  ``bounds``: per
+    dimension NULL, or a rectilinear dimension's chunk boundaries (``nbounds[d]``
+    cumulative edges from 0, covering the dimension), searched instead of dividing
+    by ``chunks[d]``; its rows' FULL flags are of the chunk's own extent.  Returns 1,
+    or 0 (nothing allocated) if the selection is not of that form, an integer is
+    out of bounds, or the array is 0-d."""
     cdef Py_ssize_t ndim = len(shape)
     cdef Py_ssize_t start[PLAN_MAX_DIMS]
     cdef Py_ssize_t step[PLAN_MAX_DIMS]
@@ -106,6 +151,8 @@ cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) ex
             return 0
         if p.count[d] == 0:
             nrows[d] = 0
+        elif bounds != NULL and bounds[d] != NULL:
+            nrows[d] = bound_rows(start[d], step[d], p.count[d], size, bounds[d], nbounds[d], NULL)
         else:
             first_chunk = start[d] // chunk
             last_chunk = (start[d] + (p.count[d] - 1) * step[d]) // chunk
@@ -132,6 +179,9 @@ cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) ex
         chunk = chunks[d]
         r = row0[d]
         if nrows[d] == 0:
+            continue
+        if bounds != NULL and bounds[d] != NULL:
+            bound_rows(start[d], step[d], p.count[d], size, bounds[d], nbounds[d], p.table + r * PLAN_NCOLS)
             continue
         stop = start[d] + (p.count[d] - 1) * step[d] + 1        # past the last element
         first_chunk = start[d] // chunk
@@ -174,6 +224,69 @@ cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p) ex
     return 1
 
 
+cdef struct KeyedTask:
+    int64_t key
+    int64_t task
+
+
+cdef int keyed_order(const void* a, const void* b) noexcept nogil:
+    cdef const KeyedTask* x = <const KeyedTask*>a
+    cdef const KeyedTask* y = <const KeyedTask*>b
+    if x.key != y.key:
+        return -1 if x.key < y.key else 1
+    return -1 if x.task < y.task else (1 if x.task > y.task else 0)
+
+
+cdef Py_ssize_t plan_groups(Plan* plan, const int64_t* key, Plan** groups) except -1:
+    """Split the tasks of ``plan`` by ``key`` (one per task: a rectilinear grid's
+    chunk shape) into plans of one key each, in order of key, a group's tasks in
+    their order, each with its own copy of the table.  ``groups`` receives a new
+    array of them (the caller frees each with plan_free, then the array).  Returns
+    their number."""
+    cdef Py_ssize_t n = plan.ntasks, ndim = plan.ndim, t, a, z, g, ng = 0, i
+    cdef KeyedTask* order = <KeyedTask*>malloc(max(1, n) * sizeof(KeyedTask))
+    cdef Plan* out = NULL
+    cdef Plan* q
+    if order == NULL:
+        raise MemoryError()
+    try:
+        for t in range(n):
+            order[t].key = key[t]
+            order[t].task = t
+        qsort(order, <size_t>n, sizeof(KeyedTask), keyed_order)
+        for t in range(n):
+            ng += t == 0 or order[t].key != order[t - 1].key
+        out = <Plan*>calloc(max(1, ng), sizeof(Plan))
+        if out == NULL:
+            raise MemoryError()
+        a = 0
+        for g in range(ng):
+            z = a + 1
+            while z < n and order[z].key == order[a].key:
+                z += 1
+            q = &out[g]
+            q[0] = plan[0]
+            q.ntasks = z - a
+            q.table = <int64_t*>malloc(max(1, plan.nrows) * PLAN_NCOLS * sizeof(int64_t))
+            q.tasks = <int64_t*>malloc(max(1, q.ntasks * ndim) * sizeof(int64_t))
+            q.coords = <int64_t*>malloc(max(1, q.ntasks * ndim) * sizeof(int64_t))
+            if q.table == NULL or q.tasks == NULL or q.coords == NULL:
+                for i in range(g + 1):
+                    plan_free(&out[i])
+                free(out)
+                raise MemoryError()
+            memcpy(q.table, plan.table, plan.nrows * PLAN_NCOLS * sizeof(int64_t))
+            for i in range(q.ntasks):
+                t = order[a + i].task
+                memcpy(q.tasks + i * ndim, plan.tasks + t * ndim, ndim * sizeof(int64_t))
+                memcpy(q.coords + i * ndim, plan.coords + t * ndim, ndim * sizeof(int64_t))
+            a = z
+        groups[0] = out
+        return ng
+    finally:
+        free(order)
+
+
 cdef object int64_array(const int64_t* src, Py_ssize_t rows, Py_ssize_t cols):
     """A new (rows, cols) int64 array holding the C buffer ``src``."""
     a = np.empty((rows, cols), np.int64)
@@ -183,8 +296,9 @@ cdef object int64_array(const int64_t* src, Py_ssize_t rows, Py_ssize_t cols):
     return a
 
 
-def plan_basic(selection, tuple shape, tuple chunks):
-    """plan_selection for Python callers.
+def plan_basic(selection, tuple shape, tuple chunks, tuple bounds=None):
+    """plan_selection for Python callers (``bounds``: per dimension None, or a
+    rectilinear dimension's cumulative edges from 0, a 1-d int64 array).
 
     Returns (table, tasks, coords, out_shape, dropped): table int64 (rows, 7), one
     row per touched chunk of each dimension (zarrc.indexing's columns plus FULL);
@@ -194,7 +308,23 @@ def plan_basic(selection, tuple shape, tuple chunks):
     of that form, an integer is out of bounds, or the array is 0-d."""
     cdef Plan p
     cdef Py_ssize_t d
-    if not plan_selection(selection, shape, chunks, &p):
+    cdef const int64_t* bnd[PLAN_MAX_DIMS]
+    cdef Py_ssize_t nbnd[PLAN_MAX_DIMS]
+    cdef const int64_t[::1] view
+    cdef const int64_t** bp = NULL
+    if bounds is not None:
+        bp = bnd
+        if len(bounds) != len(shape) or len(shape) > PLAN_MAX_DIMS:
+            raise ValueError(f"{len(bounds)} chunk boundaries for an array of shape {shape}")
+        for d in range(len(shape)):
+            bnd[d] = NULL
+            if bounds[d] is not None:
+                view = bounds[d]
+                if view.shape[0] < 2 or view[0] != 0 or view[view.shape[0] - 1] < shape[d]:
+                    raise ValueError(f"chunk boundaries of dimension {d} do not cover {shape[d]}")
+                bnd[d] = &view[0]
+                nbnd[d] = view.shape[0]
+    if not plan_selection(selection, shape, chunks, &p, bp, nbnd):
         return None
     try:
         table = int64_array(p.table, p.nrows, PLAN_NCOLS)
@@ -254,6 +384,7 @@ cdef struct Points:
     bint narrow                         # every length fits 32 bits: 32-bit divisions
     int bits                            # bits of a chunk's element numbers (PACK)
     bint small                          # local and outidx are int32
+    const int64_t* bnd[PLAN_MAX_DIMS]   # a rectilinear dimension's chunk boundaries (grid + 1), or NULL
 
 
 cdef inline void put(void* dst, bint small, Py_ssize_t i, int64_t v) noexcept nogil:
@@ -299,6 +430,11 @@ cdef Py_ssize_t walk(Points* points, int mode, int64_t* cnt, int64_t* packed, vo
                 if v < 0 or v >= p.size[d]:
                     points.ndim = <int>d
                     return k
+                if p.bnd[d] != NULL:    # a boundary search; the chunk's own extent
+                    c = bound_search(p.bnd[d], p.grid[d] + 1, v)
+                    key = key * p.grid[d] + c
+                    loc = loc * (p.bnd[d][c + 1] - p.bnd[d][c]) + (v - p.bnd[d][c])
+                    continue
                 if p.shift[d] >= 0:
                     c = v >> p.shift[d]
                 elif p.narrow:
@@ -447,7 +583,7 @@ cdef Py_ssize_t count_group(Points* p, int64_t total, void* sl, void* sp, int64_
     return ntasks
 
 
-cdef object plan_of(Points* p, tuple shape, tuple chunks):
+cdef object plan_of(Points* p, tuple shape, tuple chunks, tuple bounds=None):
     """The plan of the points (see plan_points)."""
     cdef Py_ssize_t ndim = len(shape), t, d, ntasks, n = p.n, bad = -1
     cdef int64_t total = 1, key, items = 1
@@ -455,6 +591,7 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks):
     cdef int64_t* task_start = NULL
     cdef int64_t* packed = NULL
     cdef object grid_total = 1
+    cdef const int64_t[::1] bv
     p.ndim = <int>ndim
     p.bits = 0
     p.narrow = True
@@ -462,6 +599,14 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks):
         p.size[d] = shape[d]
         p.chunk[d] = chunks[d]
         p.grid[d] = (p.size[d] + p.chunk[d] - 1) // p.chunk[d]
+        p.bnd[d] = NULL
+        if bounds is not None and bounds[d] is not None:
+            bv = bounds[d]              # (checked by plan_points; the caller keeps it)
+            p.bnd[d] = &bv[0]
+            p.grid[d] = bv.shape[0] - 1
+            p.chunk[d] = 1              # (the largest edge: the bits of a chunk's elements)
+            for t in range(p.grid[d]):
+                p.chunk[d] = max(p.chunk[d], bv[t + 1] - bv[t])
         p.narrow = p.narrow and p.size[d] < (<int64_t>1 << 32)
         p.shift[d] = -1
         for t in range(63):
@@ -520,10 +665,12 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks):
     return table, sorted_local, sorted_pos, tasks, coords
 
 
-def plan_points(list idx, tuple shape, tuple chunks):
+def plan_points(list idx, tuple shape, tuple chunks, tuple bounds=None):
     """Plan a coordinate selection: ``idx`` holds per dimension a 1-d int64 array
     (any strides), all of one length n; point k is (idx[0][k], idx[1][k], ...),
-    negative indices counting from the end.
+    negative indices counting from the end.  ``bounds``: as plan_basic's (a
+    rectilinear dimension's boundaries, searched; local indices are then in the
+    chunk's own shape).
 
     Returns (table, local, outidx, tasks, coords): the plan table (a point row per
     touched chunk, then the shared row; see above), each point's local index and
@@ -543,7 +690,15 @@ def plan_points(list idx, tuple shape, tuple chunks):
             raise ValueError("index arrays of different lengths")
         p.ptr[d] = <const char*>&view[0] if p.n else NULL
         p.stride[d] = view.strides[0]
-    return plan_of(&p, shape, chunks)
+    if bounds is not None:
+        if len(bounds) != ndim:
+            raise ValueError(f"{len(bounds)} chunk boundaries for an array of shape {shape}")
+        for d in range(ndim):
+            if bounds[d] is not None:
+                view = bounds[d]
+                if view.shape[0] < 2 or view[0] != 0 or view[view.shape[0] - 1] < shape[d]:
+                    raise ValueError(f"chunk boundaries of dimension {d} do not cover {shape[d]}")
+    return plan_of(&p, shape, chunks, bounds)
 
 
 def plan_mask(mask, tuple shape, tuple chunks):

@@ -17,7 +17,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memset, strerror
 
-from zarrc._kernels.batch cimport (MISSING, NOT_TAKEN, STREAM_MIN, _Batch, add_calls, blocks_share,
+from zarrc._kernels.batch cimport (MISSING, NOT_TAKEN, STREAM_MIN, BatchGroup, _Batch, add_calls, blocks_share,
                                    help_block, write_path, zc_add_count, zc_load_count)
 from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blosc_decoded_size,
                                    zc_blosc_file_range, blosc_rows_blocks, blosc_rows_open,
@@ -29,7 +29,7 @@ from zarrc._kernels.copy cimport DimPlan, byteswap, copy_nd, fill_nd, prefault
 from zarrc._kernels.errors cimport ZC_NOMEM, ZC_SIZE, ZcError, fail, load_le32
 from zarrc._kernels.plan cimport (PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_OUT, PLAN_COL_STEP,
                                   PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free,
-                                  plan_selection)
+                                  plan_groups, plan_selection)
 from zarrc._kernels.shard cimport SHARD_EMPTY, SHARD_ENTRY_BYTES
 from zarrc._kernels.slabs cimport output_array
 from zarrc._kernels.zstd cimport zc_zstd_dctx_new, zc_zstd_decode_prefix, zc_zstd_decoded_size
@@ -583,6 +583,12 @@ cdef class BasicReader:
     b"j" ...; ``run_batch(batch, ntasks, work_bytes)`` runs a batch worth more
     threads (zarrc.engine.run_batch); ``raise_error(batch, coords)`` raises the
     error of a failed batch, naming the chunk.
+
+    A rectilinear grid (unsharded): ``bounds`` per dimension None (regular: the
+    length in ``chunks``) or the cumulative chunk edges from 0 (int64), searched by
+    the planner; ``classes`` each chunk's edge as a class number (equal edges, equal
+    numbers); ``chain_of(coords)`` the Chain of chunk ``coords``' shape, asked once
+    per shape.  Each shape's tasks are one ReadBatch, run as one (BatchGroup).
     """
 
     cdef Chain chain
@@ -606,11 +612,45 @@ cdef class BasicReader:
     cdef dict indexes
     cdef object index_of
     cdef Py_ssize_t max_open     # the most shard files one read holds open
+    # a rectilinear grid: per dimension its boundaries (NULL: regular) and each
+    # chunk's class, the classes' count; the arrays behind them; chains by shape key
+    cdef bint rect
+    cdef const int64_t* bnd[PLAN_MAX_DIMS]
+    cdef Py_ssize_t nbnd[PLAN_MAX_DIMS]
+    cdef const int64_t* cls[PLAN_MAX_DIMS]
+    cdef Py_ssize_t ncls[PLAN_MAX_DIMS]
+    cdef tuple grid_arrays
+    cdef dict chains
+    cdef object chain_of
 
     def __init__(self, Chain chain, tuple shape, tuple chunks, dtype, bytes fill, bytes head,
                  bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error,
-                 tuple shard_shape=None, dict indexes=None, index_of=None, Py_ssize_t max_open=64):
+                 tuple shard_shape=None, dict indexes=None, index_of=None, Py_ssize_t max_open=64,
+                 tuple bounds=None, tuple classes=None, chain_of=None):
         cdef Py_ssize_t d
+        cdef const int64_t[::1] bv
+        cdef const int64_t[::1] cv
+        self.rect = bounds is not None
+        if self.rect:
+            if (shard_shape is not None or len(bounds) != len(shape) or classes is None
+                    or len(classes) != len(shape) or chain_of is None or len(shape) > PLAN_MAX_DIMS):
+                raise ValueError("a rectilinear reader needs bounds, classes, chain_of; no shards")
+            self.grid_arrays = (bounds, classes)
+            self.chains = {}
+            self.chain_of = chain_of
+            for d in range(len(shape)):
+                self.bnd[d] = self.cls[d] = NULL
+                self.ncls[d] = 1
+                if bounds[d] is None:
+                    continue
+                bv = bounds[d]
+                cv = classes[d]
+                if bv.shape[0] < 2 or bv[0] != 0 or bv[bv.shape[0] - 1] < shape[d] or cv.shape[0] != bv.shape[0] - 1:
+                    raise ValueError(f"chunk boundaries of dimension {d} do not cover {shape[d]}")
+                self.bnd[d] = &bv[0]
+                self.nbnd[d] = bv.shape[0]
+                self.cls[d] = &cv[0]
+                self.ncls[d] = int(np.max(classes[d])) + 1 if cv.shape[0] else 1
         self.sharded = shard_shape is not None
         if self.sharded:
             if len(shard_shape) != len(shape) or indexes is None or index_of is None:
@@ -646,7 +686,8 @@ cdef class BasicReader:
         cdef Py_ssize_t d, t, ntasks, work, nbytes = self.chain.itemsize
         cdef bint fresh = out is None
         cdef bint split
-        if not plan_selection(selection, self.shape, self.chunks, &plan):
+        if not plan_selection(selection, self.shape, self.chunks, &plan,
+                              <const int64_t**>self.bnd if self.rect else NULL, self.nbnd):
             return None
         try:
             out_shape = []
@@ -663,35 +704,96 @@ cdef class BasicReader:
             ntasks = plan.ntasks
             out_strides = iter(out.strides)
             strides = tuple([0 if plan.dropped[d] else next(out_strides) for d in range(plan.ndim)])
-            batch = ReadBatch.__new__(ReadBatch)
-            if self.sharded:
-                if not self.setup_sharded(batch, &plan, out, strides):
-                    return None        # more shards than files to hold open at once
+            if self.rect:
+                runner = self.setup_rect(&plan, out, strides)
             else:
-                batch.setup_plan(self.chain, &plan, out, strides, self.fill, self.head,
-                                 self.separator)
+                batch = runner = ReadBatch.__new__(ReadBatch)
+                if self.sharded:
+                    if not self.setup_sharded(batch, &plan, out, strides):
+                        return None        # more shards than files to hold open at once
+                else:
+                    batch.setup_plan(self.chain, &plan, out, strides, self.fill, self.head,
+                                     self.separator)
         finally:
             plan_free(&plan)           # (nothing left to free once the batch owns it)
+        subs = (<BatchGroup>runner).batches if type(runner) is BatchGroup else (runner,)
         # uncompressed chunks: only the selected bytes are read and copied
-        work = nbytes if self.chain.n == 0 else ntasks * self.chain.chunk_nbytes
+        work = sum([x.ntasks * x.chain.chunk_nbytes for x in subs]) if self.chain.n else nbytes
         add_calls(1)
         try:
             # (one large blosc chunk: its blocks may be shared, see ReadBatch.can_split)
-            split = ntasks == 1 and batch.can_split(2)
+            split = ntasks == 1 and runner.can_split(2)
             if fresh and ntasks == 1 and nbytes >= PREFAULT_MIN_BYTES and nbytes < STREAM_MIN:
-                with nogil:            # (one task: its faults would all be in a row)
+                batch = runner         # (one task: one batch, whose faults would all be in a row)
+                with nogil:
                     prefault(<char*>batch.arr.buf, <size_t>nbytes)
             if not split and (ntasks == 1 or work < 2 * self.parallel_min_bytes):
-                batch.run()            # (run_batch would give it one thread too)
+                runner.run()           # (run_batch would give it one thread too)
             else:
-                self.run_batch(batch, ntasks, work)
+                self.run_batch(runner, ntasks, work)
         finally:
             add_calls(-1)
-            batch.close_files()
-        for t in range(ntasks):
-            if batch.status[t] < 0:       # (coords: of the inner chunks when sharded)
-                self.raise_error(batch, int64_array(batch.plan.coords, ntasks, batch.ndim))
+            runner.close_files()
+        for batch in subs:
+            for t in range(batch.ntasks):
+                if batch.status[t] < 0:       # (coords: of the inner chunks when sharded)
+                    self.raise_error(batch, int64_array(batch.plan.coords, batch.ntasks, batch.ndim))
         return out
+
+    cdef object setup_rect(self, Plan* plan, out, tuple strides):
+        """The batch of a rectilinear grid's plan (its buffers then belong to the
+        batch): a ReadBatch if every task's chunk is of one shape, else a BatchGroup
+        of a ReadBatch per shape, each with its shape's chain (chain_of, once)."""
+        cdef Py_ssize_t t, d, g, ng, ndim = plan.ndim, ntasks = plan.ntasks
+        cdef int64_t k
+        cdef bint uniform = True
+        cdef Plan* groups = NULL
+        cdef int64_t* keys = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
+        cdef ReadBatch sub
+        if keys == NULL:
+            raise MemoryError()
+        try:
+            for t in range(ntasks):
+                k = 0
+                for d in range(ndim):
+                    if self.cls[d] != NULL:
+                        k = k * self.ncls[d] + self.cls[d][plan.coords[t * ndim + d]]
+                keys[t] = k
+                uniform = uniform and k == keys[0]
+            if uniform:
+                sub = ReadBatch.__new__(ReadBatch)
+                sub.setup_plan(self.shape_chain(plan.coords, ndim), plan, out, strides,
+                               self.fill, self.head, self.separator)
+                return sub
+            ng = plan_groups(plan, keys, &groups)
+            subs = []
+            try:
+                for g in range(ng):
+                    sub = ReadBatch.__new__(ReadBatch)
+                    chain = self.shape_chain(groups[g].coords, ndim)
+                    sub.setup_plan(chain, &groups[g], out, strides, self.fill, self.head, self.separator)
+                    subs.append(sub)
+            finally:
+                for g in range(ng):
+                    plan_free(&groups[g])
+                free(groups)
+            subs.sort(key=lambda x: -x.chain.chunk_nbytes)    # (the largest chunks first)
+            return BatchGroup(subs)
+        finally:
+            free(keys)
+
+    cdef Chain shape_chain(self, const int64_t* coords, Py_ssize_t ndim):
+        """The chain of the chunk at ``coords``: of its shape (chain_of, once)."""
+        cdef Py_ssize_t d
+        cdef int64_t k = 0
+        for d in range(ndim):
+            if self.cls[d] != NULL:
+                k = k * self.ncls[d] + self.cls[d][coords[d]]
+        chain = self.chains.get(k)
+        if chain is None:
+            chain = self.chain_of(tuple([coords[d] for d in range(ndim)]))
+            self.chains[k] = chain
+        return <Chain?>chain
 
     cdef bint setup_sharded(self, ReadBatch batch, Plan* plan, out, tuple strides) except -1:
         """Open each shard the plan touches once, locate its inner chunks through the

@@ -10,3 +10,11 @@ def index_nbytes(n: int, crc: bool) -> int: ...
 
 def assemble_shard(parts: list[Any], index_at_start: bool, index_big_endian: bool,
                    index_crc: bool) -> bytes | None: ...
+
+INDEX_OK: int
+INDEX_HALF_EMPTY: int
+INDEX_OUTSIDE: int
+INDEX_OVERLAP: int
+INDEX_UNSORTED: int
+
+def check_index(table: Any, data_start: int, data_end: int, bounded: bool) -> tuple[int, int, int]: ...

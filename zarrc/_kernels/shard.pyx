@@ -115,3 +115,48 @@ def assemble_shard(list parts, bint index_at_start, bint index_big_endian, bint 
     finally:
         free(ptrs)
         free(lens)
+
+
+# check_index's answers: the entries' layout is sound, or the first fault found
+INDEX_OK, INDEX_HALF_EMPTY, INDEX_OUTSIDE, INDEX_OVERLAP, INDEX_UNSORTED = 0, 1, 2, 3, 4
+
+
+def check_index(const uint64_t[:, ::1] table, uint64_t data_start, uint64_t data_end, bint bounded):
+    """One pass over a decoded shard index (n x 2 native uint64: offset, nbytes),
+    without the GIL and without temporaries: (code, i, j).  ``INDEX_HALF_EMPTY`` /
+    ``INDEX_OUTSIDE``: entry ``i`` is the first one half empty / the first used one
+    not inside [data_start, data_end) (``bounded`` False: no end); else
+    ``INDEX_OVERLAP``: used entries ``i`` and ``j``, consecutive in offset order,
+    overlap; ``INDEX_UNSORTED``: the used entries are not in offset order and their
+    overlaps are left to the caller; ``INDEX_OK``."""
+    cdef Py_ssize_t n = table.shape[0], k, prev = -1, half = -1, outside = -1, ov_a = -1, ov_b = -1
+    cdef uint64_t off, nb, end, prev_off = 0, prev_end = 0
+    cdef bint unsorted = False
+    if table.shape[1] != 2:
+        raise ValueError(f"a shard index table has 2 columns, not {table.shape[1]}")
+    with nogil:
+        for k in range(n):
+            off = table[k, 0]
+            nb = table[k, 1]
+            if off == SHARD_EMPTY or nb == SHARD_EMPTY:
+                if (off == SHARD_EMPTY) != (nb == SHARD_EMPTY) and half < 0:
+                    half = k
+                continue
+            end = off + nb                      # wraps for absurd values: end < off
+            if outside < 0 and (off < data_start or end < off or (bounded and end > data_end)):
+                outside = k
+            if prev >= 0 and not unsorted:
+                if off < prev_off:
+                    unsorted = True
+                elif prev_end > off and ov_a < 0:
+                    ov_a, ov_b = prev, k
+            prev, prev_off, prev_end = k, off, end
+    if half >= 0:
+        return INDEX_HALF_EMPTY, half, -1
+    if outside >= 0:
+        return INDEX_OUTSIDE, outside, -1
+    if unsorted:
+        return INDEX_UNSORTED, -1, -1
+    if ov_a >= 0:
+        return INDEX_OVERLAP, ov_a, ov_b
+    return INDEX_OK, -1, -1

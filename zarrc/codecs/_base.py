@@ -4,7 +4,7 @@ translation of kernel errors into zarrc errors."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, NoReturn
 
 from zarrc._kernels.errors import KernelError
@@ -36,8 +36,15 @@ class NativeStep:
     kind: ClassVar[str]
 
     def kernel_args(self) -> tuple[Any, ...]:
-        """(kind, the fields in order): what ``Chain`` takes for the step."""
-        return (self.kind, *astuple(self))
+        """(kind, the fields in order): what ``Chain`` takes for the step (plain
+        values: no field is itself a record)."""
+        names = _FIELD_NAMES.get(type(self))
+        if names is None:
+            names = _FIELD_NAMES[type(self)] = tuple(f.name for f in fields(self))
+        return (self.kind, *(getattr(self, name) for name in names))
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def raise_codec_error(exc: KernelError, context: str = "") -> NoReturn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -27,6 +28,10 @@ from zarrc.runtime.async_calls import run_sync
 from zarrc.runtime.config import config
 from zarrc.stores import Store, make_store
 
+# what Array._prepare sets (Array.__getattr__ prepares a listed array on first use)
+_PREPARED = frozenset(("_engine", "_chunked", "_encoding", "_prefix", "_codec_chain", "_inner_chain"))
+_PREPARING = threading.Lock()
+
 
 class Array(Node):
     """A Zarr array.
@@ -41,12 +46,24 @@ class Array(Node):
     kind = "array"
 
     def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, *,
-                 read_only: bool = False, write_empty_chunks: bool | None = None) -> None:
+                 read_only: bool = False, write_empty_chunks: bool | None = None,
+                 prepare_now: bool = True) -> None:
         super().__init__(store, path, metadata, read_only)
         if write_empty_chunks is None:
             write_empty_chunks = config.write_empty_chunks
         self._write_empty_chunks = bool(write_empty_chunks)
-        self._prepare()
+        if prepare_now:
+            self._prepare()
+
+    def __getattr__(self, name: str) -> Any:
+        # an array listed by its group (``prepare_now=False``) is prepared for the
+        # engine when first read, written or asked about its codecs
+        if name in _PREPARED and "_metadata" in self.__dict__:
+            with _PREPARING:
+                if name not in self.__dict__:
+                    self._prepare()
+            return self.__dict__[name]
+        return object.__getattribute__(self, name)        # (the usual AttributeError)
 
     def _prepare(self) -> None:
         """Prepare the array for the engine: its state and strategy (engine.prepare)."""

@@ -30,14 +30,16 @@ from zarrc.metadata.v3 import GroupMetadataV3, dump_json, metadata_from_json
 ZMETADATA = ".zmetadata"
 
 
-def read_group(store: Any, path: str, use_consolidated: bool | None) -> tuple[Any, dict | None]:
+def read_group(store: Any, path: str, use_consolidated: bool | None
+               ) -> tuple[Any, docs.ConsolidatedNodes | None]:
     """(metadata, consolidated nodes or None) of the node at ``path``: the nodes below
-    it keyed by relative path, when it is a group with consolidated metadata and
+    it keyed by relative path (each parsed when first looked up: ``ConsolidatedNodes``),
+    when it is a group with consolidated metadata and
     ``use_consolidated`` is not False.  (None, None) if there is no node.  Raises
     MetadataError if ``use_consolidated`` is True and there is none."""
     prefix = key_prefix(path)
     md: docs.NodeMetadata | None = None
-    nodes: dict[str, Any] | None = None
+    nodes: docs.ConsolidatedNodes | None = None
     raw = store.get(prefix + "zarr.json")
     if raw is not None:
         md = metadata_from_json(raw, path)
@@ -73,7 +75,7 @@ def _walk(store: Any, path: str, rel: str, nodes: dict) -> None:
             _walk(store, child_path, child_rel, nodes)
 
 
-def consolidate(store: Any, path: str, zarr_format: int | None = None) -> tuple[Any, dict[str, Any]]:
+def consolidate(store: Any, path: str, zarr_format: int | None = None) -> tuple[Any, docs.ConsolidatedNodes]:
     """Gather the metadata of every node below the group at ``path`` (normalised) into
     consolidated metadata, in the group's format (v2: ``.zmetadata``; v3: its
     zarr.json), and write it.  Returns (the group's metadata as stored, the nodes
@@ -91,7 +93,7 @@ def consolidate(store: Any, path: str, zarr_format: int | None = None) -> tuple[
     else:
         md = node_metadata.write(store, path, dataclasses.replace(
             md, consolidated_metadata=docs.to_json_v3(nodes)))
-    return md, nodes
+    return md, docs.ConsolidatedNodes(nodes)
 
 
 # ------------------------------------------------------------------ kept in step

@@ -34,8 +34,8 @@ from zarrc.errors import (
     NodeTypeError,
     ZarrcUserWarning,
 )
-from zarrc.metadata import consolidated as consolidated_docs
 from zarrc.metadata.codecs import category_of
+from zarrc.metadata.consolidated import ConsolidatedNodes
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import join_path, key_prefix
 from zarrc.runtime.async_calls import run_sync
@@ -47,11 +47,12 @@ UNREADABLE = (MetadataError, CodecError)
 
 
 def open_node(store: Store, path: str, *, read_only: bool = False,
-              use_consolidated: bool | None = False) -> Array | Group | None:
+              use_consolidated: bool | None = False, prepare_now: bool = True) -> Array | Group | None:
     """The array or group at ``path`` (normalised), or None if there is no node.  A
     group's consolidated metadata is used if ``use_consolidated`` is None (when
     present and readable: else, with a warning, the store is listed) or True
-    (required: MetadataError if absent or unreadable)."""
+    (required: MetadataError if absent or unreadable).  ``prepare_now`` False: an
+    array is prepared for the engine when first used (a group's listings)."""
     if use_consolidated is False:
         md, nodes = node_metadata.read(store, path), None
     else:
@@ -66,18 +67,22 @@ def open_node(store: Store, path: str, *, read_only: bool = False,
             nodes = None
     if md is None:
         return None
-    return make_node(store, path, md, read_only=read_only, consolidated=nodes)
+    return make_node(store, path, md, read_only=read_only, consolidated=nodes, prepare_now=prepare_now)
 
 
 def make_node(store: Store, path: str, metadata: Any, *, read_only: bool = False,
-              consolidated: dict | None = None) -> Array | Group:
+              consolidated: ConsolidatedNodes | None = None, prepare_now: bool = True) -> Array | Group:
     """The node ``metadata`` describes (an Array or a Group, by its ``node_type``) at
     ``path`` (normalised) of ``store``; a group with ``consolidated`` (its consolidated
     metadata: every node below, keyed by relative path) looks its members up there.
     The one place nodes are built from metadata: opened, members of a group, and
     ``api.create_hierarchy``'s."""
     if metadata.node_type == "array":
-        return Array(store, path, metadata, read_only=read_only)
+        # (``prepare_now`` False: a v3 array's codecs were checked with its metadata,
+        # so it is prepared when first used; a v2 one's compressor and filters are
+        # found only by preparing it, so that a listing skips one it cannot run)
+        return Array(store, path, metadata, read_only=read_only,
+                     prepare_now=prepare_now or metadata.zarr_format == 2)
     return Group(store, path, metadata, read_only=read_only, consolidated=consolidated)
 
 
@@ -129,7 +134,7 @@ class Group(Node):
     kind = "group"
 
     def __init__(self, store: Store, path: str, metadata: Any, *,
-                 read_only: bool = False, consolidated: dict | None = None) -> None:
+                 read_only: bool = False, consolidated: ConsolidatedNodes | None = None) -> None:
         super().__init__(store, path, metadata, read_only)
         # consolidated metadata: every node below, keyed by relative path
         self._consolidated = consolidated
@@ -146,19 +151,21 @@ class Group(Node):
     def _relative(self, path: str) -> str:
         return path[len(self._path):].lstrip("/")
 
-    def _from_consolidated(self, consolidated: dict, path: str) -> Array | Group | None:
+    def _from_consolidated(self, consolidated: ConsolidatedNodes, path: str,
+                           prepare_now: bool = True) -> Array | Group | None:
         """The node at ``path`` as ``consolidated`` (this group's consolidated
         metadata) describes it, or None if it has none there."""
         rel = self._relative(path)
         md = consolidated.get(rel)
         if md is None:
             return None
-        below = None if md.node_type == "array" else consolidated_docs.subtree(consolidated, rel)
-        node = make_node(self._store, path, md, read_only=self._read_only, consolidated=below)
+        below = None if md.node_type == "array" else consolidated.subtree(rel)
+        node = make_node(self._store, path, md, read_only=self._read_only, consolidated=below,
+                         prepare_now=prepare_now)
         node._mirrors = self._places(rel)
         return node
 
-    def _places(self, rel: str) -> tuple[tuple[dict, str], ...]:
+    def _places(self, rel: str) -> tuple[tuple[ConsolidatedNodes, str], ...]:
         """(dict, key) of the member at ``rel`` in the in-memory consolidated metadata
         of this group and of the groups it was reached through."""
         own = ((self._consolidated, rel),) if self._consolidated is not None else ()
@@ -169,7 +176,7 @@ class Group(Node):
         member at ``rel`` and those below it gone, then ``metadata`` there (None:
         deleted)."""
         for nodes, key in self._places(rel):
-            for below in [k for k in nodes if k == key or k.startswith(key + "/")]:
+            for below in nodes.at_or_below(key):
                 del nodes[below]
             if metadata is not None:
                 nodes[key] = entry_of(metadata)
@@ -177,11 +184,14 @@ class Group(Node):
     # -------------------------------------------------------------- members
 
     def __getitem__(self, name: str) -> Array | Group:
+        return self._lookup(name, True)
+
+    def _lookup(self, name: str, prepare_now: bool) -> Array | Group:
         path = self._child_path(name)
         if self._consolidated is not None:
-            node = self._from_consolidated(self._consolidated, path)
+            node = self._from_consolidated(self._consolidated, path, prepare_now)
         else:
-            node = open_node(self._store, path, read_only=self._read_only)
+            node = open_node(self._store, path, read_only=self._read_only, prepare_now=prepare_now)
         if node is None:
             raise NodeNotFoundError(f"no array or group named {name!r} in group {self._path}")
         return node
@@ -242,16 +252,17 @@ class Group(Node):
         document, whether or not that document can be read."""
         consolidated = self._consolidated
         if consolidated is not None:
-            return sorted(k for k in consolidated if "/" not in k)
+            return sorted(consolidated.children())
         _, children = self._store.list_dir(key_prefix(self._path))
         names = (c.rstrip("/") for c in children)
         return sorted(n for n in names if node_metadata.exists(self._store, join_path(self._path, n)))
 
     def _member(self, name: str) -> Array | Group | None:
         """The member ``name``, or None (with a warning naming it and why) if its
-        metadata cannot be read."""
+        metadata cannot be read.  An array is prepared for the engine when first
+        used, not here: a listing of thousands of arrays reads their metadata only."""
         try:
-            return self[name]
+            return self._lookup(name, False)
         except UNREADABLE as exc:
             warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning, stacklevel=4)
             return None

@@ -501,7 +501,7 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int | Edges
     sel_shape = broadcast[0].shape or (1,)
     flat = [a.reshape(-1).astype(np.int64, copy=False) for a in broadcast]
     if any(isinstance(c, Edges) for c in chunks):
-        return _grid_points(flat, shape, sel_shape)
+        return _grid_points(flat, shape, sel_shape, chunks)
     planned = layout.plan_points(flat, shape, chunks)  # type: ignore[arg-type]  # (ints: see above)
     if len(planned) == 2:
         dim, k = planned
@@ -522,7 +522,7 @@ def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int | Edges,
                              f"same shape as the array {shape}, got {mask!r}")
     if any(isinstance(c, Edges) for c in chunks):
         flat = [a.astype(np.int64) for a in np.nonzero(mask)]
-        return _grid_points(flat, shape, (len(flat[0]),))
+        return _grid_points(flat, shape, (len(flat[0]),), chunks)
     planned = layout.plan_mask(np.ascontiguousarray(mask), shape, chunks)  # type: ignore[arg-type]
     n = len(planned[1])
     return Points(*planned, nsel=n, shape=(n,), ndim=len(shape))
@@ -530,17 +530,20 @@ def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int | Edges,
 
 @dataclass(frozen=True)
 class GridPoints(Points):
-    """Points over a rectilinear grid, not yet grouped by chunk: ``flat`` holds the
-    points' coordinates (one int64 array per dimension, in bounds, non-negative);
-    the engine's rectilinear strategy groups them by its regular parts and plans
-    each part's as ``Points`` (the other members are empty)."""
+    """Points over a rectilinear grid, grouped by chunk of the whole grid in the
+    kernels (``plan_points`` searching each rectilinear dimension's boundaries:
+    local indices in each chunk's own shape), and ``flat``: the points'
+    coordinates (one int64 array per dimension, in bounds, non-negative), which the
+    engine's rectilinear strategy regroups by its regular parts where it reads
+    through them (a sharded array)."""
 
     flat: tuple = ()
 
 
-def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tuple[int, ...]) -> GridPoints:
+def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tuple[int, ...],
+                 chunks: tuple[int | Edges, ...]) -> GridPoints:
     """GridPoints of coordinates ``flat`` (negative ones counted from the end; bounds
-    checked)."""
+    checked) on the grid ``chunks``."""
     checked = []
     for dim, (a, size) in enumerate(zip(flat, shape)):
         a = np.where(a < 0, a + size, a)
@@ -549,10 +552,11 @@ def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tupl
             raise BoundsCheckError(f"index {int(flat[dim][bad][0])} is out of bounds for dimension {dim} "
                                    f"with size {size}")
         checked.append(a)
-    none = np.zeros((0, PROJECTION_COLS), np.int64)
-    empty = np.zeros(0, np.int64)
-    return GridPoints(none, empty, empty, none, none, len(checked[0]) if checked else 0, sel_shape,
-                      len(shape), tuple(checked))
+    bounds = tuple(c.offsets if isinstance(c, Edges) else None for c in chunks)
+    lengths = tuple(1 if isinstance(c, Edges) else c for c in chunks)
+    planned = layout.plan_points(checked, shape, lengths, bounds)
+    return GridPoints(*planned, nsel=len(checked[0]) if checked else 0, shape=sel_shape,  # type: ignore[misc]
+                      ndim=len(shape), flat=tuple(checked))
 
 
 def dims_shape(dims: Plan) -> tuple[int, ...]:

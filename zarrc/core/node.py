@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from zarrc.core import consolidate
 from zarrc.errors import ArgumentError, ArgumentTypeError, ReadOnlyError
+from zarrc.metadata.consolidated import ConsolidatedNodes
 from zarrc.metadata.names import normalize_path
 from zarrc.runtime.async_calls import run_sync
 
@@ -99,9 +100,9 @@ class Node:
     ``metadata``, ``attrs``, ``read_only``, ``zarr_format``."""
 
     kind: ClassVar[str] = "node"
-    # (dict, key): the in-memory consolidated metadata of the groups this node was
+    # (nodes, key): the in-memory consolidated metadata of the groups this node was
     # reached through, and its key there; kept in step by _set_metadata
-    _mirrors: tuple[tuple[dict, str], ...] = ()
+    _mirrors: tuple[tuple[ConsolidatedNodes, str], ...] = ()
 
     def __init__(self, store: Any, path: str, metadata: Any, read_only: bool) -> None:
         self._store = store

@@ -94,7 +94,8 @@ def stored_coords(arr: ChunkedArray, dims: indexing.Plan, partial_only: bool) ->
     stored = stored_shape(arr)
     if partial_only and stored == arr.chunks and all(_all(d.full) for d in dims):
         return None                    # (unsharded, every chunk whole: the common case, fast)
-    per_dim = [_dim_cover(d, size, inner, outer // inner)
+    # (ratio 1: unsharded, whose chunks may be a rectilinear grid's Edges)
+    per_dim = [_dim_cover(d, size, inner, outer // inner if arr.levels else 1)
                for d, size, inner, outer in zip(dims, arr.shape, arr.chunks, stored)]
     if partial_only and all(_all(whole) for _, whole in per_dim):
         return None
@@ -118,10 +119,10 @@ def _dim_cover(proj: indexing.DimProjection, size: int, inner: int, ratio: int) 
     """(stored chunk indices touched along one dimension, whether each is wholly
     written along it): lists for a projection in list form, else arrays."""
     table, full = proj.table, proj.full
-    ngrid = -(-size // inner)                  # inner chunks along the dimension
     if isinstance(table, list):
         if ratio == 1:
             return [row[0] for row in table], list(full)
+        ngrid = -(-size // inner)              # inner chunks along the dimension
         counts: dict[int, int] = {}
         for row, f in zip(table, full):
             u = row[0] // ratio
@@ -130,6 +131,7 @@ def _dim_cover(proj: indexing.DimProjection, size: int, inner: int, ratio: int) 
     chunks = table[:, indexing.CHUNK]
     if ratio == 1:
         return chunks, np.asarray(full, bool)
+    ngrid = -(-size // inner)
     outer = chunks // ratio                  # (non-decreasing: projections list chunks in order)
     starts = np.flatnonzero(np.r_[True, outer[1:] != outer[:-1]])
     touched = outer[starts]
@@ -141,15 +143,18 @@ def _points_coords(arr: ChunkedArray, points: indexing.Points, partial_only: boo
     """stored_coords of a coordinate or mask selection."""
     if points.nsel == 0:
         return None
-    stored = stored_shape(arr)
-    ratio = np.array([o // i for o, i in zip(stored, arr.chunks)], np.int64)
-    outer = points.coords // ratio
-    touched, inverse = np.unique(outer, axis=0, return_inverse=True)
+    if not arr.levels:                 # (unsharded: a point's chunk is stored whole)
+        touched, inverse = np.unique(points.coords, axis=0, return_inverse=True)
+        ninner: Any = 1
+    else:
+        stored = stored_shape(arr)
+        ratio = np.array([o // i for o, i in zip(stored, arr.chunks)], np.int64)
+        touched, inverse = np.unique(points.coords // ratio, axis=0, return_inverse=True)
+        grid = np.array([-(-s // c) for s, c in zip(arr.shape, arr.chunks)], np.int64)
+        ninner = np.minimum(ratio, grid - touched * ratio).prod(axis=1)
     if not partial_only:
         return touched
     full = tasks_full(points.table, points.tasks)
     nfull = np.bincount(inverse.reshape(-1), weights=full, minlength=len(touched))
-    grid = np.array([-(-s // c) for s, c in zip(arr.shape, arr.chunks)], np.int64)
-    ninner = np.minimum(ratio, grid - touched * ratio).prod(axis=1)
     partial = touched[nfull != ninner]
     return np.ascontiguousarray(partial) if len(partial) else None

@@ -108,11 +108,11 @@ class NativeStrategy(Strategy):
         per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, self.chain.chunk_nbytes))
         strides = b.array_strides(dims, value.strides)
         for lo in range(0, len(tasks), per_batch):
-            _write_batch(arr, table, local, outidx, tasks[lo:lo + per_batch],
+            write_batch(arr, table, local, outidx, tasks[lo:lo + per_batch],
                          coords[lo:lo + per_batch], value, strides)
 
 
-def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
+def write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
     """Encode and store one batch of chunk tasks.  On a store with conditional
     writes, the partial chunks another writer changed meanwhile are written again
     (read, modified, written anew) until none is left."""
@@ -128,7 +128,7 @@ def _write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> No
 
 
 def _write_once(arr, table, local, outidx, tasks, coords, value, strides) -> set[str]:
-    """One attempt of ``_write_batch``: the keys not stored because another writer
+    """One attempt of ``write_batch``: the keys not stored because another writer
     changed them since they were read (only on a store with conditional writes)."""
     if arr.path_head is not None:
         if len(tasks) > 2 and config.threads > 1 and b.tasks_full(table, tasks).all():

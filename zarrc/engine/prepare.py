@@ -32,7 +32,7 @@ from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
 from zarrc.engine.point import PointStrategy
 from zarrc.engine.python import PythonStrategy
-from zarrc.engine.rectilinear import RectilinearStrategy, planning_chunks
+from zarrc.engine.rectilinear import RectilinearStrategy, ShapeChains, planning_chunks
 from zarrc.engine.sharding.codec import chunk_codec, listed_chain, needs_whole_shards
 from zarrc.engine.sharding.index import ShardIndexCache, sharding_levels
 from zarrc.engine.sharding.strategy import ShardedStrategy
@@ -99,7 +99,10 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
 
 def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty_chunks: bool,
                          encoding: ChunkKeyEncoding) -> Prepared:
-    """A rectilinear array: its parts prepared as regular arrays (engine.rectilinear)."""
+    """A rectilinear array (engine.rectilinear): unsharded with a native chain, read
+    and written through the whole grid (ShapeChains: a chain per chunk shape; the
+    whole grid's BasicReader for plain chunk files); else (and for the sharded)
+    through its parts, prepared as regular arrays."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
 
@@ -118,7 +121,16 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
         chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,
         name=path, write_empty_chunks=write_empty_chunks, fill_object=sample.fill_object, prefix=prefix,
         files=store.file_prefix(prefix), path_separator=encoding.separator.encode())
-    strategy = RectilinearStrategy(chunked, grid, make_part, inner)
+    shapes = reader = None
+    if sample.chain is not None and not sample.levels and sample.codec is None and md.shape:
+        # unsharded, a native chain: read through the whole grid (engine.rectilinear)
+        inner_chain, dtype = one.inner_chain, sample.dtype
+        assert inner_chain is not None
+        shapes = ShapeChains(grid, lambda shape: inner_chain.prepare(shape, dtype))
+        if chunked.files is not None:
+            chunked.path_head = chunked.files + encoding.lead.encode()
+            reader = shapes.reader(chunked)
+    strategy = RectilinearStrategy(chunked, grid, make_part, inner, shapes, reader)
     return Prepared(strategy, encoding, one.codec_chain, one.inner_chain)
 
 

@@ -1,40 +1,50 @@
 """The strategy of an array on a rectilinear chunk grid (``RectilinearStrategy``).
 
-A rectilinear grid is cut, per dimension, into its runs of equal edges
-(``RectilinearChunkGrid.runs``); a product of runs, one per dimension, is a *part*:
-a regular grid of the run's edges over a box of the array, stored under the
-array's own keys (chunk coordinates offset by the part's first chunk).  Each part
-gets the strategy of a regular array (prepared by ``engine.prepare``, lazily, once),
-so chunks are decoded and encoded by the same native batches as a regular array's.
+Unsharded, with a native chain, the array is read and written through its whole
+grid (``ShapeChains``): the kernels' planners search each rectilinear dimension's
+boundaries (``plan_basic`` / ``plan_points`` given ``bounds``: the cumulative
+edges; a regular dimension keeps its chunk length), and each chunk is decoded and
+encoded with the chain prepared for its own shape (once per shape).  Ints and
+slices of plain chunk files are read by the grid's one-call ``BasicReader`` (the
+tasks of each chunk shape one ReadBatch, run as one ``BatchGroup``); other
+selections, planned on the grid (``zarrc.core.indexing`` over the ``Edges``;
+coordinates and masks grouped by chunk in the kernels, ``GridPoints``), read as a
+ReadBatch per chunk shape in one BatchGroup; writes go to the native strategy's
+``write_batch`` per chunk shape, locked by engine.api.write as a regular array's.
 
-A selection is planned once for the whole array (``zarrc.core.indexing`` over the
-grid's ``Edges``: a boundary search per dimension), and each dimension's rows are
-split among its runs by one more search; the parts' plans keep the output
-positions, so every part reads into (writes from) the caller's one array.  Python
-work is per call and per touched part, not per chunk: a grid of few distinct edge
-lengths (a regular grid with a short last chunk, dask-style chunks) has few parts.
-Coordinate and mask selections (``indexing.GridPoints``) are grouped by part and
-planned as each part's ``Points``.  Boxes (``read``: ints and slices of step 1) skip
-the whole-grid plan: each dimension's range is split among its runs, and each touched
-part reads its share with its own one-call native reader (``read_basic_into``; only
-the part at chunk (0, ...) has one, the others' keys being shifted: they are planned
-per part), the touched parts at once, largest first.
+Sharded (or with codecs only Python runs) the grid is cut, per dimension, into its
+runs of equal edges (``RectilinearChunkGrid.runs``); a product of runs, one per
+dimension, is a *part*: a regular grid of the run's edges over a box of the array,
+stored under the array's own keys (chunk coordinates offset by the part's first
+chunk).  Each part gets the strategy of a regular array (prepared by
+``engine.prepare``, lazily, once).  A selection planned on the whole grid is split
+among the parts by one more search per dimension, output positions kept; points
+are regrouped by part (``GridPoints.flat``); boxes (ints and slices of step 1) are
+split per dimension among the runs, each touched part reading its share with its
+own one-call reader where it has one, the touched parts at once, largest first.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from zarrc._kernels.batch import BatchGroup
+from zarrc._kernels.chain import Chain
+from zarrc._kernels.read import BasicReader, ReadBatch
 from zarrc.core import indexing
 from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
+from zarrc.engine import batch as b
+from zarrc.engine.native import write_batch
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
+from zarrc.errors import StoreError
 from zarrc.runtime.config import config
-from zarrc.runtime.threads import run_each
+from zarrc.runtime.threads import PARALLEL_MIN_BYTES, counted_call, run_each
 
 # part (one run number per dimension) -> (the regular array's shape, its chunk shape,
 # its first chunk's coordinates in the whole grid) -> the part's strategy
@@ -51,9 +61,14 @@ class RectilinearStrategy(Strategy):
     locks_per_part = True
 
     def __init__(self, arr: ChunkedArray, grid: RectilinearChunkGrid, make_part: PartFactory,
-                 inner: tuple[int, ...] | None = None) -> None:
+                 inner: tuple[int, ...] | None = None, shapes: ShapeChains | None = None,
+                 reader: BasicReader | None = None) -> None:
         super().__init__(arr)
         self.grid = grid
+        self.shapes = shapes
+        self.reader = reader
+        # (through the whole grid: engine.api.write locks the whole grid's keys)
+        self.locks_per_part = shapes is None
         self._make_part = make_part
         self._parts: dict[tuple[int, ...], Strategy] = {}
         self.runs = grid.runs()
@@ -108,9 +123,9 @@ class RectilinearStrategy(Strategy):
         ids = part_id[order]
         cuts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, np.int64)
         out = []
-        for a, b in zip(cuts, np.r_[cuts[1:], ids.size]):
+        for a, z in zip(cuts, np.r_[cuts[1:], ids.size]):
             key = tuple(int(i) for i in np.unravel_index(int(ids[a]), nruns))
-            at = order[a:b]
+            at = order[a:z]
             local = tuple(flat[d][at] - self.run_start[d][key[d]] for d in range(len(flat)))
             part = self.part(key)
             out.append((key, at, indexing.plan_coordinate(local, part.arr.shape, part.arr.chunks)))
@@ -119,9 +134,16 @@ class RectilinearStrategy(Strategy):
     # ------------------------------------------------------------ boxes: the parts' native readers
 
     def read(self, selection: Any) -> Any:
-        """``arr[selection]``: a box (ints and slices of step 1) by the one-call native
-        reader of each touched part (``read_basic_into``) into the one output, as a
-        regular array reads it; anything else by the general path."""
+        """``arr[selection]``: ints and slices by the whole grid's one-call native
+        reader (``reader``: plain chunk files, unsharded), else a box (ints and slices
+        of step 1) by the one-call native reader of each touched part
+        (``read_basic_into``) into the one output; anything else by the general path."""
+        if self.reader is not None:
+            out = self._read_grid(selection, None)
+            if out is not None:
+                return out
+        if self.shapes is not None:
+            return self.read_general(selection)
         boxes = self._boxes(selection)
         if boxes is None:
             return self.read_general(selection)
@@ -129,7 +151,18 @@ class RectilinearStrategy(Strategy):
         self._read_boxes(boxes[1], out)
         return out
 
+    def _read_grid(self, selection: Any, out: np.ndarray | None) -> np.ndarray | None:
+        assert self.reader is not None
+        try:
+            return self.reader.read(selection, out)
+        except OSError as exc:
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"cannot read {exc.filename} of {self.arr.name}: {exc.strerror}") from None
+
     def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
+        if self.shapes is not None:
+            return self.reader is not None and self._read_grid(selection, out) is not None
         boxes = self._boxes(selection)
         if boxes is None or boxes[0] != out.shape or out.dtype != self.arr.dtype:
             return False
@@ -211,6 +244,9 @@ class RectilinearStrategy(Strategy):
         return tuple(out_shape), parts
 
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
+        if self.shapes is not None:
+            self._read_grid_planned(dims, out)
+            return
         if isinstance(dims, indexing.GridPoints):
             flat_out = out.reshape(-1)
             for key, at, pts in self._point_parts(dims):
@@ -221,6 +257,37 @@ class RectilinearStrategy(Strategy):
         assert not isinstance(dims, indexing.Points)   # (planning_chunks has an Edges: GridPoints)
         for key, sub in self._split(dims):
             self.part(key).read_into(sub, out)
+
+    @counted_call
+    def _read_grid_planned(self, dims: indexing.Plan, out: np.ndarray) -> None:
+        """A planned selection read through the whole grid (unsharded, native chain):
+        coordinate and mask selections grouped by chunk in the kernels (plan_points
+        on the grid's boundaries), projections as planned (chunk numbers of the whole
+        grid); each chunk shape's tasks one ReadBatch with its shape's chain, the
+        batches run as one (BatchGroup)."""
+        arr = self.arr
+        shapes = self.shapes
+        assert shapes is not None
+        table, local, outidx, tasks, coords = b.planned(dims)
+        if not len(tasks):
+            return
+        strides = b.array_strides(dims, out.strides)
+        sources, _ = b.chunk_sources(arr, coords)
+        batches, spans = [], []
+        for at in shapes.groups(coords):
+            chain = shapes.chain(coords[at[0]])
+            sub = coords[at]
+            part = (sources[:3] + (sub,)) if isinstance(sources, tuple) else [sources[i] for i in at]
+            batches.append(ReadBatch(chain, table, local, outidx, np.ascontiguousarray(tasks[at]), out,
+                                     strides, arr.fill, part))
+            spans.append(sub)
+        if len(batches) > 1:                 # (the largest chunks first)
+            order = sorted(range(len(batches)), key=lambda i: -batches[i].chain.chunk_nbytes)
+            batches, spans = [batches[i] for i in order], [spans[i] for i in order]
+        work = sum(x.ntasks * x.chain.chunk_nbytes for x in batches) if batches[0].chain.ncodecs else out.nbytes
+        b.run_batch(batches[0] if len(batches) == 1 else BatchGroup(batches), len(tasks), work)
+        for batch, sub in zip(batches, spans):
+            b.raise_task_error(batch, arr, lambda sub=sub: arr.chunk_keys(sub))
 
     def write_parts(self, dims: indexing.Plan, value: np.ndarray
                     ) -> Iterator[tuple[Strategy, indexing.Plan, np.ndarray]]:
@@ -236,9 +303,85 @@ class RectilinearStrategy(Strategy):
             yield self.part(key), sub, value
 
     def write_from(self, dims: indexing.Plan, value: np.ndarray, *hold: Any) -> None:
-        """Unlocked writes of each part (engine.api.write goes through write_parts)."""
+        """Through the whole grid (``shapes``): the tasks of each chunk shape written by
+        the native strategy's batches (engine.native.write_batch) with that shape's
+        chain, the caller holding the locks; else unlocked writes of each part
+        (engine.api.write goes through write_parts)."""
+        if self.shapes is not None:
+            table, local, outidx, tasks, coords = b.planned(dims)
+            strides = b.array_strides(dims, value.strides)
+            jobs = []
+            for at in self.shapes.groups(coords):
+                chain = self.shapes.chain(coords[at[0]])
+                arr = dataclasses.replace(self.arr, chain=chain)
+                per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, chain.chunk_nbytes))
+                jobs += [(arr, at[lo:lo + per_batch], chain.chunk_nbytes) for lo in range(0, len(at), per_batch)]
+
+            def write_one(job: tuple[ChunkedArray, np.ndarray, int]) -> None:
+                arr, span, _ = job
+                write_batch(arr, table, local, outidx, tasks[span], coords[span], value, strides)
+
+            if len(jobs) == 1 or config.threads <= 1:
+                for job in jobs:
+                    write_one(job)
+            else:                    # (the shapes at once, the most bytes first, as _read_boxes)
+                jobs.sort(key=lambda job: -len(job[1]) * job[2])
+                run_each(jobs, write_one, min(config.threads, len(jobs)))
+            return
         for part, sub, part_value in self.write_parts(dims, value):
             part.write_from(sub, part_value)
+
+
+class ShapeChains:
+    """The chunk shapes of an unsharded rectilinear grid and the codec chain of each
+    (``chain_of(shape)``, asked once per shape): per dimension the boundaries the
+    kernels' planners search (``bounds``: the cumulative edges, None for a regular
+    dimension) and each chunk's edge as a class number (``classes``), whose mixed
+    radix over the dimensions is a chunk's shape key."""
+
+    def __init__(self, grid: RectilinearChunkGrid, chain_of: Callable[[tuple[int, ...]], Chain]) -> None:
+        self.dims = grid.dims
+        self.bounds = tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims)
+        self.classes = tuple(np.unique(d.edges, return_inverse=True)[1].astype(np.int64).reshape(-1)
+                             if isinstance(d, Edges) else None for d in grid.dims)
+        self._chain_of = chain_of
+        self._chains: dict[tuple[int, ...], Chain] = {}
+
+    def chain(self, coords: Any) -> Chain:
+        """The chain of chunk ``coords``' shape."""
+        shape = tuple(int(d.edges[c]) if isinstance(d, Edges) else d for d, c in zip(self.dims, coords))
+        chain = self._chains.get(shape)
+        if chain is None:
+            chain = self._chains[shape] = self._chain_of(shape)
+        return chain
+
+    def groups(self, coords: np.ndarray) -> list[np.ndarray]:
+        """The tasks (rows of ``coords``) of each chunk shape: one index array per shape."""
+        key = np.zeros(len(coords), np.int64)
+        for d, cls in enumerate(self.classes):
+            if cls is not None:
+                key = key * (int(cls.max()) + 1) + cls[coords[:, d]]
+        if not len(key) or (key == key[0]).all():
+            return [np.arange(len(key))]
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        cuts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        return np.split(order, cuts[1:])
+
+    def reader(self, arr: ChunkedArray) -> BasicReader:
+        """The one-call native reader of ints and slices over the whole grid of ``arr``,
+        an array of plain chunk files (``arr.path_head`` set): the kernels' planner
+        searches each rectilinear dimension's boundaries, and the chunks of each
+        shape are decoded with that shape's chain."""
+        assert arr.path_head is not None
+        chunks = tuple(int(d.edges[0]) if isinstance(d, Edges) else max(1, d) for d in self.dims)
+
+        def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
+            b.raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
+
+        return BasicReader(self.chain((0,) * len(self.dims)), arr.shape, chunks, arr.dtype, arr.fill,
+                           arr.path_head, arr.path_separator, PARALLEL_MIN_BYTES, b.run_batch, raise_error,
+                           bounds=self.bounds, classes=self.classes, chain_of=self.chain)
 
 
 def planning_chunks(grid: RectilinearChunkGrid, inner: tuple[int, ...] | None) -> tuple[int | Edges, ...]:

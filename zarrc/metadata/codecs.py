@@ -248,3 +248,23 @@ def parse_codecs(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) 
         seen_array_to_bytes = last.name
     check_complete([s.name for s in specs], seen_array_to_bytes)
     return tuple(specs)
+
+
+# Parsed codec lists, by their JSON's text, chunk shape and data type: a hierarchy of
+# thousands of arrays holds few distinct lists, and the specs are immutable.
+_PARSED: dict[tuple[str, tuple[int, ...], DataType], tuple[CodecSpec, ...]] = {}
+_PARSED_MAX = 256
+
+
+def parse_codecs_once(value: Any, chunk_shape: tuple[int, ...], data_type: DataType) -> tuple[CodecSpec, ...]:
+    """:func:`parse_codecs`, its result kept (for up to ``_PARSED_MAX`` distinct
+    lists) and given again for the same JSON (``repr`` of the parsed value: 1,
+    1.0 and true differ), chunk shape and data type."""
+    key = (repr(value), tuple(chunk_shape), data_type)
+    found = _PARSED.get(key)
+    if found is None:
+        found = parse_codecs(thaw(value), chunk_shape, data_type)     # (a copy: the specs own theirs)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = found
+    return found

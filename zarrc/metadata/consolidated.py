@@ -37,11 +37,11 @@ import json
 import re
 import unicodedata
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from zarrc.errors import ArgumentTypeError, MetadataError, ZarrcUserWarning
-from zarrc.metadata.common import describe, error_context, fail, is_int, json_default, thaw
+from zarrc.metadata.common import describe, error_context, fail, is_int, json_default
 from zarrc.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from zarrc.metadata.v2 import where as where_v2
 from zarrc.metadata.v3 import (
@@ -50,7 +50,6 @@ from zarrc.metadata.v3 import (
     GroupMetadataV3,
     load_json,
     metadata_from_json,
-    nesting_depth,
 )
 from zarrc.metadata.v3 import where as where_v3
 
@@ -99,8 +98,8 @@ def relative_path(key: Any) -> str:
                             "(a path separator in Zarr v2)")
     if key.startswith("/"):
         raise MetadataError(f"key {describe(key)} must be a relative path (no leading \"/\")")
-    path = _SLASHES.sub("/", key).rstrip("/")
-    if path and any(part in (".", "..") for part in path.split("/")):
+    path = (_SLASHES.sub("/", key) if "//" in key else key).rstrip("/")
+    if "." in path and any(part in (".", "..") for part in path.split("/")):
         raise MetadataError(f'key {describe(key)} must not have a "." or ".." segment')
     return path
 
@@ -110,14 +109,18 @@ def _sort_key(path: str) -> tuple[int, str, str]:
     return path.count("/"), unicodedata.normalize("NFKC", path).casefold(), path
 
 
-def _check_ancestors(nodes: Mapping[str, Any], key_of: Any) -> None:
-    """No node may sit below an array."""
-    for path in nodes:
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            ancestor = "/".join(parts[:depth])
-            if isinstance(nodes.get(ancestor), (ArrayMetadataV2, ArrayMetadataV3)):
-                raise MetadataError(f"{key_of(path)}: node {describe(path)} is below {describe(ancestor)}, "
+def _node_type(entry: Any) -> str | None:
+    """The node type of a parsed or pending entry (None: not known yet)."""
+    return entry.node_type if isinstance(entry, Pending) else getattr(entry, "node_type", None)
+
+
+def _check_ancestors(nodes: ConsolidatedNodes, key_of: Any) -> None:
+    """No node may sit below an array: each array's subtree looked up in the
+    children index (``nodes``: parsed or Pending entries)."""
+    for path, entry in nodes.raw_items(ordered=False):
+        if _node_type(entry) == "array":
+            for below in nodes.below(path):
+                raise MetadataError(f"{key_of(below)}: node {describe(below)} is below {describe(path)}, "
                                     "which is an array")
 
 
@@ -127,10 +130,163 @@ def _reraise(prefix: str, inner_prefix: str, exc: MetadataError) -> MetadataErro
     return MetadataError(f"{prefix}{message}")
 
 
+# ----------------------------------------------------------- nodes parsed lazily
+
+
+class Pending:
+    """An entry of a consolidated document not parsed yet: ``parse(*args)`` gives
+    its metadata (a MetadataError it raises is prefixed with ``where``, the
+    document); ``node_type`` is what the entry says it is ("array", "group" or
+    anything else: checked when parsed)."""
+
+    __slots__ = ("args", "node_type", "parse", "where")
+
+    def __init__(self, node_type: Any, where: str, parse: Any, *args: Any) -> None:
+        self.node_type = node_type
+        self.where = where
+        self.parse = parse
+        self.args = args
+
+    def resolve(self) -> NodeMetadata:
+        try:
+            return self.parse(*self.args)
+        except MetadataError as exc:
+            raise MetadataError(f"{self.where}{exc}") from None
+
+
+class ConsolidatedNodes(MutableMapping):
+    """The nodes of consolidated metadata: {path relative to the group: node
+    metadata}, each entry parsed when it is first looked up (then kept), so a
+    hierarchy of thousands of nodes opens at the cost of its JSON and of the
+    nodes it touches.  A malformed entry raises MetadataError naming the document
+    and the key when it is looked up; its document's structure (keys, entries
+    that are objects, nodes below arrays) was checked when it was read.
+
+    :meth:`subtree` is the view of the nodes below one group, sharing the entries
+    (what it parses, sets or deletes, its parent sees).  :meth:`children` lists a
+    group's direct members from an index kept with the entries, so listing a
+    hierarchy group by group is linear in its size.  Iteration gives the keys in
+    the document's order (zarr-python's), new ones last; a view's, its group's
+    subtree, each group's members together."""
+
+    __slots__ = ("_base", "_children", "_entries", "_sorted")
+
+    def __init__(self, entries: Mapping[str, Any] | None = None, *, _share: ConsolidatedNodes | None = None,
+                 _base: str = "") -> None:
+        if _share is not None:
+            self._entries: dict[str, Any] = _share._entries
+            self._children: dict[str, dict[str, None]] = _share._children
+            self._sorted: list[bool] = _share._sorted
+        else:
+            self._entries = dict(entries or {})
+            self._children = {}
+            self._sorted = [False]      # (zarr-python's order made when first iterated)
+            for rel in self._entries:
+                self._index(rel)
+        self._base = _base
+
+    def _index(self, full: str) -> None:
+        while True:
+            parent, _, name = full.rpartition("/")
+            names = self._children.setdefault(parent, {})
+            if name in names:
+                return
+            names[name] = None
+            if not parent:
+                return
+            full = parent
+
+    def __getitem__(self, rel: str) -> NodeMetadata:
+        full = self._base + rel if self._base else rel
+        value = self._entries[full]
+        if type(value) is Pending:
+            value = value.resolve()
+            self._entries[full] = value
+        return value
+
+    def __contains__(self, rel: object) -> bool:
+        if not isinstance(rel, str) or (self._base and not rel):
+            return False
+        return self._base + rel in self._entries
+
+    def __setitem__(self, rel: str, metadata: Any) -> None:
+        full = self._base + rel
+        if full not in self._entries:
+            self._index(full)
+        self._entries[full] = metadata
+
+    def __delitem__(self, rel: str) -> None:
+        del self._entries[self._base + rel]       # (the index keeps the name: lookups check entries)
+
+    def __iter__(self) -> Iterator[str]:
+        if not self._base:
+            if not self._sorted[0]:
+                ordered = sorted(self._entries.items(), key=lambda item: _sort_key(item[0]))
+                self._entries.clear()
+                self._entries.update(ordered)
+                self._sorted[0] = True
+            return iter(list(self._entries))
+        return iter(list(self._below(self._base[:-1])))
+
+    def __len__(self) -> int:
+        return len(self._entries) if not self._base else sum(1 for _ in self._below(self._base[:-1]))
+
+    def _below(self, full: str) -> Iterator[str]:
+        """The keys (relative to this view) of the nodes strictly below ``full``."""
+        cut = len(self._base)
+        stack = [full]
+        while stack:
+            at = stack.pop()
+            prefix = at + "/" if at else ""
+            names = self._children.get(at, ())
+            for name in names:
+                key = prefix + name
+                if key in self._entries:
+                    yield key[cut:]
+            stack.extend(prefix + name for name in reversed(names))
+
+    def children(self, rel: str = "") -> list[str]:
+        """The names of the nodes directly below ``rel`` ("": this view's group)."""
+        full = self._base + rel if rel else self._base[:-1]
+        prefix = full + "/" if full else ""
+        return [n for n in self._children.get(full, ()) if prefix + n in self._entries]
+
+    def at_or_below(self, rel: str) -> list[str]:
+        """The keys of the node at ``rel`` (if any) and of every node below it."""
+        full = self._base + rel
+        found = [rel] if full in self._entries else []
+        return found + list(self._below(full))
+
+    def subtree(self, rel: str) -> ConsolidatedNodes:
+        """The view of the nodes below ``rel`` (a normalised relative path, not ""),
+        keyed relative to it."""
+        return ConsolidatedNodes(_share=self, _base=f"{self._base}{rel}/")
+
+    def below(self, rel: str) -> list[str]:
+        """The keys of the nodes strictly below ``rel``."""
+        return list(self._below(self._base + rel))
+
+    def raw_items(self, ordered: bool = True) -> Iterator[tuple[str, Any]]:
+        """(key, entry as held: metadata or a Pending one) of each node, none parsed
+        (``ordered`` False: the root's in the order held, not sorted first)."""
+        if not ordered and not self._base:
+            yield from list(self._entries.items())
+            return
+        for key in self:
+            yield key, self._entries[self._base + key]
+
+    def parsed(self) -> int:
+        """How many of the entries this view sees have been parsed (a test's probe)."""
+        return sum(type(self._entries[self._base + k]) is not Pending for k in self)
+
+    def __repr__(self) -> str:
+        return f"ConsolidatedNodes({len(self)} nodes, {self.parsed()} parsed)"
+
+
 # ---------------------------------------------------------------------------- v2
 
 
-def parse_v2(doc: Mapping | bytes | str, path: str = "") -> dict[str, NodeMetadataV2]:
+def parse_v2(doc: Mapping | bytes | str, path: str = "") -> ConsolidatedNodes:
     """The nodes in the ``.zmetadata`` document (bytes, str or parsed dict) of the
     group at ``path``, keyed by path relative to that group ("" for the group
     itself when its ``.zgroup`` is included, "a", "sub/x"), each built from its
@@ -144,12 +300,12 @@ def parse_v2(doc: Mapping | bytes | str, path: str = "") -> dict[str, NodeMetada
     ``.zgroup`` or ``.zattrs``, or not a relative path inside the group (see
     :func:`relative_path`); two keys for the same document; a node with both
     ``.zarray`` and ``.zgroup``; a node below an array; any invalid entry.  A
-    ``.zattrs`` without either is ignored with a ZarrcUserWarning."""
+    ``.zattrs`` without either is ignored with a ZarrcUserWarning.  The
+    document's structure is checked here, each entry when it is first looked up
+    (:class:`ConsolidatedNodes`)."""
     prefix = where_v2_consolidated(path)
     with error_context(prefix):
         doc = load_json(doc)
-        if nesting_depth(doc) > MAX_NESTING:
-            raise MetadataError(f"is nested too deeply (more than {MAX_NESTING} levels)")
         if "zarr_consolidated_format" not in doc:
             raise MetadataError('"zarr_consolidated_format" is missing')
         version = doc["zarr_consolidated_format"]
@@ -161,9 +317,9 @@ def parse_v2(doc: Mapping | bytes | str, path: str = "") -> dict[str, NodeMetada
         if not isinstance(entries, Mapping):
             fail("metadata", entries, "must be an object")
         documents = _split_v2_keys(entries)
-        nodes: dict[str, NodeMetadataV2] = {}
-        for rel in sorted(documents, key=_sort_key):
-            nodes[rel] = _node_v2(documents[rel], _join(path, rel))
+        nodes = ConsolidatedNodes({
+            rel: Pending("array" if ".zarray" in found else "group", prefix, _node_v2, found, _join(path, rel))
+            for rel, found in documents.items()})
         _check_ancestors(nodes, lambda rel: f"key {describe(_key_v2(documents[rel]))}")
     return nodes
 
@@ -257,7 +413,7 @@ def dump_v2(doc: Mapping[str, Any]) -> bytes:
 # ---------------------------------------------------------------------------- v3
 
 
-def parse_v3(consolidated: Mapping | None, path: str = "") -> dict[str, NodeMetadataV3] | None:
+def parse_v3(consolidated: Mapping | None, path: str = "") -> ConsolidatedNodes | None:
     """The nodes in the ``consolidated_metadata`` member (``None``: absent -> None)
     of the zarr.json of the group at ``path``, keyed by path relative to that group
     ("a", "sub/x"), each parsed like its own zarr.json.  A group entry's own
@@ -269,20 +425,21 @@ def parse_v3(consolidated: Mapping | None, path: str = "") -> dict[str, NodeMeta
     is not an object, ``kind`` is not "inline", ``metadata`` is missing or not an
     object, a key is not a relative path inside the group (see
     :func:`relative_path`; "" is refused too), two keys name the same node, a node
-    sits below an array, or an entry is invalid."""
+    sits below an array; an entry that is invalid, when it is first looked up
+    (:class:`ConsolidatedNodes`)."""
     if consolidated is None:
         return None
     with error_context(where_v3(path)):
         if not isinstance(consolidated, Mapping):
             fail("consolidated_metadata", consolidated, "must be an object")
-        if nesting_depth(consolidated) > MAX_NESTING:
-            raise MetadataError(f"consolidated_metadata is nested too deeply "
-                                f"(more than {MAX_NESTING} levels)")
-        return _parse_v3(consolidated, path.strip("/"), "consolidated_metadata")
+        return _parse_v3(consolidated, path.strip("/"), "consolidated_metadata", where_v3(path))
 
 
-def _parse_v3(member: Mapping, group: str, label: str) -> dict[str, NodeMetadataV3]:
-    """``label`` names ``member`` in errors."""
+def _parse_v3(member: Mapping, group: str, label: str, doc: str, depth: int = 1) -> ConsolidatedNodes:
+    """``label`` names ``member`` in errors.  The document's structure is checked
+    here; each entry is parsed when first looked up (:class:`ConsolidatedNodes`)."""
+    if depth > MAX_NESTING:
+        raise MetadataError(f"consolidated_metadata is nested too deeply (more than {MAX_NESTING} levels)")
     kind = member.get("kind")
     if kind != "inline":
         raise MetadataError(f'{label} "kind" {describe(kind)} is not supported (only "inline" is)')
@@ -291,9 +448,9 @@ def _parse_v3(member: Mapping, group: str, label: str) -> dict[str, NodeMetadata
     entries = member["metadata"]
     if not isinstance(entries, Mapping):
         raise MetadataError(f'{label} "metadata" {describe(entries)} must be an object')
-    nodes: dict[str, NodeMetadataV3] = {}
+    pending: dict[str, Any] = {}
     keys: dict[str, str] = {}
-    nested: dict[str, NodeMetadataV3] = {}
+    nested: dict[str, Any] = {}
     for key, value in entries.items():
         try:
             rel = relative_path(key)
@@ -304,28 +461,38 @@ def _parse_v3(member: Mapping, group: str, label: str) -> dict[str, NodeMetadata
         except MetadataError as exc:
             raise MetadataError(f"{label} {exc}") from None
         keys[rel] = key
-        node_path = _join(group, rel)
-        where_key = f"{label} key {describe(key)}"
         if not isinstance(value, Mapping):
-            raise MetadataError(f"{where_key}: {describe(value)} must be an object")
-        value = thaw(value)
-        inner = None
-        if value.get("node_type") == "group":
-            inner = value.pop("consolidated_metadata", None)
-        try:
-            nodes[rel] = metadata_from_json(value, node_path)
-        except MetadataError as exc:
-            raise _reraise(f"{where_key}: ", where_v3(node_path), exc) from None
+            raise MetadataError(f"{label} key {describe(key)}: {describe(value)} must be an object")
+        node_type = value.get("node_type")
+        pending[rel] = Pending(node_type, doc, _entry_v3, value, group, rel, label, key)
+        inner = value.get("consolidated_metadata") if node_type == "group" else None
         if inner is not None:
+            node_path = _join(group, rel)
+            where_key = f"{label} key {describe(key)}"
             if not isinstance(inner, Mapping):
                 raise MetadataError(f'{where_key}: "consolidated_metadata" {describe(inner)} '
                                     "must be an object")
-            for sub, node in _parse_v3(inner, node_path, f"{where_key} consolidated_metadata").items():
-                nested.setdefault(f"{rel}/{sub}", node)
-    for rel, node in nested.items():
-        nodes.setdefault(rel, node)
+            sub_nodes = _parse_v3(inner, node_path, f"{where_key} consolidated_metadata", doc, depth + 1)
+            for sub, entry in sub_nodes.raw_items():
+                nested.setdefault(f"{rel}/{sub}", entry)
+    for rel, entry in nested.items():
+        pending.setdefault(rel, entry)
+    nodes = ConsolidatedNodes(pending)
     _check_ancestors(nodes, lambda rel: f"{label} key {describe(keys.get(rel, rel))}")
-    return {rel: nodes[rel] for rel in sorted(nodes, key=_sort_key)}
+    return nodes
+
+
+def _entry_v3(value: Mapping, group: str, rel: str, label: str, key: str) -> NodeMetadataV3:
+    """The metadata of the entry ``key`` of the ``consolidated_metadata`` member
+    ``label`` names (a group's own member dropped: the flat form is the
+    authoritative one) of the node at ``rel`` below the group at ``group``."""
+    node_path = _join(group, rel)
+    if value.get("node_type") == "group" and "consolidated_metadata" in value:
+        value = {k: v for k, v in value.items() if k != "consolidated_metadata"}
+    try:
+        return metadata_from_json(value, node_path)
+    except MetadataError as exc:
+        raise _reraise(f"{label} key {describe(key)}: ", where_v3(node_path), exc) from None
 
 
 def to_json_v3(nodes: Mapping[str, NodeMetadataV3]) -> dict[str, Any]:
@@ -369,7 +536,7 @@ def subtree(nodes: Mapping[str, NodeMetadata], path: str) -> dict[str, NodeMetad
     relative to ``path``, in the same order: the consolidated view of the group at
     ``path``.  The group's own metadata is ``nodes[path]``.  An absent ``path``
     gives ``{}``.  Raises MetadataError for a bad ``path`` (see :func:`relative_path`,
-    a leading "/" is allowed here)."""
+    a leading "/" is allowed here).  (A copy; ``ConsolidatedNodes.subtree`` is a view.)"""
     rel = relative_path(path.lstrip("/") if isinstance(path, str) else path)
     if not rel:
         return {k: v for k, v in nodes.items() if k}

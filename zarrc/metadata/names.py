@@ -16,6 +16,8 @@ import re
 from zarrc.errors import MetadataError
 
 RECOMMENDED_NAME = re.compile(r"[A-Za-z0-9._-]+")
+# a path normalize_path gives back as it is: "/" or "/name/name...", each name valid
+_CANONICAL = re.compile(r"/|(?:/[^/\\]*[^/\\.][^/\\]*)+")
 
 
 def check_node_name(name: str, *, reserved_ok: bool = False) -> str:
@@ -51,6 +53,8 @@ def normalize_path(path: str) -> str:
     are accepted (reading what other writers made; ``check_new_path`` refuses them)."""
     if not isinstance(path, str):
         raise MetadataError(f"path {path!r} must be a string")
+    if _CANONICAL.fullmatch(path):
+        return path                      # (already "/a/b": each name holds a character not ".")
     names = [check_node_name(part, reserved_ok=True) for part in path.replace("\\", "/").split("/") if part]
     return "/" + "/".join(names)
 

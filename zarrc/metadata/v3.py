@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import unicodedata
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from zarrc.errors import MetadataError, ZarrcUserWarning
 from zarrc.metadata import rectilinear
-from zarrc.metadata.codecs import CodecSpec, default_serializer, parse_codecs
+from zarrc.metadata.codecs import CodecSpec, default_serializer, parse_codecs, parse_codecs_once
 from zarrc.metadata.common import (
     JSON_LEAVES,
     FrozenDict,
@@ -66,24 +66,28 @@ MAX_NESTING = 200
 
 def nesting_depth(value: Any) -> int:
     """How deeply JSON arrays/objects nest in ``value`` (iterative: no recursion;
-    a list of plain numbers or strings is passed over in one step)."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children: Iterable[Any]
-        if isinstance(item, Mapping):
-            children = item.values()
-        elif isinstance(item, (list, tuple)):
-            if JSON_LEAVES.issuperset(map(type, item)):
-                deepest = max(deepest, depth)
+    level by level, each level's values gathered by C-level extends), up to the
+    first level beyond MAX_NESTING."""
+    depth = 0
+    level = [value]
+    while level and depth <= MAX_NESTING:
+        below: list[Any] = []
+        containers = False
+        for item in level:
+            kind = type(item)
+            if kind in JSON_LEAVES:
                 continue
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list, tuple)))
-    return deepest
+            if kind is dict or (kind is not list and kind is not tuple and isinstance(item, Mapping)):
+                below += item.values()
+                containers = True
+            elif kind is list or kind is tuple or isinstance(item, (list, tuple)):
+                below += item
+                containers = True
+        if not containers:
+            break
+        depth += 1
+        level = below
+    return depth
 
 
 def where(path: str) -> str:
@@ -225,7 +229,7 @@ class ArrayMetadataV3:
         if len(chunks) != len(shape):
             fail("chunk_shape", list(chunks),
                  f"has {len(chunks)} dimensions but shape {list(shape)} has {len(shape)}")
-        if any(c == 0 and s != 0 for s, c in zip(shape, chunks)):
+        if 0 in chunks and any(c == 0 and s != 0 for s, c in zip(shape, chunks)):
             fail("chunk_shape", list(chunks),
                  f"has a zero chunk length along a non-empty dimension of {list(shape)}")
         set_(self, "chunk_shape", chunks)
@@ -242,7 +246,10 @@ class ArrayMetadataV3:
         elif not (isinstance(fill, np.generic) and fill.dtype == data_type.dtype):
             set_(self, "fill_value", parse_fill_value(thaw(fill), data_type))
         with error_context('"codecs"'):
-            set_(self, "codecs", parse_codecs(thaw(self.codecs), chunks, data_type))
+            codecs: Any = self.codecs
+            if type(codecs) is not list or not all(type(c) is dict or type(c) is str for c in codecs):
+                codecs = thaw(codecs)       # (objects and frozen specs to JSON; parsed JSON as it is)
+            set_(self, "codecs", parse_codecs_once(codecs, chunks, data_type))
             if self.chunk_edges is not None:       # (each chunk shape must suit the codecs)
                 for d, e in enumerate(self.chunk_edges):
                     for n in rectilinear.unique_edges(e)[1:]:
@@ -482,8 +489,11 @@ class GroupMetadataV3:
 
     attributes : user attributes: a read-only mapping whose values are the parsed JSON
         (lists, dicts; not copied or frozen), as zarr-python holds them.
-    consolidated_metadata : the raw (frozen) ``consolidated_metadata`` member, or None;
-        interpreted by ``zarrc.metadata.consolidated``.
+    consolidated_metadata : the raw ``consolidated_metadata`` member, or None: a
+        read-only mapping over the parsed JSON (its entries not copied or frozen, so
+        a document of thousands of nodes is held at no cost beyond its parse);
+        interpreted by ``zarrc.metadata.consolidated`` (each entry parsed when a
+        node is first looked up).
     extra_fields : other top-level ``"must_understand": false`` fields, kept verbatim.
     """
 
@@ -501,7 +511,7 @@ class GroupMetadataV3:
         object.__setattr__(self, "attributes", _attributes(self.attributes))
         if self.consolidated_metadata is not None:
             consolidated = check_object("consolidated_metadata", self.consolidated_metadata)
-            object.__setattr__(self, "consolidated_metadata", freeze(consolidated))
+            object.__setattr__(self, "consolidated_metadata", attributes_mapping(consolidated))
         object.__setattr__(self, "extra_fields", _extra_fields(self.extra_fields, GROUP_KEYS))
 
     @classmethod
@@ -532,7 +542,7 @@ class GroupMetadataV3:
         return self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
-        return hash((frozenset(self.attributes), self.consolidated_metadata, self.extra_fields))
+        return hash((frozenset(self.attributes), self.consolidated_metadata is None, self.extra_fields))
 
     def to_dict(self) -> dict[str, Any]:
         """The document as zarr-python's ``metadata.to_dict()`` gives it: with
