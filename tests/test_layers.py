@@ -21,6 +21,8 @@ ROOT = Path(zarrc.__file__).parent
 # submodules).  Modules in one entry may import each other (without circles)
 # unless INDEPENDENT says otherwise.
 LAYERS = [
+    ["zarrc.__main__"],                                 # python -m zarrc: runs the command line
+    ["zarrc.cli"],                                      # the zarrc command line (not imported by zarrc)
     ["zarrc.integrations.xarray_backend"],              # xarray's engine="zarrc" (not imported by zarrc)
     ["zarrc.demo"],
     ["zarrc.mpi"],                                      # the documented name of integrations.mpi

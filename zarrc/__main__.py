@@ -1,0 +1,5 @@
+"""``python -m zarrc``: the command line (:mod:`zarrc.cli.main`)."""
+
+from zarrc.cli.main import main
+
+raise SystemExit(main())
