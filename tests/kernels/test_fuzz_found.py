@@ -44,3 +44,24 @@ def test_blosc_frame_of_another_version_or_future_flags_is_refused(change):
     with pytest.raises(k.KernelError):
         k.blosc_decode_range(frame, 2, bytearray(8))
     assert not k.blosc_decode_rows(frame, np.zeros_like(x))
+
+
+def test_zstd_frame_with_an_empty_compressed_block_is_refused_on_both_paths():
+    # a frame without a content size whose last block is "compressed" with size 0:
+    # zstd's streaming decoder (zstd_decode of an unknown size) took it as empty,
+    # its one-shot decoder (zstd_decode_into, the engine's) refuses it as corrupt
+    from zarrc._kernels import zstd as z
+    from zarrc.codecs import Zstd
+    from zarrc.errors import CodecError
+    frame = bytes([0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x01, 0x05, 0x00, 0x00])
+    with pytest.raises(k.KernelError, match="corrupt"):
+        z.zstd_decode_into(frame, bytearray(0))
+    with pytest.raises(k.KernelError, match="empty compressed block"):
+        z.zstd_decode(frame)
+    with pytest.raises(CodecError):
+        Zstd().decode(frame)
+    # the same block after a valid one, and frames without it, still decode
+    good = bytes([0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x01, 0x01, 0x00, 0x00])   # last block, raw, 0 bytes
+    assert z.zstd_decode(good) == b""
+    with pytest.raises(k.KernelError):
+        z.zstd_decode(z.zstd_compress(b"abc" * 100) + frame)
