@@ -67,7 +67,8 @@ def main(argv: list[str]) -> int:
     include = ["targets"] + INSTRUMENT.get(name, ["zarrc.codecs"])
     with atheris.instrument_imports(include=include):
         import targets
-        import zarrc  # noqa: F401  (every zarrc module the targets use, instrumented)
+
+        import zarrc
         import zarrc.metadata.consolidated  # noqa: F401
         from zarrc import codecs  # noqa: F401
     if name not in targets.TARGETS:
