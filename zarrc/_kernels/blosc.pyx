@@ -124,6 +124,9 @@ cdef Py_ssize_t zc_blosc_decoded_size(const uint8_t* src, size_t n, ZcError* err
         return fail(err, ZC_CORRUPT, BLOSC_MAX_BUFFERSIZE, nbytes, "header claims over 2 GiB")
     if nbytes > 0 and src[3] == 0:
         return fail(err, ZC_CORRUPT, 1, 0, "header has typesize 0")
+    if nbytes > 0 and src[2] & 0x08:
+        # (c-blosc's decompress refuses a flag from the future, its getitem does not)
+        return fail(err, ZC_CORRUPT, 0, src[2], "header has a reserved flag set")
     if (src[2] & 0x02) and cbytes != nbytes + 16:
         return fail(err, ZC_CORRUPT, nbytes + 16, cbytes, "memcpyed buffer has the wrong size")
     if nbytes > 0:

@@ -35,6 +35,7 @@ cdef extern from "zstd.h" nogil:
         ZSTD_reset_session_and_parameters
     size_t ZSTD_DCtx_reset(ZSTD_DCtx* dctx, ZSTD_ResetDirective reset)
     size_t ZSTD_findFrameCompressedSize(const void* src, size_t srcSize)
+    size_t ZSTD_frameHeaderSize(const void* src, size_t srcSize)
     unsigned long long ZSTD_CONTENTSIZE_UNKNOWN
     unsigned long long ZSTD_CONTENTSIZE_ERROR
     ZSTD_CCtx* ZSTD_createCCtx()
@@ -212,9 +213,44 @@ cdef Py_ssize_t zc_zstd_decode_prefix(ZSTD_DCtx* dctx, const uint8_t* src, size_
     return <Py_ssize_t>want
 
 
+cdef bint has_empty_compressed_block(const uint8_t* src, size_t n) noexcept nogil:
+    """Whether a zstd frame in src[0..n) holds a compressed block of size 0: zstd's
+    streaming decoder takes it as an empty block, its one-shot decoder (what an
+    output of known size gets) refuses it as corrupt; zarrc refuses it on both paths
+    (found by fuzzing: tests/kernels/test_fuzz_found.py).  Frames it cannot walk
+    give False: decoding them says what is wrong."""
+    cdef size_t pos = 0, fsize, hsize, h, end, bsize
+    cdef uint32_t blk, btype
+    while pos < n:
+        fsize = ZSTD_findFrameCompressedSize(src + pos, n - pos)
+        if ZSTD_isError(fsize) or fsize == 0:
+            return False
+        end = pos + fsize
+        if n - pos >= 4 and (load_le32(src + pos) & 0xFFFFFFF0u) == 0x184D2A50u:
+            pos = end                   # a skippable frame
+            continue
+        hsize = ZSTD_frameHeaderSize(src + pos, n - pos)
+        if ZSTD_isError(hsize):
+            return False
+        h = pos + hsize
+        while h + 3 <= end:
+            blk = src[h] | (<uint32_t>src[h + 1] << 8) | (<uint32_t>src[h + 2] << 16)
+            btype = (blk >> 1) & 3
+            bsize = blk >> 3
+            if btype == 2 and bsize == 0:
+                return True
+            h += 3 + (1 if btype == 1 else bsize)
+            if blk & 1:
+                break
+        pos = end
+    return False
+
+
 cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,
                                  ZcError* err) noexcept nogil:
     """Stream-decode frames whose size is not recorded, into a growing malloc buffer."""
+    if has_empty_compressed_block(src, n):
+        return fail(err, ZC_CORRUPT, 0, 0, "zstd frame holds an empty compressed block")
     cdef ZSTD_DCtx* dctx = ZSTD_createDCtx()
     cdef ZSTD_inBuffer inb
     cdef ZSTD_outBuffer outb

@@ -15,6 +15,9 @@
 #define FLAG_BITSHUFFLE 0x4
 #define FLAG_DONT_SPLIT 0x10
 #define LZ4_CODE 1          /* flags >> 5 of a frame compressed with LZ4 (or LZ4HC) */
+#define FORMAT_VERSION 2    /* the header's version byte c-blosc 1.x takes */
+#define LZ4_VERSION 1       /* ... and its versionlz byte for LZ4 (c-blosc refuses others) */
+#define FLAG_RESERVED 0x8   /* a flag from the future: c-blosc refuses the frame */
 #define MAX_SPLITS 16       /* a block is split into typesize streams up to this typesize */
 #define MIN_BUFFERSIZE 128  /* ... and when it holds at least this many items */
 

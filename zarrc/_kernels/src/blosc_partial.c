@@ -438,12 +438,14 @@ int64_t zc_blosc_partial_frame(zc_frame* f, size_t start, size_t len, uint8_t* d
   int32_t typesize = h[3];
   int32_t nbytes = rd32(h + 4), blocksize = rd32(h + 8), cbytes = rd32(h + 12);
   if (nbytes < 0 || blocksize <= 0 || cbytes < HEADER || cbytes > f->size || typesize < 1) return 0;
+  /* what c-blosc refuses whole is refused here too (the caller's full decode says why) */
+  if (h[0] != FORMAT_VERSION || (flags & FLAG_RESERVED)) return 0;
   if (start + len > (size_t)nbytes) return 0;
   if (flags & FLAG_MEMCPYED) {
     if ((size_t)cbytes < HEADER + (size_t)nbytes) return -1;
     return frame_copy(f, HEADER + (int64_t)start, len, dst) ? frame_failure(f) : (int64_t)len;
   }
-  if (((flags >> 5) & 0x7) != LZ4_CODE || (flags & FLAG_BITSHUFFLE)) return 0;
+  if (((flags >> 5) & 0x7) != LZ4_CODE || h[1] != LZ4_VERSION || (flags & FLAG_BITSHUFFLE)) return 0;
   int32_t nblocks = nbytes / blocksize + (nbytes % blocksize != 0);
   int32_t b = (int32_t)(start / (size_t)blocksize);
   if (b != (int32_t)((start + len - 1) / (size_t)blocksize)) return 0;   /* spans blocks */

@@ -25,8 +25,6 @@
 #include <emmintrin.h>
 #endif
 
-#define FORMAT_VERSION 2
-#define FLAG_RESERVED 0x8
 #define MAX_BLOCKSIZE ((INT32_MAX - 255 * 4) / 3)
 #define MAX_LEAD 64
 
@@ -281,7 +279,7 @@ int zc_blosc_rows_open(zc_rows_frame* f, const uint8_t* src, size_t n, size_t nb
   }
   f->t = t;
   if ((flags & FLAG_BITSHUFFLE) || !(flags & FLAG_SHUFFLE) || (flags >> 5) != LZ4_CODE ||
-      !(t == 2 || t == 4 || t == 8) || rows->row_bytes % (size_t)t || rows->keep_bytes % (size_t)t)
+      src[1] != LZ4_VERSION || !(t == 2 || t == 4 || t == 8) || rows->row_bytes % (size_t)t || rows->keep_bytes % (size_t)t)
     return 0;
   if (blocksize % t || f->nblocks > (cbytes - HEADER) / 4) return 0;
   return 1;

@@ -1,0 +1,67 @@
+"""What fuzzing (./scripts/fuzz, fuzz/targets.py) found, each case reduced to its
+cause; the fuzzer's own inputs are in fuzz/regressions/ (test_fuzz_corpus.py)."""
+
+from __future__ import annotations
+
+import numcodecs
+import numpy as np
+import pytest
+
+from zarrc._kernels import blosc as k
+
+
+def _lz4_frame(n=480, dtype="<u2", blocksize=128):
+    x = (np.arange(n) % 251).astype(dtype)
+    return x, bytearray(numcodecs.Blosc("lz4", 5, 1, blocksize).encode(x))
+
+
+@pytest.mark.parametrize("versionlz", [0, 2, 50, 255])
+def test_blosc_lz4_frame_of_another_versionlz_is_refused(versionlz):
+    # blosc_rows took an LZ4 frame whose versionlz byte (header byte 1) c-blosc refuses
+    # (it takes only LZ4's format version, 1); blosc_partial likewise
+    x, frame = _lz4_frame()
+    frame[1] = versionlz
+    frame = bytes(frame)
+    with pytest.raises(k.KernelError):
+        k.blosc_decode(frame)
+    out = np.zeros_like(x)
+    assert not k.blosc_decode_rows(frame, out)
+    assert not k.blosc_decode_rows(frame, out, split=1)
+    with pytest.raises(k.KernelError):
+        k.blosc_decode_range(frame, 2, bytearray(8))
+
+
+@pytest.mark.parametrize("change", [(0, 1), (0, 3), (2, 0x08)])
+def test_blosc_frame_of_another_version_or_future_flags_is_refused(change):
+    # blosc_partial took frames whose version byte (not 2) or reserved flag (0x08)
+    # c-blosc refuses
+    at, value = change
+    x, frame = _lz4_frame()
+    frame[at] = value if at == 0 else frame[at] | value
+    frame = bytes(frame)
+    with pytest.raises(k.KernelError):
+        k.blosc_decode(frame)
+    with pytest.raises(k.KernelError):
+        k.blosc_decode_range(frame, 2, bytearray(8))
+    assert not k.blosc_decode_rows(frame, np.zeros_like(x))
+
+
+def test_zstd_frame_with_an_empty_compressed_block_is_refused_on_both_paths():
+    # a frame without a content size whose last block is "compressed" with size 0:
+    # zstd's streaming decoder (zstd_decode of an unknown size) took it as empty,
+    # its one-shot decoder (zstd_decode_into, the engine's) refuses it as corrupt
+    from zarrc._kernels import zstd as z
+    from zarrc.codecs import Zstd
+    from zarrc.errors import CodecError
+    frame = bytes([0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x01, 0x05, 0x00, 0x00])
+    with pytest.raises(k.KernelError, match="corrupt"):
+        z.zstd_decode_into(frame, bytearray(0))
+    with pytest.raises(k.KernelError, match="empty compressed block"):
+        z.zstd_decode(frame)
+    with pytest.raises(CodecError):
+        Zstd().decode(frame)
+    # the same block after a valid one, and frames without it, still decode
+    good = bytes([0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x01, 0x01, 0x00, 0x00])   # last block, raw, 0 bytes
+    assert z.zstd_decode(good) == b""
+    with pytest.raises(k.KernelError):
+        z.zstd_decode(z.zstd_compress(b"abc" * 100) + frame)
