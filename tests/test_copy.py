@@ -113,7 +113,7 @@ def test_copy_array_in_bounded_blocks(monkeypatch) -> None:
     src[...] = data
     dest = zarrc.create_group({})
     seen = []
-    original = copy_module._blocks
+    original = copy_module.blocks
 
     def blocks(shape, step, itemsize):
         for sel in original(shape, step, itemsize):
@@ -121,7 +121,7 @@ def test_copy_array_in_bounded_blocks(monkeypatch) -> None:
             yield sel
 
     monkeypatch.setattr(copy_module, "BLOCK_BYTES", 14 * 12 * 2 * 3)      # three shards a block
-    monkeypatch.setattr(copy_module, "_blocks", blocks)
+    monkeypatch.setattr(copy_module, "blocks", blocks)
     zarrc.copy(src, dest, name="s")
     np.testing.assert_array_equal(dest["s"][...], data)
     assert dest["s"].shards == (14, 12) and dest["s"].chunks == (7, 6)

@@ -143,14 +143,18 @@ def _copy_keys(src: Store, dst: Store, source_path: str, dest_path: str, exclude
     return n_copied, n_skipped, n_bytes
 
 
-def _blocks(shape: tuple[int, ...], step: tuple[int, ...], itemsize: int) -> Iterable[tuple[slice, ...]]:
+def blocks(shape: tuple[int, ...], step: tuple[int, ...], itemsize: int,
+           limit: int | None = None) -> Iterable[tuple[slice, ...]]:
     """Selections covering ``shape`` in blocks that are whole multiples of ``step``
     (the stored chunk or shard shape), grown from the last dimension while a block
-    stays within BLOCK_BYTES."""
+    stays within ``limit`` bytes (None: BLOCK_BYTES; 0: one ``step`` each)."""
+    if 0 in shape:
+        return
+    limit = BLOCK_BYTES if limit is None else limit
     block = [max(1, min(s, c)) for s, c in zip(shape, step)]
     for d in reversed(range(len(shape))):
         nbytes = math.prod(block) * max(itemsize, 1)
-        factor = BLOCK_BYTES // max(nbytes, 1)
+        factor = limit // max(nbytes, 1)
         if factor < 2:
             break
         block[d] = min(shape[d], block[d] * factor)
@@ -167,7 +171,7 @@ def _copy_data(source: Array, dest: Array) -> int:
     if source.size == 0:
         return 0
     step = dest.shards or dest.chunks
-    for sel in _blocks(source.shape, step, dest.dtype.itemsize):
+    for sel in blocks(source.shape, step, dest.dtype.itemsize):
         dest[sel] = source[sel]
     return source.size * dest.dtype.itemsize
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import math
 import sys
 import threading
 from argparse import Namespace
@@ -31,6 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from zarrc.api.copy import blocks
 from zarrc.cli.options import UsageError
 from zarrc.core.array import Array
 from zarrc.core.create import node_path
@@ -64,23 +64,8 @@ def unit_boxes(shape: tuple[int, ...], step: tuple[int, ...], itemsize: int,
                sharded: bool) -> list[tuple[slice, ...]]:
     """The units covering ``shape``: one ``step`` (a shard) each when ``sharded``,
     else whole multiples of ``step`` (chunks) grown from the last dimension while a
-    unit stays within UNIT_BYTES."""
-    if not shape:
-        return [()]
-    if 0 in shape:
-        return []
-    block = [max(1, min(s, c)) for s, c in zip(shape, step)]
-    if not sharded:
-        for d in reversed(range(len(shape))):
-            factor = UNIT_BYTES // max(1, math.prod(block) * max(itemsize, 1))
-            if factor < 2:
-                break
-            block[d] = min(shape[d], block[d] * factor)
-            if block[d] < shape[d]:
-                break
-    starts = [range(0, s, b) for s, b in zip(shape, block)]
-    return [tuple(slice(o, min(o + b, s)) for o, b, s in zip(origin, block, shape))
-            for origin in itertools.product(*starts)]
+    unit stays within UNIT_BYTES (``api.copy.blocks``)."""
+    return list(blocks(shape, step, itemsize, 0 if sharded else UNIT_BYTES))
 
 
 def unit_keys(dest: Array, box: tuple[slice, ...]) -> list[str]:
