@@ -455,20 +455,27 @@ def crc32c(data: bytes) -> None:
 def shard_index(data: bytes) -> None:
     """A shard held in memory (after 2 option bytes: the index at the start (bit 0),
     big-endian (bit 1), with a crc32c (bit 2); the number of inner chunks 1-256):
-    IndexFormat.parse gives a table whose entries are all empty or inside the
-    shard's data and disjoint, or raises CodecError."""
-    from zarrc.codecs.shard_index import EMPTY, IndexFormat
+    IndexFormat.parse gives a table whose entries are empty, marked DAMAGED (each
+    with its problem named, and only those), or inside the shard's data and
+    disjoint; or raises CodecError for the whole shard."""
+    from zarrc.codecs.shard_index import DAMAGED, EMPTY, IndexFormat
     inp = Input(data)
     opt, n = inp.byte(), inp.byte() + 1
     blob = inp.rest()
     fmt = IndexFormat(bool(opt & 1), bool(opt & 2), bool(opt & 4))
     with allowed():
-        table = fmt.parse(blob, n, "fuzz")
+        table, damaged = fmt.parse(blob, n, "fuzz")
     if table.shape != (n, 2) or table.dtype != np.uint64:
         raise ContractError(f"shard index table of shape {table.shape}, dtype {table.dtype}")
     _, lo, hi = fmt.span(n, len(blob), "fuzz")
     spans = []
-    for off, nb in table.tolist():
+    for i, (off, nb) in enumerate(table.tolist()):
+        if off == int(DAMAGED) and nb == int(DAMAGED):
+            if not isinstance(damaged.get(i), str):
+                raise ContractError(f"shard index entry {i} marked damaged without a reason")
+            continue
+        if i in damaged:
+            raise ContractError(f"shard index entry {i} reported damaged but not marked")
         if off == int(EMPTY) and nb == int(EMPTY):
             continue
         if not lo <= off <= off + nb <= hi:
@@ -657,20 +664,27 @@ def metadata_v3(data: bytes) -> None:
 def consolidated(data: bytes) -> None:
     """Consolidated metadata: a .zmetadata document (option byte even) through
     consolidated.parse_v2, or a group's zarr.json with a consolidated_metadata
-    member (odd) through GroupMetadataV3.from_json; MetadataError or nodes."""
+    member (odd) through GroupMetadataV3.from_json and consolidated.parse_v3;
+    MetadataError or nodes, each entry (parsed when looked up) a node or a
+    MetadataError."""
     from zarrc.metadata import consolidated as cons
     from zarrc.metadata.v3 import GroupMetadataV3
     inp = Input(data)
     opt = inp.byte()
     doc = inp.rest()
+    from collections.abc import Mapping
     if opt & 1:
         with allowed():
-            GroupMetadataV3.from_json(doc, path="fuzz")
+            group = GroupMetadataV3.from_json(doc, path="fuzz")
+            nodes = cons.parse_v3(group.consolidated_metadata, path="fuzz") or {}
     else:
         with allowed():
             nodes = cons.parse_v2(doc, path="fuzz")
-        if not isinstance(nodes, dict):
-            raise ContractError(f"parse_v2 gave a {type(nodes).__name__}")
+    if not isinstance(nodes, Mapping):
+        raise ContractError(f"consolidated metadata gave a {type(nodes).__name__}")
+    for key in list(nodes):          # (entries are parsed when looked up: each one, once)
+        with allowed():
+            nodes[key]
 
 
 def _roundtrip(parse: Callable, node) -> None:
