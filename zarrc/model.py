@@ -109,7 +109,15 @@ class _SpecBase:
 
     __slots__ = ()
     node_type: ClassVar[str]
-    zarr_format: Any
+    _metadata: Any        # (each class's slot: its parsed metadata)
+
+    @property
+    def zarr_format(self) -> int:
+        return self._metadata.zarr_format
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        return self._metadata.attributes
 
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -225,14 +233,6 @@ class ArraySpec(_SpecBase):
         return self._metadata
 
     @property
-    def zarr_format(self) -> int:
-        return self._metadata.zarr_format
-
-    @property
-    def attributes(self) -> Mapping[str, Any]:
-        return self._metadata.attributes
-
-    @property
     def shape(self) -> tuple[int, ...]:
         return self._metadata.shape
 
@@ -306,14 +306,6 @@ class GroupSpec(_SpecBase):
     def metadata(self) -> GroupMetadataV2 | GroupMetadataV3:
         """zarrc's parsed group metadata (without consolidated metadata)."""
         return self._metadata
-
-    @property
-    def zarr_format(self) -> int:
-        return self._metadata.zarr_format
-
-    @property
-    def attributes(self) -> Mapping[str, Any]:
-        return self._metadata.attributes
 
     @property
     def members(self) -> Mapping[str, ArraySpec | GroupSpec] | None:
