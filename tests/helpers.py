@@ -18,6 +18,28 @@ from zarrc.stores import LocalStore, MemoryStore, ZipStore
 
 STORE_KINDS = ["memory", "local", "zip"]
 
+
+def netcdf_nczarr(path):
+    """A netCDF4 Dataset writing NCZarr at ``path`` (netCDF-C's own writer), or the
+    test skipped where netCDF4 or its NCZarr support is missing."""
+    import pytest
+
+    netCDF4 = pytest.importorskip("netCDF4")
+    try:
+        return netCDF4.Dataset(f"file://{path}#mode=nczarr,file", "w")
+    except OSError as e:
+        pytest.skip(f"this netCDF-C ({netCDF4.__netcdf4libversion__}) has no NCZarr: {e}")
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), bit by bit: independent of zarrc's kernel."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
 # why the tests that need zarr-python (the interop peer) skip where it is missing: the
 # test extra installs it only on Python 3.11+, which zarr>=3.1 requires
 NO_ZARR_PYTHON = (f"zarr-python is not installed (zarr>=3.1 needs Python 3.11+, this is "

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import netcdf_nczarr
+
 import zarrc
 from zarrc.core import conventions
 from zarrc.errors import MetadataError
@@ -120,13 +122,8 @@ def test_xarray_reads_zarrc_v2_dimension_names(tmp_path):
 
 
 def test_netcdf_c_written_dimensions(tmp_path):
-    netCDF4 = pytest.importorskip("netCDF4")
     path = tmp_path / "nc.zarr"
-    try:
-        nc = netCDF4.Dataset(f"file://{path}#mode=nczarr,file", "w")
-    except OSError as e:
-        pytest.skip(f"this netCDF-C ({netCDF4.__netcdf4libversion__}) has no NCZarr: {e}")
-    with nc:
+    with netcdf_nczarr(path) as nc:
         nc.createDimension("time", 2)
         nc.createDimension("lat", 3)
         v = nc.createVariable("v", "f4", ("time", "lat"))

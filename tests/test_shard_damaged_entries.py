@@ -15,6 +15,8 @@ import uuid
 import numpy as np
 import pytest
 
+from helpers import crc32c
+
 import zarrc
 from zarrc.errors import ChecksumError, CodecError
 from zarrc.stores import LocalStore, MemoryStore, ZipStore
@@ -23,15 +25,6 @@ EMPTY = 2**64 - 1
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 CRC = {"name": "crc32c"}
 INDEX = {"crc": [LE, CRC], "le": [LE]}
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
 
 
 def sharding(inner, codecs, location, index) -> dict:

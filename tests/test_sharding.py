@@ -22,6 +22,8 @@ import zipfile
 import numpy as np
 import pytest
 
+from helpers import crc32c
+
 import zarrc
 from zarrc.errors import ChecksumError, CodecError, MetadataError
 from zarrc.stores import LocalStore, MemoryStore, ZipStore
@@ -38,15 +40,6 @@ INDEX_CODECS = {"crc": [LE, CRC], "le": [LE], "be": [BE], "be+crc": [BE, CRC]}
 
 
 # ------------------------------------------------------------------ helpers
-
-def crc32c(data: bytes) -> int:
-    """CRC-32C (Castagnoli), bit by bit: independent of zarrc's kernel."""
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
 
 
 def test_reference_crc32c() -> None:

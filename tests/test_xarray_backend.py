@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import NO_ZARR_PYTHON
+from helpers import NO_ZARR_PYTHON, netcdf_nczarr
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("zarr", reason=NO_ZARR_PYTHON)
@@ -410,13 +410,8 @@ def test_nczarr_corpus_store():
 
 
 def test_nczarr_written_by_netcdf_c(tmp_path):
-    netCDF4 = pytest.importorskip("netCDF4")
     path = tmp_path / "nc.zarr"
-    try:
-        nc = netCDF4.Dataset(f"file://{path}#mode=nczarr,file", "w")
-    except OSError as e:
-        pytest.skip(f"this netCDF-C ({netCDF4.__netcdf4libversion__}) has no NCZarr: {e}")
-    with nc:
+    with netcdf_nczarr(path) as nc:
         nc.createDimension("t", 5)
         nc.createDimension("x", 3)
         v = nc.createVariable("v", "f4", ("t", "x"), fill_value=-1.0)
