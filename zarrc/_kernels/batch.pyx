@@ -42,6 +42,26 @@ cdef extern from "src/gil_handoff.h" nogil:
 
 
 
+cdef inline Scratch* worker_begin(Scratch* local) noexcept nogil:
+    """A worker's start in a batch's (or group's) run(), the GIL released: its
+    thread's scratch buffers, or ``local`` (zeroed) on a thread without them."""
+    zc_gil_released()
+    cdef Scratch* s = thread_scratch()
+    return local if s == NULL else s
+
+
+cdef inline void worker_end(Scratch* s, Scratch* local, bint stream) noexcept nogil:
+    """A worker's end in run(): streaming stores fenced, its scratch freed (``local``)
+    or trimmed (the thread's), then the GIL hand-off (see src/gil_handoff.h)."""
+    if stream:
+        stream_fence()
+    if s == local:
+        scratch_free(s)
+    else:
+        scratch_trim(s)
+    zc_gil_wait()
+
+
 class TaskError(Exception):
     """A chunk task failed.  ``code`` is a ZC_* code (or ZC_IO), ``expected`` /
     ``actual`` the values involved; the engine adds the chunk key."""
@@ -576,23 +596,14 @@ cdef class _Batch:
         cdef Py_ssize_t t
         memset(&local, 0, sizeof(Scratch))
         with nogil:
-            zc_gil_released()
-            s = thread_scratch()
-            if s == NULL:
-                s = &local
+            s = worker_begin(&local)
             while True:
                 t = self.take_task()
                 if t >= self.ntasks:
                     break
                 self.run_task(t, s)
             self.help_tasks(s)
-            if self.stream:
-                stream_fence()
-            if s == &local:
-                scratch_free(s)
-            else:
-                scratch_trim(s)
-            zc_gil_wait()       # see src/gil_handoff.h
+            worker_end(s, &local, self.stream)
         zc_gil_taken()
 
     def first_error(self):
@@ -645,10 +656,7 @@ cdef class BatchGroup:
         cdef Py_ssize_t t, lo, hi, mid
         memset(&local, 0, sizeof(Scratch))
         with nogil:
-            zc_gil_released()
-            s = thread_scratch()
-            if s == NULL:
-                s = &local
+            s = worker_begin(&local)
             while True:
                 t = zc_next_task(&self.next_task)
                 if t >= self.ntasks:
@@ -662,13 +670,7 @@ cdef class BatchGroup:
                     else:
                         hi = mid - 1
                 (<_Batch>self.ptrs[lo]).run_task(t - self.starts[lo], s)
-            if self.stream:
-                stream_fence()
-            if s == &local:
-                scratch_free(s)
-            else:
-                scratch_trim(s)
-            zc_gil_wait()
+            worker_end(s, &local, self.stream)
         zc_gil_taken()
 
     def can_split(self, Py_ssize_t threads):
