@@ -162,6 +162,29 @@ def _agree(a: bytes | np.ndarray, b: bytes | np.ndarray, what: str) -> None:
         raise ContractError(f"{what}: results differ")
 
 
+def _decodes_into(whole: bytes, size: int, into: Callable, what: str, twin: str) -> bool:
+    """``into(out)`` (``what``) decodes the bytes ``twin`` decoded to ``whole`` into a
+    guarded output of ``size`` bytes: it may refuse (KernelError) only when ``size``
+    is not ``len(whole)``, never writes outside the output, and otherwise returns
+    ``len(whole)`` with the same bytes.  False if it refused."""
+    g = Guarded(size)
+    try:
+        n = into(g.out)
+    except KernelError as exc:
+        outcome("into", exc)
+        g.check(what)
+        if size == len(whole):
+            raise ContractError(f"{what} refused what {twin} decoded") from None
+        return False
+    except Exception as exc:
+        raise ContractError(f"{what} raised {type(exc).__name__}: {exc}") from exc
+    g.check(what)
+    if n != len(whole) or size != len(whole):
+        raise ContractError(f"{what} returned {n} into {size} bytes, {twin} {len(whole)}")
+    _agree(whole, g.out, f"{twin} vs {what}")
+    return True
+
+
 # ---------------------------------------------------------------------- blosc
 
 def _blosc_size(frame: bytes) -> int | None:
@@ -368,22 +391,9 @@ def zstd(data: bytes) -> None:
     with allowed(KernelError, MemoryError):
         whole = kzstd.zstd_decode(src)
     size = len(whole) if not opt & 1 else max(0, len(whole) + (opt >> 1) - 64)
-    g = Guarded(size)
-    try:
-        n = kzstd.zstd_decode_into(src, g.out)
-    except KernelError as exc:
-        outcome("into", exc)
-        g.check("zstd_decode_into")
-        if size == len(whole):
-            raise ContractError("zstd_decode_into refused what zstd_decode decoded") from None
+    if not _decodes_into(whole, size, lambda out: kzstd.zstd_decode_into(src, out),
+                         "zstd_decode_into", "zstd_decode"):
         return
-    except Exception as exc:
-        raise ContractError(f"zstd_decode_into raised {type(exc).__name__}: {exc}") from exc
-    g.check("zstd_decode_into")
-    if n != len(whole) or size != len(whole):
-        raise ContractError(f"zstd_decode_into returned {n} into {size} bytes, "
-                            f"zstd_decode {len(whole)}")
-    _agree(whole, g.out, "zstd_decode vs zstd_decode_into")
     from zarrc.codecs import Zstd
     out = np.empty(len(whole), np.uint8)
     with allowed():
@@ -405,21 +415,9 @@ def deflate(data: bytes) -> None:
     if len(whole) > LIMIT:
         return
     size = len(whole) if not opt & 4 else max(0, len(whole) + (opt >> 3) - 16)
-    g = Guarded(size)
-    try:
-        n = kdeflate.inflate_into(src, g.out, fmt)
-    except KernelError as exc:
-        outcome("into", exc)
-        g.check("inflate_into")
-        if size == len(whole):
-            raise ContractError("inflate_into refused what inflate inflated") from None
+    if not _decodes_into(whole, size, lambda out: kdeflate.inflate_into(src, out, fmt),
+                         "inflate_into", "inflate"):
         return
-    except Exception as exc:
-        raise ContractError(f"inflate_into raised {type(exc).__name__}: {exc}") from exc
-    g.check("inflate_into")
-    if n != len(whole) or size != len(whole):
-        raise ContractError(f"inflate_into returned {n} into {size} bytes, inflate {len(whole)}")
-    _agree(whole, g.out, "inflate vs inflate_into")
     from zarrc.codecs import Gzip, Zlib
     codec = {kdeflate.ZLIB: Zlib(), kdeflate.GZIP: Gzip()}.get(fmt)
     if codec is not None:
