@@ -213,9 +213,7 @@ def native_index(arr: ChunkedArray, shard: tuple[int, ...], fd: int, size: int) 
     the index of the shard at grid position ``shard``, read from its file open as
     ``fd`` (``size`` bytes), as native-order uint64 (absolute offset, length) per
     inner chunk."""
-    key = arr.chunk_keys(np.array([shard], np.int64))[0]
-    where = f"shard {key} of {arr.name}"
-    found = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
+    _, found = _read_open_shard(arr, shard, fd, size)
     assert found is not None       # (a file's bytes)
     return np.ascontiguousarray(found[0], np.uint64).tobytes()
 
@@ -224,12 +222,17 @@ def native_damaged(arr: ChunkedArray, shard: tuple[int, ...], entry: int, fd: in
     """For the native reader: raise the CodecError of a read of inner chunk ``entry``
     of the shard at grid position ``shard`` (open as ``fd``, ``size`` bytes), whose
     index entry native_index marked damaged (its index read again to word it)."""
-    key = arr.chunk_keys(np.array([shard], np.int64))[0]
-    where = f"shard {key} of {arr.name}"
-    found = _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
+    where, found = _read_open_shard(arr, shard, fd, size)
     problem = "damaged" if found is None else found[1].get(entry, "damaged")
     cps = arr.levels[0].cps
     corner = np.unravel_index(entry, cps) if cps else ()
     chunk = tuple(int(s) * c + int(i) for s, c, i in zip(shard, cps, corner))
     raise damaged_error(where, entry, cps, problem, chunk)
 
+
+def _read_open_shard(arr: ChunkedArray, shard: tuple[int, ...], fd: int,
+                     size: int) -> tuple[str, tuple[np.ndarray, dict[int, str]] | None]:
+    """The name and the checked index (``_read_index``) of the one-level shard at
+    grid position ``shard``, read from its file open as ``fd`` (``size`` bytes)."""
+    where = shard_name(arr, arr.chunk_keys(np.array([shard], np.int64))[0], 0, 0, None)
+    return where, _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
