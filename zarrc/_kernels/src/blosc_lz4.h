@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 1 if no match of the LZ4 stream s[0..n) has offset 0, as far as the stream can
- * be walked; 0 if one does. */
-int zc_lz4_no_zero_offset(const uint8_t* s, int64_t n);
+/* 1 if no match of the LZ4 stream s[0..n) that makes output before byte `upto` has
+ * offset 0, as far as the stream can be walked; 0 if one does. */
+int zc_lz4_no_zero_offset(const uint8_t* s, int64_t n, int64_t upto);
 
 /* 1 if no LZ4 stream of the blocks holding decoded bytes [start, start + len) of
  * the blosc frame src[0..n) has a match of offset 0 (also for a frame that is not
