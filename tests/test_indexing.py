@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 import zarrc
 from zarrc.core import indexing
-from zarrc.errors import SelectionError
 from zarrc.core.indexing import CHUNK, COUNT, IDX, OUT_START, START, STEP
+from zarrc.errors import SelectionError
 
 
 def pairs(proj: indexing.DimProjection, chunk: int) -> list[tuple[int, int]]:

@@ -32,6 +32,7 @@ from zarrc.errors import (
     VindexInvalidSelectionError,
 )
 
+
 def _selected(selection, shape: tuple[int, ...]) -> str:
     """How many elements ``selection`` picks of an array of ``shape``, for messages
     (best effort: its slices, ints and index arrays counted per dimension)."""
