@@ -269,55 +269,7 @@ def blosc_partial(data: bytes) -> None:
             whole = kblosc.blosc_decode(frame)
         except KernelError:
             return                  # (only the blocks holding the range were decoded)
-        if bytes(whole[start:start + length]) != bytes(g.out) and _lz4_offset_zero(frame):
-            return      # known, not fixed yet: docs/fuzzing.md, fuzz/pending/
         _agree(whole[start:start + length], g.out, "blosc_decode_range vs blosc_decode")
-
-
-def _lz4_offset_zero(frame: bytes) -> bool:
-    """Whether an LZ4 stream of the blosc frame holds a match of offset 0 (invalid in
-    LZ4's format; LZ4's full and partial decoders fill it differently)."""
-    import struct
-    try:
-        nbytes, _, blocksize, typesize, flags = kblosc.blosc_header(frame)
-        if flags & 0x02 or flags >> 5 != 1:
-            return False                # stored as is, or not LZ4
-        nblocks = -(-nbytes // blocksize)
-        for b in range(nblocks):
-            pos = struct.unpack_from("<i", frame, 16 + 4 * b)[0]
-            bsize = min(blocksize, nbytes - b * blocksize)
-            nsplits = typesize if (not flags & 0x10 and typesize <= 16 and
-                                   bsize == blocksize and blocksize // typesize >= 128) else 1
-            for _ in range(nsplits):
-                cs = struct.unpack_from("<i", frame, pos)[0]
-                pos += 4
-                stream, pos = frame[pos:pos + cs], pos + cs
-                if cs == bsize // nsplits:
-                    continue
-                i = 0
-                while i < len(stream):
-                    tok = stream[i]
-                    i += 1
-                    n = tok >> 4
-                    if n == 15:
-                        while stream[i] == 255:
-                            n += 255
-                            i += 1
-                        n += stream[i]
-                        i += 1
-                    i += n
-                    if i + 2 > len(stream):
-                        break
-                    if stream[i] | stream[i + 1] << 8 == 0:
-                        return True
-                    i += 2
-                    if tok & 15 == 15:
-                        while stream[i] == 255:
-                            i += 1
-                        i += 1
-    except Exception:
-        return False
-    return False
 
 
 @target

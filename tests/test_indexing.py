@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import zarrc
 from zarrc.core import indexing
-from zarrc.errors import SelectionError
 from zarrc.core.indexing import CHUNK, COUNT, IDX, OUT_START, START, STEP
+from zarrc.errors import SelectionError
 
 
 def pairs(proj: indexing.DimProjection, chunk: int) -> list[tuple[int, int]]:
@@ -187,3 +188,43 @@ def test_plan_output_shape_matches_numpy(data):
     dims, out_shape = indexing.plan(sel, shape, chunks)
     assert out_shape == np.empty(shape)[sel].shape
     assert len(dims) == ndim
+
+
+# ---------------------------------------------------------- selections too large to plan
+
+def _huge():
+    from zarrc.storage import MemoryStore
+    store = MemoryStore()
+    return (zarrc.create_array(store, name="huge", shape=(2**62,), chunks=(2**20,), dtype="u1"),
+            zarrc.create_array(store, name="wide", shape=(2**62, 2**40), chunks=(2**20, 2**10),
+                               dtype="u1"))
+
+
+@pytest.mark.parametrize("select", [
+    lambda h, w: h[:], lambda h, w: h[::3], lambda h, w: h.get_basic_selection(slice(1, None)),
+    lambda h, w: w[:, 0], lambda h, w: w.oindex[:, [0, 1]], lambda h, w: w.blocks[:, 0],
+    lambda h, w: w.get_orthogonal_selection((slice(None), 0)), lambda h, w: h.__setitem__(slice(None), 1),
+    lambda h, w: w.vindex[[0, 1], [0, 1]], lambda h, w: w.get_coordinate_selection(([0], [0])),
+])
+def test_a_selection_too_large_to_plan_is_a_selection_error_naming_the_array(select):
+    # their plans' tables (one row per chunk touched: 2**42 of them) cannot be
+    # allocated, or (coordinate selections) the array's 2**102 elements have no
+    # 64-bit flat index: numpy's MemoryError, the kernels' ValueError before
+    from zarrc.errors import SelectionTooLargeError
+    huge, wide = _huge()
+    with pytest.raises(SelectionTooLargeError, match=r"^array (huge|wide): ") as info:
+        select(huge, wide)
+    assert isinstance(info.value, IndexError) and isinstance(info.value, MemoryError)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, zarrc.errors.ZarrcError)
+    text = str(info.value)
+    assert "of an array of shape (4611686018427387904" in text
+    assert "points" in text or "block selection" in text or "elements" in text
+
+
+def test_the_selection_size_is_in_the_message():
+    from zarrc.errors import SelectionTooLargeError
+    huge, wide = _huge()
+    with pytest.raises(SelectionTooLargeError, match=r"a selection of 4611686018427387904 elements "
+                       r"\(4611686018427387904 x 1\)"):
+        wide[:, 0]
+    assert huge[5:8].tolist() == [0, 0, 0] and wide[2**62 - 1, 2**40 - 2:].tolist() == [0, 0]

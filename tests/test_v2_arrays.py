@@ -207,3 +207,24 @@ def test_bad_v2_arguments_write_nothing(kwargs):
     with pytest.raises((MetadataError, ValueError)):
         zarrc.create_array(store, shape=(8,), chunks=(4,), dtype="<i4", zarr_format=2, **kwargs)
     assert list(store.list_prefix("")) == []
+
+
+def test_zarr_format_2_opens_the_zarray_of_a_folder_holding_a_zarr_json_too(tmp_path):
+    # zarrs' test stores keep a .zarray beside a zarr.json (issue 41): zarr-python opens
+    # the format asked for, and so does zarrc; unasked, zarr.json comes first
+    v3 = zarrc.create_array(str(tmp_path), shape=(4,), chunks=(2,), dtype="i4", zarr_format=3)
+    v3[:] = [1, 2, 3, 4]
+    other = tmp_path / "v2"
+    v2 = zarrc.create_array(str(other), shape=(3,), chunks=(3,), dtype="u1", zarr_format=2,
+                            compressors=None)
+    v2[:] = [7, 8, 9]
+    for name in (".zarray", ".zattrs", "0"):
+        (tmp_path / name).write_bytes((other / name).read_bytes())
+    for mode in ("r", "r+"):
+        a = zarrc.open_array(str(tmp_path), mode=mode, zarr_format=2)
+        assert a.metadata.zarr_format == 2 and a[...].tolist() == [7, 8, 9]
+        assert zarrc.open(str(tmp_path), mode=mode, zarr_format=2)[...].tolist() == [7, 8, 9]
+    assert zarrc.open_array(str(tmp_path), mode="r")[...].tolist() == [1, 2, 3, 4]
+    assert zarrc.open_array(str(tmp_path), mode="r", zarr_format=3)[...].tolist() == [1, 2, 3, 4]
+    with pytest.raises(ContainsNodeError):
+        zarrc.open_array(str(tmp_path), mode="a", zarr_format=2)

@@ -141,6 +141,13 @@ class ArrayIndexError(SelectionError):
     does not support."""
 
 
+class SelectionTooLargeError(SelectionError, MemoryError, ValueError):
+    """A selection too large to plan or to hold (its chunks' table or its result would
+    not fit in memory or in 64-bit sizes); the message names the array and the
+    selection's size.  An IndexError (as SelectionError), and the MemoryError or
+    ValueError that numpy or zarr-python raise for such selections."""
+
+
 class StoreError(ZarrcError, OSError):
     """A store operation failed, or a key is invalid (e.g. would escape the store).
 

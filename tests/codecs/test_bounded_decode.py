@@ -80,3 +80,73 @@ def test_v3_numcodecs_bomb_refused(name, config) -> None:
     with pytest.raises(CodecError, match="decodes to more than the 16 bytes"):
         zarrc.open_array(store, path="a", mode="r")[0:4]
     np.testing.assert_array_equal(zarrc.open_array(store, path="a", mode="r")[4:8], np.arange(4, 8))
+
+
+# ------------------------------------------------ v2 chunks with numcodecs filters
+
+FILTERS = {   # filter (encode order: the chunk of 4 <f8 items first), its stored item size
+    "fixedscaleoffset": ({"id": "fixedscaleoffset", "offset": 0, "scale": 10, "dtype": "<f8",
+                          "astype": "|u1"}, 1),
+    "delta": ({"id": "delta", "dtype": "<f8", "astype": "<f4"}, 4),
+    "quantize": ({"id": "quantize", "digits": 2, "dtype": "<f8", "astype": "<f4"}, 4),
+    "astype": ({"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}, 4),
+}
+
+
+def v2_filtered(filters: list, compressor: dict | None, chunk: bytes) -> zarrc.Array:
+    store = MemoryStore()
+    store.set("a/.zarray", json.dumps({"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<f8",
+                                       "compressor": compressor, "fill_value": 0, "order": "C",
+                                       "filters": filters}).encode())
+    store.set("a/0", chunk)
+    return zarrc.open_array(store, path="a", mode="r", zarr_format=2)
+
+
+@pytest.mark.parametrize("name", list(FILTERS))
+def test_filtered_chunk_of_the_wrong_size_is_refused_naming_the_codec(name) -> None:
+    # a filter makes items of its stored type, one per item of the chunk: other sizes
+    # (a hostile chunk the filter would expand, 8x for fixedscaleoffset to u1) are
+    # refused before the filter runs
+    import numcodecs
+    config, stored = FILTERS[name]
+    codec = numcodecs.get_codec(dict(config))
+    good = codec.encode(np.array([0.5, 1.25, 2.0, 3.5]))
+    np.testing.assert_allclose(v2_filtered([config], None, bytes(good))[...],
+                               codec.decode(good), rtol=0, atol=0)
+    for chunk in (bytes(good) + bytes(stored * (1 << 16)), bytes(good)[:-stored]):
+        with pytest.raises(CodecError, match=r"stored chunk \(no compressor\) gives \d+ bytes where "
+                                             rf"the chunk's codecs expect {4 * stored}"):
+            v2_filtered([config], None, chunk)[...]
+
+
+@pytest.mark.parametrize("name", list(COMPRESSORS))
+def test_bomb_before_a_filter_refused_before_it_is_held(name) -> None:
+    # the compressor's output is the filter's input, 4 bytes here (4 items of u1)
+    config, compress = COMPRESSORS[name]
+    a = v2_filtered([FILTERS["fixedscaleoffset"][0]], config, compress(bytes(64 << 20)))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CodecError, match="decodes to more than the 4 bytes"):
+            a[...]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (8 << 20), peak
+
+
+def test_lz4_header_claiming_more_than_the_chunk_is_refused_before_decoding() -> None:
+    # numcodecs' LZ4 allocates what its header claims before it decodes: 2 GiB here
+    import numcodecs
+    good = numcodecs.LZ4().encode(np.arange(4, dtype="<f8").tobytes())
+    a = v2_filtered(None, {"id": "lz4", "acceleration": 1}, bytes(good))
+    np.testing.assert_array_equal(a[...], np.arange(4))
+    claim = (2**31 - 1).to_bytes(4, "little") + bytes(good)[4:]
+    tracemalloc.start()
+    try:
+        with pytest.raises(CodecError, match="lz4: header claims 2147483647 bytes, the chunk's codecs "
+                                             "expect 32"):
+            v2_filtered(None, {"id": "lz4", "acceleration": 1}, claim)[...]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (8 << 20), peak

@@ -65,3 +65,33 @@ def test_zstd_frame_with_an_empty_compressed_block_is_refused_on_both_paths():
     assert z.zstd_decode(good) == b""
     with pytest.raises(k.KernelError):
         z.zstd_decode(z.zstd_compress(b"abc" * 100) + frame)
+
+
+def _lz4_match_frame(offset, n=8192, tail=11):
+    """A one-block, one-stream blosc LZ4 frame of n bytes: literal "A", a match of
+    `offset` up to n - tail, then `tail` literals (LZ4's last bytes are literals)."""
+    import struct
+    ml = n - 1 - tail - 4                     # the match length field (4 added by LZ4)
+    extra = b"\xff" * ((ml - 15) // 255) + bytes([(ml - 15) % 255])
+    stream = (bytes([0x1F]) + b"A" + struct.pack("<H", offset) + extra
+              + bytes([tail << 4]) + b"z" * tail)
+    body = struct.pack("<i", 20) + struct.pack("<i", len(stream)) + stream
+    header = bytes([2, 1, 0x20 | 0x10, 1]) + struct.pack("<iii", n, n, 16 + len(body))
+    return header + body
+
+
+@pytest.mark.parametrize("length", [8, 1000, 5000])
+def test_blosc_lz4_match_of_offset_zero_is_refused_by_range_decodes(length):
+    # fuzz/regressions/blosc_partial/lz4-match-offset-zero: a match of offset 0
+    # (invalid in LZ4's format) leaves what the buffer held, and LZ4's full and
+    # partial decoders hold different bytes: blosc_decode_range gave other bytes
+    # than blosc_decode.  Each range path refuses it (a walk of a few bytes' sequences,
+    # LZ4's partial decode, c-blosc's getitem past ZC_PARTIAL_MAX); offset 1 decodes
+    good, bad = _lz4_match_frame(1), _lz4_match_frame(0)
+    whole = k.blosc_decode(good)
+    assert whole == b"A" * 8181 + b"z" * 11
+    out = bytearray(length)
+    k.blosc_decode_range(good, 8, out)
+    assert out == whole[8:8 + length]
+    with pytest.raises(k.KernelError, match="corrupt"):
+        k.blosc_decode_range(bad, 8, bytearray(length))

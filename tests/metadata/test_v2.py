@@ -204,10 +204,25 @@ def test_object_fill_values():
     assert parse_fill_value_v2("YWI=", dt, vbytes) == b"ab"
     assert encode_fill_value_v2(b"ab", dt, vbytes) == "YWI="
     assert parse_fill_value_v2(None, dt, utf8) is None
-    with pytest.raises(MetadataError, match='"fill_value" 0'):
-        parse_fill_value_v2(0, dt, utf8)
+    # zarr-python 3 writes 0 for strings (zarrs' str_v2_fv_0.zarr, zarrita.js) and reads "0"
+    assert parse_fill_value_v2(0, dt, utf8) == "0"
+    for bad in (True, [0], 1.5):
+        with pytest.raises(MetadataError, match='"fill_value"'):
+            parse_fill_value_v2(bad, dt, utf8)
     with pytest.raises(MetadataError, match='"fill_value" "!!"'):
         parse_fill_value_v2("!!", dt, vbytes)
+
+
+def test_string_fill_value_zero_as_zarr_python_2_reads_it():
+    # zarr-python 2's fixtures 14 and 15 hold fill_value 0 for |S1 and <U4, which it
+    # read leniently (numpy's cast): b"0" and "0"; other numbers stay refused
+    # (test_bad_fill_values_raise_naming_value)
+    assert parse_fill_value_v2(0, parse_dtype_v2("|S1")) == b"0"
+    assert parse_fill_value_v2(0, parse_dtype_v2("<U4")) == "0"
+    with pytest.raises(MetadataError):
+        parse_fill_value_v2(True, parse_dtype_v2("<U4"))
+    with pytest.raises(MetadataError):
+        parse_fill_value_v2(1000, parse_dtype_v2("|S1"))
 
 
 def test_null_fill_is_undefined():

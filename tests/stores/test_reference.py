@@ -403,3 +403,23 @@ def test_kerchunk_over_http(hdf5, http_server):  # noqa: F811
 
         kerchunk.df.refs_to_dataframe(refs, str(root / "served.parq"), record_size=4)
         check_hierarchy(ReferenceStore(f"{server.url}/served.parq"), data)
+
+
+def test_parquet_row_with_null_offset_and_size_is_the_whole_file(tmp_path):
+    # GDAL's kerchunk_parquet/parquet_ref_0_dim: a row with a path and null offset and
+    # size (the whole file), read as fsspec's 0 and 0; it raised a bare TypeError
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    target = tmp_path / "data.bin"
+    target.write_bytes(b"\x07\x08\x09")
+    refs = tmp_path / "refs"
+    (refs / "x").mkdir(parents=True)
+    zarray = {"zarr_format": 2, "shape": [3], "chunks": [3], "compressor": None, "dtype": "|u1",
+              "order": "C", "filters": None, "fill_value": None}
+    (refs / ".zmetadata").write_text(json.dumps({"record_size": 10, "metadata": {
+        ".zgroup": {"zarr_format": 2}, "x/.zarray": zarray}}))
+    table = pa.table({"path": [str(target)], "offset": pa.array([None], pa.int64()),
+                      "size": pa.array([None], pa.int64()), "raw": pa.array([None], pa.binary())})
+    pq.write_table(table, refs / "x" / "refs.0.parq")
+    g = zarrc.open_group("reference://", mode="r", storage_options={"fo": str(refs)})
+    assert g["x"][...].tolist() == [7, 8, 9]

@@ -313,7 +313,8 @@ def load(store: Any, path: str | None = None, zarr_format: int | None = None) ->
     nothing is there."""
     where = node_path("" if path is None else path)
     s = _store_for(store, "r", where)
-    node = _in_format(open_node(s, where, read_only=True), zarr_format, "r", where, s)
+    node = open_node(s, where, read_only=True, zarr_format=zarr_format)
+    node = _in_format(node, zarr_format, "r", where, s)
     if node is None:
         raise NodeNotFoundError(f"load: no array or group at {where} in {s!r}"
                                 + (f" in Zarr format {zarr_format}" if zarr_format else ""))

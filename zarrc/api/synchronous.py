@@ -251,7 +251,7 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
         create_kw["zarr_format"] = zarr_format
     if mode in ("w", "w-"):
         return create_array(s, path=where, overwrite=mode == "w", **create_kw)
-    node = open_node(s, where, read_only=mode == "r")
+    node = open_node(s, where, read_only=mode == "r", zarr_format=_read_format(zarr_format, mode))
     node = _in_format(node, zarr_format, mode, where, s)
     if node is None:
         if mode == "a" and "shape" in kwargs:
@@ -262,6 +262,14 @@ def open_array(store: Any, *, mode: str = "a", path: str = "", zarr_format: int 
         raise ExpectedArrayError(f"{where} in {s!r} is a group, not an array")
     _, write_empty = array_config(config, kwargs.get("write_empty_chunks"))
     return node if write_empty is None else node.with_config({"write_empty_chunks": write_empty})
+
+
+def _read_format(zarr_format: int | None, mode: str) -> int | None:
+    """The format whose documents an open reads: ``zarr_format`` in modes "r" and
+    "r+" (a folder holding a ``.zarray`` beside a ``zarr.json`` opens as the format
+    asked for, as zarr-python); None in mode "a", where a node of the other format
+    is a ContainsNodeError (``_in_format``), not a place to create one."""
+    return None if mode == "a" else zarr_format
 
 
 def _in_format(node: Array | Group | None, zarr_format: int | None, mode: str, where: str,
@@ -296,7 +304,8 @@ def open_group(store: Any = None, *, mode: str = "a", path: str = "",
     fmt = 3 if zarr_format is None else zarr_format
     if mode in ("w", "w-"):
         return new_group(s, where, overwrite=mode == "w", attributes=attributes, zarr_format=fmt)
-    node = open_node(s, where, read_only=mode == "r", use_consolidated=use_consolidated)
+    node = open_node(s, where, read_only=mode == "r", use_consolidated=use_consolidated,
+                     zarr_format=_read_format(zarr_format, mode))
     node = _in_format(node, zarr_format, mode, where, s)
     if node is None:
         if mode == "a":
@@ -335,7 +344,8 @@ def open(store: Any = None, *, mode: str = "a", path: str = "",
     s = _store_for(store, mode, path, storage_options)
     where = node_path(path)
     if mode not in ("w", "w-"):
-        node = open_node(s, where, read_only=mode == "r", use_consolidated=use_consolidated)
+        node = open_node(s, where, read_only=mode == "r", use_consolidated=use_consolidated,
+                         zarr_format=_read_format(kwargs.get("zarr_format"), mode))
         node = _in_format(node, kwargs.get("zarr_format"), mode, where, s)
         if node is not None:
             return node

@@ -55,3 +55,60 @@ def bounded_decode(codec: Any, data: Any, limit: int, what: str) -> bytes | None
             raise CodecError(f"{what} decode failed: the data end before the end-of-stream marker")
         rest = d.unused_data
     return b"".join(parts)
+
+
+# numcodecs' filters that code each item to one item: the stored type's attribute
+# (astype, or AsType's encode_dtype), and the type they take (None: any, in place)
+_ITEMWISE = {"delta": ("astype", "dtype"), "fixedscaleoffset": ("astype", "dtype"),
+             "quantize": ("astype", "dtype"), "categorize": ("astype", "dtype"),
+             "astype": ("encode_dtype", "decode_dtype"), "bitround": (None, None)}
+
+
+def filter_sizes(filters: list[Any], count: int, dtype: Any) -> list[int | None]:
+    """The bytes a chunk of ``count`` items of ``dtype`` is at each step of a v2
+    chain's numcodecs ``filters`` (in encode order): ``[chunk, after filter 0, ...]``,
+    None from the first filter whose output size is not set by its input (a vlen or
+    compressing filter, an item type that does not match).  Item-wise filters
+    (delta, fixedscaleoffset, quantize, categorize, astype, bitround) keep the count
+    and change the item size; shuffle keeps the bytes."""
+    import numpy as np
+    dt = np.dtype(dtype)
+    sizes: list[int | None] = [None if dt.kind == "O" else count * dt.itemsize]
+    for f in filters:
+        cid = getattr(f, "codec_id", None)
+        known = sizes[-1] is not None or (cid == "categorize" and dt.kind == "O" and len(sizes) == 1)
+        if not known:
+            sizes.append(None)
+        elif cid == "shuffle":
+            sizes.append(sizes[-1])
+        elif cid in _ITEMWISE:
+            out_attr, in_attr = _ITEMWISE[cid]
+            takes = getattr(f, in_attr, None) if in_attr else None
+            if takes is not None and np.dtype(takes).itemsize != dt.itemsize and dt.kind != "O":
+                sizes.append(None)
+                continue
+            dt = np.dtype(getattr(f, out_attr)) if out_attr else dt
+            sizes.append(count * dt.itemsize)
+        else:
+            sizes.append(None)
+    return sizes
+
+
+def claimed_size(codec: Any, data: Any) -> int | None:
+    """The decoded size the header of ``data`` claims for a numcodecs compressor that
+    allocates it before decoding (LZ4: a little-endian int32 first), or None."""
+    if getattr(codec, "codec_id", None) != "lz4":
+        return None
+    head = bytes(memoryview(data).cast("B")[:4])
+    return int.from_bytes(head, "little", signed=True) if len(head) == 4 else None
+
+
+def check_size(data: Any, expected: int | None, what: str) -> Any:
+    """``data`` (bytes-like or array) if ``expected`` is None or its size; else
+    CodecError naming ``what``."""
+    if expected is None:
+        return data
+    n = data.nbytes if hasattr(data, "nbytes") else len(data)
+    if n != expected:
+        raise CodecError(f"{what} gives {n} bytes where the chunk's codecs expect {expected}")
+    return data

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrc.codecs._base import Codec, NativeStep
-from zarrc.codecs.bounded import bounded_decode
+from zarrc.codecs.bounded import bounded_decode, check_size, claimed_size, filter_sizes
 from zarrc.codecs.registry import CODECS
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.errors import CodecError, MetadataError, ZarrcError
@@ -131,6 +131,9 @@ class V2ChunkCodec:
         self.filters = [VLEN_CODECS[f["id"]]() if f.get("id") in VLEN_CODECS and len(f) == 1
                         else numcodecs_codec(f, "filters") for f in filters]
         self.defilters = [decoder_of(f) for f in self.filters]
+        # the bytes at each step of the filters (None: not set by the step before), so
+        # that a decode making more than its step holds is refused (codecs.bounded)
+        self.sizes = filter_sizes(self.defilters, math.prod(self.chunks), self.dtype)
 
     def _run(self, codec: Any, method: str, data: Any) -> Any:
         return call_codec(codec, method, data)
@@ -138,15 +141,21 @@ class V2ChunkCodec:
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
         if self.decompressor is not None:
-            # no filters, fixed-size items: the compressor's output is the chunk, and a
-            # stream decoding to more is refused before it is all held (bounded)
-            limit = (math.prod(self.chunks) * self.dtype.itemsize
-                     if not self.defilters and self.dtype.kind != "O" else None)
-            found = None if limit is None else bounded_decode(self.decompressor, data, limit,
-                                                                _codec_name(self.decompressor))
+            # the compressor's output is what the filters take (the chunk without them):
+            # a stream decoding to more is refused before it is all held (bounded), a
+            # header claiming more before the codec allocates it
+            limit, name = self.sizes[-1], _codec_name(self.decompressor)
+            claim = None if limit is None else claimed_size(self.decompressor, data)
+            if claim is not None and claim != limit:
+                raise CodecError(f"{name}: header claims {claim} bytes, the chunk's codecs expect {limit}")
+            found = None if limit is None else bounded_decode(self.decompressor, data, limit, name)
             data = self._run(self.decompressor, "decode", data) if found is None else found
-        for f in reversed(self.defilters):
-            data = self._run(f, "decode", data)
+            data = check_size(data, limit, name)
+        elif self.defilters:
+            data = check_size(data, self.sizes[-1], "the stored chunk (no compressor)")
+        for i in reversed(range(len(self.defilters))):
+            f = self.defilters[i]
+            data = check_size(self._run(f, "decode", data), self.sizes[i], _codec_name(f))
         n = math.prod(self.chunks)
         if self.dtype.kind == "O":
             arr = np.asarray(data, dtype=object).reshape(-1)

@@ -33,6 +33,11 @@ _PREPARED = frozenset(("_engine", "_chunked", "_encoding", "_prefix", "_codec_ch
 _PREPARING = threading.Lock()
 
 
+@indexing.names_selection_errors(
+    "__getitem__", "__setitem__", "get_basic_selection", "set_basic_selection",
+    "get_orthogonal_selection", "set_orthogonal_selection", "get_block_selection",
+    "set_block_selection", "get_coordinate_selection", "set_coordinate_selection",
+    "get_mask_selection", "set_mask_selection")
 class Array(Node):
     """A Zarr array.
 
@@ -631,6 +636,7 @@ def _as_ndarray(out: Any) -> np.ndarray:
     return out
 
 
+@indexing.names_selection_errors("__getitem__", "__setitem__")
 class VIndex:
     """``a.vindex``: coordinate or mask selection by indexing (zarr-python's rules:
     one boolean array of the array's shape is a mask, one integer array or int per
@@ -651,6 +657,7 @@ class VIndex:
         a._write_planned(indexing.plan_vindex(selection, a.shape, a._chunked.chunks), value, fields)
 
 
+@indexing.names_selection_errors("__getitem__", "__setitem__")
 class OIndex:
     """``a.oindex``: orthogonal selection by indexing (get/set_orthogonal_selection)."""
 
@@ -666,6 +673,7 @@ class OIndex:
         self._array.set_orthogonal_selection(selection, value, fields=fields)
 
 
+@indexing.names_selection_errors("__getitem__", "__setitem__")
 class BlockIndex:
     """``a.blocks``: block selection by indexing (get/set_block_selection)."""
 

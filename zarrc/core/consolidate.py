@@ -30,22 +30,23 @@ from zarrc.metadata.v3 import GroupMetadataV3, dump_json, metadata_from_json
 ZMETADATA = ".zmetadata"
 
 
-def read_group(store: Any, path: str, use_consolidated: bool | None
+def read_group(store: Any, path: str, use_consolidated: bool | None, zarr_format: int | None = None
                ) -> tuple[Any, docs.ConsolidatedNodes | None]:
     """(metadata, consolidated nodes or None) of the node at ``path``: the nodes below
     it keyed by relative path (each parsed when first looked up: ``ConsolidatedNodes``),
     when it is a group with consolidated metadata and
     ``use_consolidated`` is not False.  (None, None) if there is no node.  Raises
-    MetadataError if ``use_consolidated`` is True and there is none."""
+    MetadataError if ``use_consolidated`` is True and there is none.  ``zarr_format``
+    2 or 3 reads only that format's documents (``node_metadata.read``)."""
     prefix = key_prefix(path)
     md: docs.NodeMetadata | None = None
     nodes: docs.ConsolidatedNodes | None = None
-    raw = store.get(prefix + "zarr.json")
+    raw = None if zarr_format == 2 else store.get(prefix + "zarr.json")
     if raw is not None:
         md = metadata_from_json(raw, path)
         if isinstance(md, GroupMetadataV3) and use_consolidated is not False:
             nodes = docs.parse_v3(md.consolidated_metadata, path)
-    else:
+    elif zarr_format != 3:
         if use_consolidated is not False:
             zmetadata = store.get(prefix + ZMETADATA)
             if zmetadata is not None:

@@ -47,19 +47,22 @@ UNREADABLE = (MetadataError, CodecError)
 
 
 def open_node(store: Store, path: str, *, read_only: bool = False,
-              use_consolidated: bool | None = False, prepare_now: bool = True) -> Array | Group | None:
+              use_consolidated: bool | None = False, prepare_now: bool = True,
+              zarr_format: int | None = None) -> Array | Group | None:
     """The array or group at ``path`` (normalised), or None if there is no node.  A
     group's consolidated metadata is used if ``use_consolidated`` is None (when
     present and readable: else, with a warning, the store is listed) or True
     (required: MetadataError if absent or unreadable).  ``prepare_now`` False: an
-    array is prepared for the engine when first used (a group's listings)."""
+    array is prepared for the engine when first used (a group's listings).
+    ``zarr_format`` 2 or 3: only that format's documents are read (a folder holding
+    both opens as the format asked for, as zarr-python)."""
     if use_consolidated is False:
-        md, nodes = node_metadata.read(store, path), None
+        md, nodes = node_metadata.read(store, path, zarr_format), None
     else:
         try:
-            md, nodes = read_group(store, path, use_consolidated)
+            md, nodes = read_group(store, path, use_consolidated, zarr_format)
         except UNREADABLE as exc:
-            md = node_metadata.read(store, path)
+            md = node_metadata.read(store, path, zarr_format)
             if use_consolidated or md is None or md.node_type != "group":
                 raise
             warnings.warn(f"the consolidated metadata of group {path} is not used, its members are "

@@ -14,6 +14,7 @@ Nothing here does I/O or touches chunk data.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import operator
 from dataclasses import dataclass
@@ -27,8 +28,76 @@ from zarrc.errors import (
     BoundsCheckError,
     NegativeStepError,
     SelectionError,
+    SelectionTooLargeError,
     VindexInvalidSelectionError,
 )
+
+
+def _selected(selection, shape: tuple[int, ...]) -> str:
+    """How many elements ``selection`` picks of an array of ``shape``, for messages
+    (best effort: its slices, ints and index arrays counted per dimension)."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    counts = []
+    try:
+        for item, size in zip(items, shape):
+            if isinstance(item, slice):
+                counts.append(len(range(*item.indices(size))))
+            elif isinstance(item, np.ndarray) and item.dtype == bool:
+                counts.append(int(np.count_nonzero(item)))
+            elif isinstance(item, (np.ndarray, list)):
+                counts.append(int(np.size(item)))
+            elif item is Ellipsis:
+                return f"a selection of {shape}"
+            else:
+                counts.append(1)
+        counts.extend(shape[len(counts):])
+        return f"a selection of {math.prod(counts)} elements ({' x '.join(map(str, counts))})"
+    except (TypeError, ValueError, OverflowError):
+        return f"the selection {selection!r}"[:200]
+
+
+def bounded_planning(plan_fn):
+    """``plan_fn(selection, shape, chunks, ...)``, whose tables or 64-bit sizes a huge
+    selection overflows: its MemoryError / OverflowError as SelectionTooLargeError,
+    naming the selection's size and the array's shape and chunks (the array layer
+    adds the array's name: ``names_selection_errors``)."""
+    @functools.wraps(plan_fn)
+    def planned(selection, shape, chunks, *args, **kwargs):
+        try:
+            return plan_fn(selection, shape, chunks, *args, **kwargs)
+        except (MemoryError, OverflowError) as exc:
+            if isinstance(exc, SelectionTooLargeError):
+                raise
+            what = (f"the block selection {selection!r}"[:200] if plan_fn.__name__ == "plan_blocks"
+                    else _selected(selection, shape))
+            raise SelectionTooLargeError(
+                f"{what} of an array of shape {shape} in chunks "
+                f"{tuple(c if isinstance(c, int) else 'rectilinear' for c in chunks)} is too large to plan: "
+                f"{type(exc).__name__}: {exc}") from None
+    return planned
+
+
+def names_selection_errors(*methods: str):
+    """A class decorator: each of ``methods`` names the array in the
+    SelectionTooLargeError it raises (the array: ``self``, or ``self._array``)."""
+    def wrap(method):
+        @functools.wraps(method)
+        def named(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except SelectionTooLargeError as exc:
+                if str(exc).startswith("array "):         # (named by the array's own method)
+                    raise
+                path = getattr(getattr(self, "_array", self), "path", None)
+                raise SelectionTooLargeError(f"array {path or '/'}: {exc}") from None
+        return named
+
+    def decorate(cls):
+        for name in methods:
+            setattr(cls, name, wrap(getattr(cls, name)))
+        return cls
+    return decorate
+
 
 # Columns of DimProjection.table: the first PROJECTION_COLS columns of the plan
 # table (its layout's home: zarrc/_kernels/plan.pxd)
@@ -227,6 +296,7 @@ def _in_bounds(i: int, dim: int, size: int) -> int:
     return i + size if i < 0 else i
 
 
+@bounded_planning
 def plan(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
     """Resolve a basic selection into per-dimension projections and the output shape."""
     dims = []
@@ -299,6 +369,7 @@ def _checked_indices(s: np.ndarray, dim: int, size: int) -> np.ndarray:
     return idx
 
 
+@bounded_planning
 def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
     """Resolve an orthogonal selection (``a.oindex[...]``): per dimension an int, a
     slice (positive step), an integer list or array (any order, repeats, negative
@@ -337,6 +408,7 @@ def _slice_indices(s: slice, dim: int, size: int) -> tuple[int, int, int]:
                              "and step must be integers or None") from None
 
 
+@bounded_planning
 def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...],
                 blocks: tuple[int | Edges, ...]) -> tuple[list[DimProjection], tuple[int, ...]]:
     """Resolve a block selection (``a.blocks[...]``): per dimension a block number
@@ -381,6 +453,7 @@ def _block_start(b: int, block: int | Edges) -> int:
     return b * block
 
 
+@bounded_planning
 def plan_item(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]
               ) -> tuple[list[DimProjection] | Points, tuple[int, ...]]:
     """Resolve ``a[selection]`` as zarr-python 3 interprets it: a pure fancy index
@@ -462,6 +535,7 @@ class Points:
     ndim: int
 
 
+@bounded_planning
 def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> Points:
     """Resolve ``a.vindex[selection]``: a coordinate selection (one integer array or
     int per dimension, broadcast together) or a mask selection (one boolean array
@@ -478,6 +552,7 @@ def plan_vindex(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ..
                                       f"{selection!r}")
 
 
+@bounded_planning
 def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> Points:
     """Resolve a coordinate selection (``get_coordinate_selection``): per dimension
     an integer array (any shape; all broadcast together) or an int; the result has
@@ -502,7 +577,10 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int | Edges
     flat = [a.reshape(-1).astype(np.int64, copy=False) for a in broadcast]
     if any(isinstance(c, Edges) for c in chunks):
         return _grid_points(flat, shape, sel_shape, chunks)
-    planned = layout.plan_points(flat, shape, chunks)  # type: ignore[arg-type]  # (ints: see above)
+    try:
+        planned = layout.plan_points(flat, shape, chunks)  # type: ignore[arg-type]  # (ints: see above)
+    except ValueError as exc:       # (an array of 2**63 elements or more: no flat index)
+        raise SelectionTooLargeError(f"{len(flat[0])} points of an array of shape {shape}: {exc}") from None
     if len(planned) == 2:
         dim, k = planned
         raise BoundsCheckError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
@@ -510,6 +588,7 @@ def plan_coordinate(selection, shape: tuple[int, ...], chunks: tuple[int | Edges
     return Points(*planned, nsel=len(flat[0]), shape=sel_shape, ndim=len(shape))
 
 
+@bounded_planning
 def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int | Edges, ...]) -> Points:
     """Resolve a mask selection (``get_mask_selection``): a boolean array of the
     array's shape; the result is 1-d, its True elements in C order."""
@@ -523,7 +602,10 @@ def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int | Edges,
     if any(isinstance(c, Edges) for c in chunks):
         flat = [a.astype(np.int64) for a in np.nonzero(mask)]
         return _grid_points(flat, shape, (len(flat[0]),), chunks)
-    planned = layout.plan_mask(np.ascontiguousarray(mask), shape, chunks)  # type: ignore[arg-type]
+    try:
+        planned = layout.plan_mask(np.ascontiguousarray(mask), shape, chunks)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise SelectionTooLargeError(f"a mask of an array of shape {shape}: {exc}") from None
     n = len(planned[1])
     return Points(*planned, nsel=n, shape=(n,), ndim=len(shape))
 

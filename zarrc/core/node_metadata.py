@@ -26,15 +26,19 @@ V2_DOCUMENTS = (".zarray", ".zgroup", ".zattrs")
 METADATA_NAMES = ("zarr.json",) + V2_DOCUMENTS
 
 
-def read(store: Any, path: str) -> Any:
+def read(store: Any, path: str, zarr_format: int | None = None) -> Any:
     """The metadata of the node at ``path`` (ArrayMetadataV3 / GroupMetadataV3 /
-    ArrayMetadataV2 / GroupMetadataV2), or None if there is none.  Raises
-    MetadataError for malformed documents, or a path holding both a .zarray and a
-    .zgroup."""
+    ArrayMetadataV2 / GroupMetadataV2), or None if there is none.  A ``zarr.json``
+    comes first, unless ``zarr_format`` asks for one format: 2 reads only the v2
+    documents (a folder may hold both, as zarrs' test stores do; zarr-python then
+    reads the ``.zarray``), 3 only ``zarr.json``.  Raises MetadataError for
+    malformed documents, or a path holding both a .zarray and a .zgroup."""
+    if zarr_format == 2:
+        return read_v2(store, path)
     raw = store.get(key_prefix(path) + "zarr.json")
     if raw is not None:
         return metadata_from_json(raw, path)
-    return read_v2(store, path)
+    return None if zarr_format == 3 else read_v2(store, path)
 
 
 def read_v2(store: Any, path: str) -> Any:

@@ -209,7 +209,8 @@ def _row(rows: dict[str, list], i: int) -> bytes | Ref | None:
     paths = rows.get("path")
     if paths is None or i >= len(paths) or paths[i] is None:
         return None
-    offset, size = int(rows["offset"][i]), int(rows["size"][i])
+    # (null offset and size: the whole file, as 0 and 0; GDAL writes them so)
+    offset, size = int(rows["offset"][i] or 0), int(rows["size"][i] or 0)
     if offset == 0 and size == 0:
         return Ref(paths[i])
     return Ref(paths[i], offset, size)

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "blosc_frame.h"
+#include "blosc_lz4.h"
 #include "blosc_partial.h"
 #include "zc_platform.h"
 
@@ -398,6 +399,8 @@ static int stream_prefix(const uint8_t* src, int32_t cbytes, int32_t neblock, in
   (void)src, (void)cbytes, (void)neblock, (void)want, (void)buf;
   return -1;
 #else
+  /* a match of offset 0 leaves what buf held (blosc_lz4.c): refused up to `want` */
+  if (!zc_lz4_no_zero_offset(src, cbytes, want)) return -1;
   /* LZ4's partial mode copies long matches slowly: a stream that compresses more
    * than 32:1 (runs, like the exponent bytes of smooth floats) decodes faster in
    * full (10 us instead of 230 us for 128 KiB of f32 exponents). */
