@@ -4,8 +4,8 @@ plan_basic / plan_points with ``bounds``) against zarrc.core.indexing's projecti
 on the grid's Edges; every selection kind against numpy on plain, run-length and
 irregular grids, on a store of files (the one-call BasicReader) and in memory, with
 no regular part ever made; grids whose last edge ends past the array (a shrunk
-array); errors naming the chunk key.  Sharded rectilinear arrays (read through
-their regular parts) are compared with numpy alike."""
+array); errors naming the chunk key.  Sharded rectilinear arrays (the sharded
+strategy over the whole grid, no part made either) are compared with numpy alike."""
 
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ def test_a_corrupt_chunk_is_named(tmp_path):
     np.testing.assert_array_equal(a[:5], data[:5])
 
 
-def test_sharded_rectilinear_every_kind(tmp_path):
+def test_sharded_rectilinear_every_kind(tmp_path, no_parts):
     shape = (60, 48, 5)
     a = zarrc.create_array(str(tmp_path / "s"), shape=shape, chunks=(4, 12, 5), dtype="i4",
                            shards=[[20, 16, 24], [24, 12, 12], 5], fill_value=-1, compressors=ZSTD)

@@ -12,7 +12,10 @@ coordinates and masks grouped by chunk in the kernels, ``GridPoints``), read as 
 ReadBatch per chunk shape in one BatchGroup; writes go to the native strategy's
 ``write_batch`` per chunk shape, locked by engine.api.write as a regular array's.
 
-Sharded (or with codecs only Python runs) the grid is cut, per dimension, into its
+Sharded with one level of ``sharding_indexed`` and a native inner chain, the array
+is not this strategy's: engine.prepare gives it the sharded strategy over the whole
+grid (its shards located by a boundary search, ``ShardLevel.offsets``).  Nested
+shards, or codecs only Python runs: the grid is cut, per dimension, into its
 runs of equal edges (``RectilinearChunkGrid.runs``); a product of runs, one per
 dimension, is a *part*: a regular grid of the run's edges over a box of the array,
 stored under the array's own keys (chunk coordinates offset by the part's first
