@@ -129,6 +129,20 @@ def test_http_reads_an_array(http_server, tmp_path):  # noqa: F811
         arr[0, 0] = 5
 
 
+@pytest.mark.parametrize("layout", [{"chunks": [[3, 5, 4], [7, 5]]}, {"chunks": (2, 4), "shards": [[4, 8], [8, 4]]}])
+def test_http_reads_a_rectilinear_array(http_server, layout):  # noqa: F811
+    """A rectilinear grid (plain chunks, and shards) served over HTTP reads the same,
+    every selection kind (the chunks in windows, the shards in parts)."""
+    pytest.importorskip("obstore")
+    data = _data((12, 12))
+    zarrc.create_array(http_server.root + "/arr", shape=data.shape, dtype=data.dtype, **layout)[:] = data
+    arr = zarrc.open_array(make_store(http_server.url + "/arr", mode="r"), mode="r")
+    np.testing.assert_array_equal(arr[:], data)
+    np.testing.assert_array_equal(arr[7:11, 1:12:2], data[7:11, 1:12:2])
+    np.testing.assert_array_equal(arr.oindex[[0, 11, 4], [3, 9]], data[np.ix_([0, 11, 4], [3, 9])])
+    np.testing.assert_array_equal(arr.vindex[[0, 11, 4], [3, 9, 5]], data[[0, 11, 4], [3, 9, 5]])
+
+
 def test_pickled_array_reads_in_another_process(s3_server):  # noqa: F811
     """An array on S3 pickles to its store's URL and options: small, no chunk bytes;
     another process unpickles it and reads the same data."""
