@@ -208,3 +208,33 @@ def test_sharded_rectilinear_every_kind(tmp_path, no_parts):
     a.vindex[pts] = 0
     data[pts] = 0
     np.testing.assert_array_equal(a[...], data)
+
+
+def test_sharded_rectilinear_writes_lock_the_shards_written_in_part(tmp_path):
+    """The stored keys a write covers only in part (engine.locked.stored_coords) are
+    the rectilinear grid's shards, found by a boundary search: for slices, lists and
+    points; shards wholly written (up to the array's end) are not."""
+    from zarrc.engine.locked import stored_coords
+
+    a = zarrc.create_array(str(tmp_path / "s"), shape=(60, 50), chunks=(4, 10), dtype="i4",
+                           shards=[[20, 16, 24], [20, 30]])
+    a.resize((60, 40))              # (the last column of shards now ends past the array)
+    arr = a._chunked
+
+    def partial(sel, points=False):
+        plan = (indexing.plan_coordinate(sel, arr.shape, arr.chunks) if points else
+                indexing.plan_orthogonal(sel, arr.shape, arr.chunks)[0])
+        got = stored_coords(arr, plan, partial_only=True)
+        return set() if got is None else {tuple(r) for r in got.tolist()}
+
+    assert partial(np.s_[20:36, :]) == set()                       # a whole row of shards
+    assert partial(np.s_[20:36, 20:]) == set()                     # (1, 1) whole up to the array's end
+    assert partial(np.s_[20:35, 20:]) == {(1, 1)}
+    assert partial(np.s_[0:24, 0:20]) == {(1, 0)}
+    assert partial(np.s_[[0, 37], 5]) == {(0, 0), (2, 0)}
+    assert partial((np.array([19, 20, 59]), np.array([0, 39, 39])), points=True) == {(0, 0), (1, 1), (2, 1)}
+    a[:] = 1
+    a[19:21, 15:25] = 2                                               # four shards in part
+    want = np.ones((60, 40), "i4")
+    want[19:21, 15:25] = 2
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "s"))[...], want)
