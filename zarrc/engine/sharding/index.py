@@ -16,6 +16,7 @@ inner chunks through these indexes.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import threading
@@ -96,6 +97,33 @@ class ShardLevel:
         for d in range(1, pos.shape[1]):
             flat = flat * cps[:, d] + within[:, d]
         return flat
+
+    @functools.cached_property
+    def _offset_lists(self) -> tuple[list[int] | None, ...]:
+        assert self.offsets is not None
+        return tuple(None if o is None else o.tolist() for o in self.offsets)
+
+    def shard_of(self, pos: Any) -> tuple[int, ...]:
+        """The shard holding element position ``pos`` (ints), in plain Python."""
+        if self.offsets is None:
+            return tuple(p // s for p, s in zip(pos, self.shard_shape))
+        return tuple(p // s if o is None else bisect.bisect_right(o, p) - 1
+                     for p, s, o in zip(pos, self.shard_shape, self._offset_lists))
+
+    def entry_in(self, pos: Any, shard: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+        """(index entry, the shard's inner chunks per dimension) of the inner chunk at
+        element position ``pos`` in ``shard`` (shard_of), in plain Python."""
+        if self.offsets is None:
+            flat = 0
+            for p, s, i, c in zip(pos, self.shard_shape, self.inner_shape, self.cps):
+                flat = flat * c + (p % s) // i
+            return flat, self.cps
+        flat, cps = 0, []
+        for p, k, s, i, c, o in zip(pos, shard, self.shard_shape, self.inner_shape, self.cps, self._offset_lists):
+            origin, n = (k * s, c) if o is None else (o[k], (o[k + 1] - o[k]) // i)
+            flat = flat * n + (p - origin) // i
+            cps.append(n)
+        return flat, tuple(cps)
 
     def cps_of(self, shard: Any) -> tuple[int, ...]:
         """The inner chunks along each dimension of the shard at grid position ``shard``."""

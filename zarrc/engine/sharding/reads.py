@@ -56,7 +56,7 @@ def locate(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray,
     are then located as empty."""
     levels = arr.levels
     n, ndim = coords.shape
-    if n <= SMALL and levels[0].offsets is None:
+    if n <= SMALL:
         return _locate_small(arr, reads, coords, tolerate)
     pos = coords * np.asarray(arr.chunks, np.int64)
     if ndim:
@@ -170,27 +170,26 @@ def _padded(table: np.ndarray | None, missing: np.ndarray) -> np.ndarray | None:
 def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray, tolerate: Tolerate | None):
     """locate() for a few chunks, in plain Python (numpy's per-call costs would dominate)."""
     levels = arr.levels
-    top = levels[0].shard_shape
+    top = levels[0]
     positions = [[c * k for c, k in zip(row, arr.chunks)] for row in coords.tolist()]
     shard_ids: dict = {}
-    which = [shard_ids.setdefault(tuple(p // s for p, s in zip(pos, top)), len(shard_ids))
-             for pos in positions]
-    keys = arr.chunk_keys(np.array(list(shard_ids), np.int64).reshape(len(shard_ids), len(top)))
+    which = [shard_ids.setdefault(top.shard_of(pos), len(shard_ids)) for pos in positions]
+    shards = list(shard_ids)
+    keys = arr.chunk_keys(np.array(shards, np.int64).reshape(len(shard_ids), len(top.shard_shape)))
     offset, length = [], []
     for r, (row, pos, k) in enumerate(zip(coords.tolist(), positions, which)):
         start, size = 0, None
         for depth, level in enumerate(levels):
-            table = cached_index(arr, reads, depth, keys[k], start, size)
-            flat = 0
-            for p, s, i, c in zip(pos, level.shard_shape, level.inner_shape, level.cps):
-                flat = flat * c + (p % s) // i
+            flat, cps = level.entry_in(pos, shards[k])      # (shards[k]: used by the top level only)
+            table = cached_index(arr, reads, depth, keys[k], start, size,
+                                 None if cps is level.cps else math.prod(cps))
             entry = None if table is None else table[flat]
             if entry is not None and entry[0] == DAMAGED:
                 if tolerate is not None and tolerate(coords[r:r + 1])[0]:
                     start = -1
                     break
                 raise damaged(arr, reads, depth, keys[k], start, size if depth else None, flat,
-                              tuple(int(c) for c in row))
+                              tuple(int(c) for c in row), cps)
             if entry is None or entry[0] == EMPTY:
                 start = -1
                 break
