@@ -147,6 +147,34 @@ def test_a_box_is_one_native_call(tmp_path, no_parts, monkeypatch):
         np.testing.assert_array_equal(a[sel], data[sel])
 
 
+def test_a_box_of_rectilinear_shards_is_one_native_call(tmp_path, no_parts, monkeypatch):
+    """Ints and slices of a rectilinear grid's shard files: the BasicReader locates
+    each inner chunk's shard by a boundary search (``shard_starts``), in one call,
+    also with shards missing and a last shard ending past the array."""
+    from zarrc.engine.sharding.strategy import ShardedStrategy
+
+    shape = (70, 33, 5)
+    a = zarrc.create_array(str(tmp_path / "s"), shape=(72, 36, 5), chunks=(4, 3, 5), dtype="i4",
+                           shards=[[8, 32, 4, 28], [12, 24], 5], fill_value=-1, compressors=ZSTD)
+    a.resize(shape)
+    data = np.arange(np.prod(shape), dtype="i4").reshape(shape)
+    a[...] = data
+    a[40:44, :12] = -1                        # shard (2, 0): all fill value, not stored
+    data[40:44, :12] = -1
+
+    def general(self, *args):
+        raise AssertionError("general path")
+    monkeypatch.setattr(ShardedStrategy, "read", general)
+    monkeypatch.setattr(ShardedStrategy, "read_into", general)
+    b = zarrc.open_array(str(tmp_path / "s"))
+    assert not (tmp_path / "s" / "c" / "2" / "0" / "0").exists()
+    rng = np.random.default_rng(4)
+    for sel in [..., 41, (slice(5, 69, 3), 30), (slice(None), slice(10, 14), slice(1, 4))] + [
+            tuple(slice(int(lo), int(lo) + int(rng.integers(1, n - lo + 1))) for lo, n in
+                  zip(rng.integers(0, shape, 3), shape)) for _ in range(30)]:
+        np.testing.assert_array_equal(b[sel], data[sel], err_msg=str(sel))
+
+
 def test_missing_chunks_fill_and_fill_chunks_are_deleted(tmp_path, no_parts):
     root = tmp_path / "a"
     a = zarrc.create_array(str(root), shape=(60, 44), chunks=GRIDS["plain"][1], dtype="i4", fill_value=-1)

@@ -1,7 +1,8 @@
 """Sharding over a rectilinear grid between zarrc and zarr-python >= 3.2 (where
 zarr-python allows it: regular inner chunks dividing every shard edge): read and
 written through the sharded strategy over the whole grid (shards located by a
-boundary search, ``ShardLevel.offsets``; no regular part made), every selection
+boundary search, ``ShardLevel.offsets``, and the BasicReader's ``shard_starts`` for
+ints and slices of shard files; no regular part made), every selection
 kind against what zarr-python reads and writes, partial writes, resize and append.
 Skips with zarr-python 3.1, which has no rectilinear grid."""
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import zarrc
+from zarrc.engine.basic import BasicStrategy
 from zarrc.engine.rectilinear import RectilinearStrategy
 from zarrc.engine.sharding.strategy import ShardedStrategy
 
@@ -68,7 +70,7 @@ def test_zarr_python_writes_zarrc_reads_every_kind(tmp_path, codecs):
     ref = REF.copy()
     ref[:4, :6] = -1
     a = zarrc.open_array(str(tmp_path))
-    assert isinstance(a._engine, ShardedStrategy)
+    assert isinstance(a._engine, BasicStrategy) and isinstance(a._engine.fallback, ShardedStrategy)
     assert a.read_chunk_sizes == z.read_chunk_sizes and a.write_chunk_sizes == z.write_chunk_sizes
     for kind, _, read, want in _selections():
         np.testing.assert_array_equal(read(a), want(ref), err_msg=kind)

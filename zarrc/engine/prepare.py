@@ -109,7 +109,8 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
     and written through the whole grid (ShapeChains: a chain per chunk shape; the
     whole grid's BasicReader for plain chunk files); sharded once with a native
     chain, by the sharded strategy over the whole grid (its top ShardLevel's
-    ``offsets``: the shards' cumulative edges); else (nested shards, codecs only
+    ``offsets``: the shards' cumulative edges; for shard files behind the
+    BasicReader, given where each shard starts); else (nested shards, codecs only
     Python runs) through its parts, prepared as regular arrays."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
@@ -136,7 +137,11 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
             write_empty_chunks=write_empty_chunks, levels=(level,), shard_cache=ShardIndexCache(),
             fill_object=sample.fill_object, prefix=prefix, files=store.file_prefix(prefix),
             path_separator=encoding.separator.encode())
-        return Prepared(ShardedStrategy(sharded), encoding, one.codec_chain, one.inner_chain)
+        if sharded.files is not None:
+            sharded.path_head = sharded.files + encoding.lead.encode()
+        native = ShardedStrategy(sharded)
+        strategy = BasicStrategy(native) if takes_basic(sharded) else native
+        return Prepared(strategy, encoding, one.codec_chain, one.inner_chain)
     chunked = ChunkedArray(
         shape=md.shape, chunks=planning_chunks(grid, inner), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
         chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,

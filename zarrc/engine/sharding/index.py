@@ -321,9 +321,11 @@ def native_damaged(arr: ChunkedArray, shard: tuple[int, ...], entry: int, fd: in
     index entry native_index marked damaged (its index read again to word it)."""
     where, found = _read_open_shard(arr, shard, fd, size)
     problem = "damaged" if found is None else found[1].get(entry, "damaged")
-    cps = arr.levels[0].cps
+    top = arr.levels[0]
+    cps = top.cps_of(shard)
     corner = np.unravel_index(entry, cps) if cps else ()
-    chunk = tuple(int(s) * c + int(i) for s, c, i in zip(shard, cps, corner))
+    first = top.origins(np.asarray(shard, np.int64).reshape(1, -1))[0] // np.asarray(top.inner_shape, np.int64)
+    chunk = tuple(int(f) + int(i) for f, i in zip(first, corner))
     raise damaged_error(where, entry, cps, problem, chunk)
 
 
@@ -332,4 +334,6 @@ def _read_open_shard(arr: ChunkedArray, shard: tuple[int, ...], fd: int,
     """The name and the checked index (``_read_index``) of the one-level shard at
     grid position ``shard``, read from its file open as ``fd`` (``size`` bytes)."""
     where = shard_name(arr, arr.chunk_keys(np.array([shard], np.int64))[0], 0, 0, None)
-    return where, _read_index(arr.levels[0], FileSnapshot(fd, size, None, where, owned=False), 0, size, where)
+    top = arr.levels[0]
+    return where, _read_index(top, FileSnapshot(fd, size, None, where, owned=False), 0, size, where,
+                              top.nchunks_of(shard))
