@@ -34,13 +34,17 @@ def remote(request, s3_server):  # noqa: F811
     return store_from_url(f"memory://zarrc-arrays-{uuid.uuid4().hex}", "w")
 
 
-@pytest.mark.parametrize("layout", ["v3", "v2", "sharded"])
+@pytest.mark.parametrize("layout", ["v3", "v2", "sharded", "rectilinear shards"])
 def test_write_read_round_trip(remote, layout):
     data = _data((37, 29))
     kwargs = {"zarr_format": 2} if layout == "v2" else {}
     if layout == "sharded":
         kwargs["shards"] = (20, 16)
-    arr = zarrc.create_array(remote, name="x", shape=data.shape, dtype=data.dtype, chunks=(10, 8), **kwargs)
+    if layout == "rectilinear shards":          # (conditional writes of shards of two sizes)
+        kwargs["shards"] = [[10, 30], [16, 16]]
+    shape = (40, 32) if layout == "rectilinear shards" else data.shape
+    arr = zarrc.create_array(remote, name="x", shape=shape, dtype=data.dtype, chunks=(10, 8), **kwargs)
+    arr.resize(data.shape)                  # (the last shards end past the array)
     arr[:] = data
     arr[3:9, 20:] = -1                      # a partial write: read-modify-write of chunks / shards
     data[3:9, 20:] = -1
@@ -51,7 +55,7 @@ def test_write_read_round_trip(remote, layout):
                                   data[[0, 36, 17], [28, 0, 5]])
     keys = set(remote.list_prefix("x/"))
     assert ("x/.zarray" if layout == "v2" else "x/zarr.json") in keys
-    expected_chunks = (2 * 2) if layout == "sharded" else (4 * 4)
+    expected_chunks = (2 * 2) if "shards" in kwargs else (4 * 4)
     assert len([k for k in keys if "zarr" not in k and not k.startswith("x/.")]) == expected_chunks
 
 
