@@ -140,8 +140,8 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
         if sharded.files is not None:
             sharded.path_head = sharded.files + encoding.lead.encode()
         native = ShardedStrategy(sharded)
-        strategy = BasicStrategy(native) if takes_basic(sharded) else native
-        return Prepared(strategy, encoding, one.codec_chain, one.inner_chain)
+        return Prepared(BasicStrategy(native) if takes_basic(sharded) else native, encoding, one.codec_chain,
+                        one.inner_chain)
     chunked = ChunkedArray(
         shape=md.shape, chunks=planning_chunks(grid, inner), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
         chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,

@@ -301,6 +301,7 @@ class RectilinearStrategy(Strategy):
         for at in shapes.groups(coords):
             chain = shapes.chain(coords[at[0]])
             sub = coords[at]
+            part: tuple | list
             if isinstance(sources, tuple):
                 part = sources[:3] + (sub,)
             else:        # (a list's items taken by one C call)
