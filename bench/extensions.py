@@ -5,8 +5,10 @@
    ``dask-like`` (equal edges, a short last chunk per dimension: the regular grid's
    own edges, written out), ``xenium-like`` (two image halves concatenated: tiles of
    1024, each half ending in a shorter tile: 4 runs per dimension, 16 regular
-   parts) and ``irregular`` (random edges, one regular part per chunk).
-   Target: rectilinear <= 1.1 x regular.
+   parts), ``irregular`` (random edges, one regular part per chunk) and ``sharded
+   irregular`` (shards of random edges, 5..15 inner chunks of 100^2 each, against
+   regular shards of 10 x 10 of the same inner chunks).  Target: rectilinear <= 1.1
+   x regular.
 2. ``scale_offset`` + ``cast_value`` (float32 stored as int16) full decode of
    256 MiB of float32, zarrc against zarr-python 3.4 (run by the Python 3.12 venv
    in a subprocess that times its own reads; zarr-python 3.1 has neither codec),
@@ -59,8 +61,11 @@ def med(times: list[float]) -> float:
 
 # ---------------------------------------------------------------------- 1. rectilinear
 
-def rect_grids(n: int, rng: np.random.Generator) -> dict[str, tuple[list[list[int]], tuple[int, int]]]:
-    """name -> (rectilinear edges per dimension, the regular chunk shape to compare with)."""
+def rect_grids(n: int, rng: np.random.Generator) -> dict[str, tuple[list[list[int]], tuple[int, int],
+                                                                   tuple[int, int] | None]]:
+    """name -> (rectilinear edges per dimension, the regular chunk shape to compare with,
+    the inner chunks of a sharded grid: the edges and the regular shape are then its
+    shards')."""
     c = 1000 if n % 1000 else 900
     dask = [c] * (n // c) + ([n % c] if n % c else [])
 
@@ -77,11 +82,39 @@ def rect_grids(n: int, rng: np.random.Generator) -> dict[str, tuple[list[list[in
         edges[-1] -= sum(edges) - m
         return [e for e in edges if e]
 
+    def shards(m: int, inner: int) -> list[int]:
+        edges = []
+        while sum(edges) < m:
+            edges.append(int(rng.integers(5, 16)) * inner)
+        edges[-1] -= sum(edges) - m          # (a multiple of inner: m is)
+        return [e for e in edges if e]
+
     irr = [irregular(n), irregular(n)]
     mean = round(n / ((len(irr[0]) + len(irr[1])) / 2))
-    return {"dask-like": ([dask, dask], (c, c)),
-            "xenium-like": ([xen(n), xen(n)], (1024, 1024)),
-            "irregular": (irr, (mean, mean))}
+    inner = 100 if n % 100 == 0 else 64
+    return {"dask-like": ([dask, dask], (c, c), None),
+            "xenium-like": ([xen(n), xen(n)], (1024, 1024), None),
+            "irregular": (irr, (mean, mean), None),
+            "sharded irregular": ([shards(n, inner), shards(n, inner)], (10 * inner, 10 * inner), (inner, inner))}
+
+
+def decoded_elements(edges: list[list[int]], shape: tuple[int, int], box: int,
+                     starts: list[tuple[int, int]]) -> int:
+    """The elements the boxes' reads decode on a grid of ``edges`` (C-order zstd
+    chunks: each touched chunk up to the box's last element in it): the work a
+    grid's layout sets, whatever the reader."""
+    offsets = [np.r_[0, np.cumsum(e)] for e in edges]
+    total = 0
+    for i, j in starts:
+        (r0, r1), (c0, c1) = [(int(np.searchsorted(o, s, "right")) - 1, int(np.searchsorted(o, s + box - 1, "right")))
+                              for o, s in zip(offsets, (i, j))]
+        for r in range(r0, r1):
+            for c in range(c0, c1):
+                width = min(offsets[1][c + 1], shape[1]) - offsets[1][c]
+                last_row = min(i + box, offsets[0][r + 1]) - 1 - offsets[0][r]
+                last_col = min(j + box, offsets[1][c + 1]) - 1 - offsets[1][c]
+                total += int(last_row * width + last_col + 1)
+    return total
 
 
 def bench_rectilinear(root: Path, args) -> None:
@@ -95,20 +128,26 @@ def bench_rectilinear(root: Path, args) -> None:
     def boxes(a):
         return [a[i:i + box, j:j + box] for i, j in starts]
 
-    for name, (edges, regular) in rect_grids(n, rng).items():
+    for name, (edges, regular, inner) in rect_grids(n, rng).items():
         arrays = {}
         for kind, chunks in (("rectilinear", edges), ("regular", regular)):
-            a = zarrc.create_array(str(root / "rect" / name / kind), shape=data.shape, chunks=chunks,
-                                   dtype=data.dtype, compressors=[ZSTD1], fill_value=0)
+            layout = {"chunks": chunks} if inner is None else {"chunks": inner, "shards": chunks}
+            a = zarrc.create_array(str(root / "rect" / name / kind), shape=data.shape, dtype=data.dtype,
+                                   compressors=[ZSTD1], fill_value=0, **layout)
             a[...] = data
             a = zarrc.open_array(str(root / "rect" / name / kind), mode="r")
             assert (a[...] == data).all(), (name, kind)
             assert all((b == data[i:i + box, j:j + box]).all() for b, (i, j) in zip(boxes(a), starts))
             arrays[kind] = a
         nchunks = len(edges[0]) * len(edges[1])
-        label = f"{name} ({n}^2 u16, {nchunks} chunks)"
+        label = f"{name} ({n}^2 u16, {nchunks} {'chunks' if inner is None else 'shards'})"
         full = interleaved_times({k: (lambda a=a: a[...]) for k, a in arrays.items()}, args.repeat)
         row("rectilinear", label, "full read", med(full["rectilinear"]), med(full["regular"]), 1.1, "regular")
+        grid_edges = {"rectilinear": edges, "regular": [[c] * -(-n // c) for c in regular]}
+        if inner is not None:     # (the same inner chunks on both grids)
+            grid_edges = {k: [[i] * -(-n // i) for i in inner] for k in grid_edges}
+        work = [decoded_elements(grid_edges[k], data.shape, box, starts) for k in ("rectilinear", "regular")]
+        print(f"{name}: the 40 boxes decode {work[0] / work[1]:.3f} x the regular grid's elements")
         rand = interleaved_times({k: (lambda a=a: boxes(a)) for k, a in arrays.items()}, args.repeat)
         row("rectilinear", label, "40 boxes 256^2", med(rand["rectilinear"]), med(rand["regular"]), 1.1,
             "regular")

@@ -342,11 +342,10 @@ def test_sharding_rules_at_creation_as_zarr_python():
 
 
 @pytest.mark.parametrize("sharded", [False, True])
-def test_boxes_read_by_the_parts_native_readers(tmp_path, sharded):
+def test_boxes_across_runs_and_shards(tmp_path, sharded):
     """Ints and slices against numpy, on a grid with runs and single chunks, across
-    part boundaries: unsharded by the whole grid's BasicReader, sharded by each
-    touched part's read_basic_into (RectilinearStrategy._boxes); other selections
-    take the general path."""
+    part boundaries: unsharded by the whole grid's BasicReader, sharded by the
+    sharded strategy over the whole grid; other selections take the general path."""
     if sharded:
         shape = (60, 48, 5)
         a = zarrc.create_array(str(tmp_path / "s"), shape=shape, chunks=(4, 12, 5), dtype="i4",

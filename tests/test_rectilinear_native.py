@@ -4,8 +4,8 @@ plan_basic / plan_points with ``bounds``) against zarrc.core.indexing's projecti
 on the grid's Edges; every selection kind against numpy on plain, run-length and
 irregular grids, on a store of files (the one-call BasicReader) and in memory, with
 no regular part ever made; grids whose last edge ends past the array (a shrunk
-array); errors naming the chunk key.  Sharded rectilinear arrays (read through
-their regular parts) are compared with numpy alike."""
+array); errors naming the chunk key.  Sharded rectilinear arrays (the sharded
+strategy over the whole grid, no part made either) are compared with numpy alike."""
 
 from __future__ import annotations
 
@@ -147,6 +147,34 @@ def test_a_box_is_one_native_call(tmp_path, no_parts, monkeypatch):
         np.testing.assert_array_equal(a[sel], data[sel])
 
 
+def test_a_box_of_rectilinear_shards_is_one_native_call(tmp_path, no_parts, monkeypatch):
+    """Ints and slices of a rectilinear grid's shard files: the BasicReader locates
+    each inner chunk's shard by a boundary search (``shard_starts``), in one call,
+    also with shards missing and a last shard ending past the array."""
+    from zarrc.engine.sharding.strategy import ShardedStrategy
+
+    shape = (70, 33, 5)
+    a = zarrc.create_array(str(tmp_path / "s"), shape=(72, 36, 5), chunks=(4, 3, 5), dtype="i4",
+                           shards=[[8, 32, 4, 28], [12, 24], 5], fill_value=-1, compressors=ZSTD)
+    a.resize(shape)
+    data = np.arange(np.prod(shape), dtype="i4").reshape(shape)
+    a[...] = data
+    a[40:44, :12] = -1                        # shard (2, 0): all fill value, not stored
+    data[40:44, :12] = -1
+
+    def general(self, *args):
+        raise AssertionError("general path")
+    monkeypatch.setattr(ShardedStrategy, "read", general)
+    monkeypatch.setattr(ShardedStrategy, "read_into", general)
+    b = zarrc.open_array(str(tmp_path / "s"))
+    assert not (tmp_path / "s" / "c" / "2" / "0" / "0").exists()
+    rng = np.random.default_rng(4)
+    for sel in [..., 41, (slice(5, 69, 3), 30), (slice(None), slice(10, 14), slice(1, 4))] + [
+            tuple(slice(int(lo), int(lo) + int(rng.integers(1, n - lo + 1))) for lo, n in
+                  zip(rng.integers(0, shape, 3), shape)) for _ in range(30)]:
+        np.testing.assert_array_equal(b[sel], data[sel], err_msg=str(sel))
+
+
 def test_missing_chunks_fill_and_fill_chunks_are_deleted(tmp_path, no_parts):
     root = tmp_path / "a"
     a = zarrc.create_array(str(root), shape=(60, 44), chunks=GRIDS["plain"][1], dtype="i4", fill_value=-1)
@@ -192,7 +220,7 @@ def test_a_corrupt_chunk_is_named(tmp_path):
     np.testing.assert_array_equal(a[:5], data[:5])
 
 
-def test_sharded_rectilinear_every_kind(tmp_path):
+def test_sharded_rectilinear_every_kind(tmp_path, no_parts):
     shape = (60, 48, 5)
     a = zarrc.create_array(str(tmp_path / "s"), shape=shape, chunks=(4, 12, 5), dtype="i4",
                            shards=[[20, 16, 24], [24, 12, 12], 5], fill_value=-1, compressors=ZSTD)
@@ -208,3 +236,33 @@ def test_sharded_rectilinear_every_kind(tmp_path):
     a.vindex[pts] = 0
     data[pts] = 0
     np.testing.assert_array_equal(a[...], data)
+
+
+def test_sharded_rectilinear_writes_lock_the_shards_written_in_part(tmp_path):
+    """The stored keys a write covers only in part (engine.locked.stored_coords) are
+    the rectilinear grid's shards, found by a boundary search: for slices, lists and
+    points; shards wholly written (up to the array's end) are not."""
+    from zarrc.engine.locked import stored_coords
+
+    a = zarrc.create_array(str(tmp_path / "s"), shape=(60, 50), chunks=(4, 10), dtype="i4",
+                           shards=[[20, 16, 24], [20, 30]])
+    a.resize((60, 40))              # (the last column of shards now ends past the array)
+    arr = a._chunked
+
+    def partial(sel, points=False):
+        plan = (indexing.plan_coordinate(sel, arr.shape, arr.chunks) if points else
+                indexing.plan_orthogonal(sel, arr.shape, arr.chunks)[0])
+        got = stored_coords(arr, plan, partial_only=True)
+        return set() if got is None else {tuple(r) for r in got.tolist()}
+
+    assert partial(np.s_[20:36, :]) == set()                       # a whole row of shards
+    assert partial(np.s_[20:36, 20:]) == set()                     # (1, 1) whole up to the array's end
+    assert partial(np.s_[20:35, 20:]) == {(1, 1)}
+    assert partial(np.s_[0:24, 0:20]) == {(1, 0)}
+    assert partial(np.s_[[0, 37], 5]) == {(0, 0), (2, 0)}
+    assert partial((np.array([19, 20, 59]), np.array([0, 39, 39])), points=True) == {(0, 0), (1, 1), (2, 1)}
+    a[:] = 1
+    a[19:21, 15:25] = 2                                               # four shards in part
+    want = np.ones((60, 40), "i4")
+    want[19:21, 15:25] = 2
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "s"))[...], want)

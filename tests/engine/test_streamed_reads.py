@@ -139,3 +139,45 @@ def test_a_damaged_shard_in_a_later_part_is_named(sharded):
     with pytest.raises(CodecError, match="c/4/2"):
         zarrc.open_array(store, mode="r")[...]
     np.testing.assert_array_equal(zarrc.open_array(store, mode="r")[:32], data[:32])
+
+
+# -- rectilinear grids: the whole grid's chunks in windows, as a regular grid's --
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_a_rectilinear_grid_streams_in_windows(sharded, monkeypatch):
+    """Every chunk fetched once, in windows of at most 3 keys (unsharded), or the
+    shards in parts (sharded), with every selection kind equal to numpy's; a damaged
+    chunk of a later window is named."""
+    from zarrc.engine.sharding import reads
+
+    monkeypatch.setattr(reads, "PART_BYTES", 2 * 4 * 3 * 4)
+    parts = []
+    fetch_part = reads._fetch_part
+    monkeypatch.setattr(reads, "_fetch_part", lambda arr, coords, *rest: parts.append(len(coords)) or
+                        fetch_part(arr, coords, *rest))
+    store = WindowedStore()
+    data = np.arange(40 * 30, dtype="f4").reshape(40, 30)
+    layout = ({"chunks": (4, 3), "shards": [[8, 4, 12, 16], [6, 24]]} if sharded else
+              {"chunks": [[3, 5, 12, 20], [7, 7, 16]]})
+    a = zarrc.create_array(store, shape=data.shape, dtype="f4", compressors=zarrc.codecs.Blosc(cname="lz4"),
+                           fill_value=-1, **layout)
+    a[...] = data
+    store.calls.clear()
+    b = zarrc.open_array(store, mode="r")
+    np.testing.assert_array_equal(b[...], data)
+    keys = [k for call in store.calls for k in call]
+    if not sharded:
+        assert len(keys) == len(set(keys)) == 4 * 3 and len(store.calls) == 4
+        assert all(len(call) <= 3 for call in store.calls)
+    else:        # (each of the 8 shards a part of its own; 10 x 10 inner chunks)
+        assert sum(parts) == 10 * 10 and len(parts) == 8
+    rng = np.random.default_rng(2)
+    pts = (rng.integers(0, 40, 30), rng.integers(0, 30, 30))
+    np.testing.assert_array_equal(b[3:37, 2:29:2], data[3:37, 2:29:2])
+    np.testing.assert_array_equal(b.oindex[[0, 39, 8], [29, 0, 7]], data[np.ix_([0, 39, 8], [29, 0, 7])])
+    np.testing.assert_array_equal(b.vindex[pts], data[pts])
+    np.testing.assert_array_equal(b.vindex[data % 7 == 0], data[data % 7 == 0])
+    if not sharded:
+        store.set("c/3/2", b"\x02\x01\x21\x04" + b"\xff" * 30)          # a bad blosc header
+        with pytest.raises(CodecError, match="c/3/2"):
+            zarrc.open_array(store, mode="r")[...]

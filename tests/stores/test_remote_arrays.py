@@ -34,13 +34,17 @@ def remote(request, s3_server):  # noqa: F811
     return store_from_url(f"memory://zarrc-arrays-{uuid.uuid4().hex}", "w")
 
 
-@pytest.mark.parametrize("layout", ["v3", "v2", "sharded"])
+@pytest.mark.parametrize("layout", ["v3", "v2", "sharded", "rectilinear shards"])
 def test_write_read_round_trip(remote, layout):
     data = _data((37, 29))
     kwargs = {"zarr_format": 2} if layout == "v2" else {}
     if layout == "sharded":
         kwargs["shards"] = (20, 16)
-    arr = zarrc.create_array(remote, name="x", shape=data.shape, dtype=data.dtype, chunks=(10, 8), **kwargs)
+    if layout == "rectilinear shards":          # (conditional writes of shards of two sizes)
+        kwargs["shards"] = [[10, 30], [16, 16]]
+    shape = (40, 32) if layout == "rectilinear shards" else data.shape
+    arr = zarrc.create_array(remote, name="x", shape=shape, dtype=data.dtype, chunks=(10, 8), **kwargs)
+    arr.resize(data.shape)                  # (the last shards end past the array)
     arr[:] = data
     arr[3:9, 20:] = -1                      # a partial write: read-modify-write of chunks / shards
     data[3:9, 20:] = -1
@@ -51,7 +55,7 @@ def test_write_read_round_trip(remote, layout):
                                   data[[0, 36, 17], [28, 0, 5]])
     keys = set(remote.list_prefix("x/"))
     assert ("x/.zarray" if layout == "v2" else "x/zarr.json") in keys
-    expected_chunks = (2 * 2) if layout == "sharded" else (4 * 4)
+    expected_chunks = (2 * 2) if "shards" in kwargs else (4 * 4)
     assert len([k for k in keys if "zarr" not in k and not k.startswith("x/.")]) == expected_chunks
 
 
@@ -127,6 +131,20 @@ def test_http_reads_an_array(http_server, tmp_path):  # noqa: F811
     np.testing.assert_array_equal(arr[7:11, 1:12:2], data[7:11, 1:12:2])
     with pytest.raises(zarrc.errors.ReadOnlyError):
         arr[0, 0] = 5
+
+
+@pytest.mark.parametrize("layout", [{"chunks": [[3, 5, 4], [7, 5]]}, {"chunks": (2, 4), "shards": [[4, 8], [8, 4]]}])
+def test_http_reads_a_rectilinear_array(http_server, layout):  # noqa: F811
+    """A rectilinear grid (plain chunks, and shards) served over HTTP reads the same,
+    every selection kind (the chunks in windows, the shards in parts)."""
+    pytest.importorskip("obstore")
+    data = _data((12, 12))
+    zarrc.create_array(http_server.root + "/arr", shape=data.shape, dtype=data.dtype, **layout)[:] = data
+    arr = zarrc.open_array(make_store(http_server.url + "/arr", mode="r"), mode="r")
+    np.testing.assert_array_equal(arr[:], data)
+    np.testing.assert_array_equal(arr[7:11, 1:12:2], data[7:11, 1:12:2])
+    np.testing.assert_array_equal(arr.oindex[[0, 11, 4], [3, 9]], data[np.ix_([0, 11, 4], [3, 9])])
+    np.testing.assert_array_equal(arr.vindex[[0, 11, 4], [3, 9, 5]], data[[0, 11, 4], [3, 9, 5]])
 
 
 def test_pickled_array_reads_in_another_process(s3_server):  # noqa: F811

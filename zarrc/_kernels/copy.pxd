@@ -23,6 +23,8 @@ cdef void fill_nd(char* dst, int ndim, DimPlan* dims, const char* pattern,
 cdef void fill_pattern(char* dst, Py_ssize_t n_items, const char* pattern,
                        Py_ssize_t itemsize) noexcept nogil
 cdef void byteswap(char* buf, Py_ssize_t n_items, Py_ssize_t itemsize) noexcept nogil
+cdef void selected_span(DimPlan* dims, int ndim, Py_ssize_t itemsize, Py_ssize_t* lo_d,
+                        Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil
 cdef bint all_equal_pattern(const char* buf, Py_ssize_t nbytes, const char* pattern,
                             Py_ssize_t itemsize) noexcept nogil
 

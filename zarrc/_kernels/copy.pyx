@@ -295,3 +295,23 @@ cdef bint all_equal_pattern(const char* buf, Py_ssize_t nbytes, const char* patt
             return False
         done *= 2
     return True
+
+
+cdef void selected_span(DimPlan* dims, int ndim, Py_ssize_t itemsize, Py_ssize_t* lo_d,
+                        Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    """The chunk's bytes [lo, hi) from the first to the last selected element (dims'
+    source offsets); lo_d: each dimension's smallest offset (they add up to lo)."""
+    cdef Py_ssize_t k, hi_d
+    cdef int d
+    lo[0] = 0
+    hi[0] = itemsize
+    for d in range(ndim):
+        lo_d[d] = dims[d].src_off[0]
+        hi_d = lo_d[d]
+        for k in range(1, dims[d].count):
+            if dims[d].src_off[k] < lo_d[d]:
+                lo_d[d] = dims[d].src_off[k]
+            elif dims[d].src_off[k] > hi_d:
+                hi_d = dims[d].src_off[k]
+        lo[0] += lo_d[d]
+        hi[0] += hi_d

@@ -25,12 +25,12 @@ from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blo
                                    zc_rows_frame)
 from zarrc._kernels.chain cimport BLOSC, ZSTD, Chain, Scratch, ensure
 from zarrc._kernels.chunk_files cimport close_file, open_regular, read_chunk_slabs
-from zarrc._kernels.copy cimport DimPlan, byteswap, copy_nd, fill_nd, prefault
+from zarrc._kernels.copy cimport DimPlan, byteswap, copy_nd, fill_nd, prefault, selected_span
 from zarrc._kernels.errors cimport ZC_NOMEM, ZC_SIZE, ZcError, fail, load_le32
 from zarrc._kernels.plan cimport (PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_OUT, PLAN_COL_STEP,
                                   PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free,
                                   plan_groups, plan_selection)
-from zarrc._kernels.shard cimport SHARD_DAMAGED, SHARD_EMPTY, SHARD_ENTRY_BYTES
+from zarrc._kernels.shard cimport SHARD_DAMAGED, SHARD_EMPTY, SHARD_ENTRY_BYTES, shard_place
 from zarrc._kernels.slabs cimport output_array
 from zarrc._kernels.zstd cimport zc_zstd_dctx_new, zc_zstd_decode_prefix, zc_zstd_decoded_size
 
@@ -546,26 +546,6 @@ cdef class ReadBatch(_Batch):
         copy_nd(<const char*>span, out, self.ndim, dims, self.chain.itemsize, self.stream)
 
 
-cdef void selected_span(DimPlan* dims, int ndim, Py_ssize_t itemsize, Py_ssize_t* lo_d,
-                        Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
-    """The chunk's bytes [lo, hi) from the first to the last selected element (dims'
-    source offsets); lo_d: each dimension's smallest offset (they add up to lo)."""
-    cdef Py_ssize_t k, hi_d
-    cdef int d
-    lo[0] = 0
-    hi[0] = itemsize
-    for d in range(ndim):
-        lo_d[d] = dims[d].src_off[0]
-        hi_d = lo_d[d]
-        for k in range(1, dims[d].count):
-            if dims[d].src_off[k] < lo_d[d]:
-                lo_d[d] = dims[d].src_off[k]
-            elif dims[d].src_off[k] > hi_d:
-                hi_d = dims[d].src_off[k]
-        lo[0] += lo_d[d]
-        hi[0] += hi_d
-
-
 cdef class BasicReader:
     """Reads basic selections (integers and slices) of an array stored as plain chunk
     files in one native call: plan, output, chunk paths and the batch are built
@@ -576,6 +556,9 @@ cdef class BasicReader:
     b"j" ...; ``run_batch(batch, ntasks, work_bytes)`` runs a batch worth more
     threads (zarrc.engine.run_batch); ``raise_error(batch, coords)`` raises the
     error of a failed batch, naming the chunk.
+
+    Shards of a rectilinear grid: ``shard_starts`` per dimension None (``shard_shape``
+    along it) or the inner chunk each shard starts at, then the end (int64).
 
     A rectilinear grid (unsharded): ``bounds`` per dimension None (regular: the
     length in ``chunks``) or the cumulative chunk edges from 0 (int64), searched by
@@ -599,6 +582,11 @@ cdef class BasicReader:
     # fd, size) raises the error of a damaged index entry an inner chunk read needs
     cdef bint sharded
     cdef Py_ssize_t cps[PLAN_MAX_DIMS], grid[PLAN_MAX_DIMS]
+    # a rectilinear grid's shards: per dimension the inner chunk each shard starts
+    # at, then the end (NULL: cps), their count; the arrays behind them
+    cdef const int64_t* sst[PLAN_MAX_DIMS]
+    cdef Py_ssize_t nsst[PLAN_MAX_DIMS]
+    cdef tuple shard_arrays
     cdef dict indexes
     cdef object index_of, damaged
     cdef Py_ssize_t max_open     # the most shard files one read holds open
@@ -616,7 +604,7 @@ cdef class BasicReader:
     def __init__(self, Chain chain, tuple shape, tuple chunks, dtype, bytes fill, bytes head,
                  bytes separator, Py_ssize_t parallel_min_bytes, run_batch, raise_error,
                  tuple shard_shape=None, dict indexes=None, index_of=None, Py_ssize_t max_open=64,
-                 damaged=None, tuple bounds=None, tuple classes=None, chain_of=None):
+                 damaged=None, tuple bounds=None, tuple classes=None, chain_of=None, tuple shard_starts=None):
         cdef Py_ssize_t d
         cdef const int64_t[::1] bv
         cdef const int64_t[::1] cv
@@ -645,9 +633,18 @@ cdef class BasicReader:
         if self.sharded:
             if len(shard_shape) != len(shape) or indexes is None or index_of is None:
                 raise ValueError("a sharded reader needs the shard shape, the indexes, index_of")
+            self.shard_arrays = shard_starts
             for d in range(len(shape)):
                 self.cps[d] = shard_shape[d] // chunks[d]
                 self.grid[d] = -(-shape[d] // shard_shape[d])
+                self.sst[d] = NULL
+                if shard_starts is not None and shard_starts[d] is not None:
+                    bv = shard_starts[d]
+                    if bv.shape[0] < 2 or bv[0] != 0 or bv[bv.shape[0] - 1] * chunks[d] < shape[d]:
+                        raise ValueError(f"shard starts of dimension {d} do not cover {shape[d]}")
+                    self.sst[d] = &bv[0]
+                    self.nsst[d] = bv.shape[0]
+                    self.grid[d] = bv.shape[0] - 1
             self.indexes = indexes
             self.index_of = index_of
             self.damaged = damaged
@@ -798,8 +795,7 @@ cdef class BasicReader:
         (SHARD_DAMAGED) is not read: ``damaged(shard coords, entry, fd, size)``
         raises its error before anything is read."""
         cdef Py_ssize_t t, d, i, ndim = plan.ndim, ntasks = plan.ntasks, sid, prev = -1
-        cdef Py_ssize_t nslots = 0, flat, nchunks = 1, width
-        cdef int64_t c
+        cdef Py_ssize_t nslots = 0, flat, nchunks, width
         cdef const uint64_t* entry
         cdef bytes index
         cdef list indexes = []
@@ -807,6 +803,7 @@ cdef class BasicReader:
         # first task, the errno of its open, its file's identity (see open_regular)
         cdef Py_ssize_t slot_sid[MAX_OPEN_LIMIT + 1]
         cdef Py_ssize_t first[MAX_OPEN_LIMIT + 1]
+        cdef Py_ssize_t slot_n[MAX_OPEN_LIMIT + 1]     # (its index entries)
         cdef int errnos[MAX_OPEN_LIMIT + 1]
         cdef int64_t ident[MAX_OPEN_LIMIT + 1][IDENT_WORDS]
         # per task: its shard's grid coordinates, (offset, length), its shard's slot
@@ -818,17 +815,10 @@ cdef class BasicReader:
         try:
             if block == NULL:
                 raise MemoryError()
-            for d in range(ndim):
-                nchunks *= self.cps[d]
             # each task's shard, its slot among the shards touched, its chunk in it
             for t in range(ntasks):
-                sid = 0
-                flat = 0
-                for d in range(ndim):
-                    c = plan.coords[t * ndim + d]
-                    shards[t * ndim + d] = c // self.cps[d]
-                    sid = sid * self.grid[d] + c // self.cps[d]
-                    flat = flat * self.cps[d] + c % self.cps[d]
+                sid = shard_place(plan.coords + t * ndim, ndim, self.cps, self.grid, self.sst, self.nsst,
+                                  shards + t * ndim, &flat, &nchunks)
                 ranges[2 * t + 1] = flat
                 if sid != prev:
                     prev = sid
@@ -839,6 +829,7 @@ cdef class BasicReader:
                         if nslots == self.max_open:
                             return False
                         slot_sid[i] = sid
+                        slot_n[i] = nchunks
                         first[i] = t
                         nslots += 1
                 slot_of[t] = i
@@ -870,8 +861,8 @@ cdef class BasicReader:
                     continue
                 index = self.index_of(tuple([shards[first[i] * ndim + d] for d in range(ndim)]),
                                       batch.fds[i], ident[i][2])
-                if PyBytes_GET_SIZE(index) != SHARD_ENTRY_BYTES * nchunks:
-                    raise ValueError(f"shard index of {len(index)} bytes for {nchunks} chunks")
+                if PyBytes_GET_SIZE(index) != SHARD_ENTRY_BYTES * slot_n[i]:
+                    raise ValueError(f"shard index of {len(index)} bytes for {slot_n[i]} chunks")
                 known = PyBytes_FromStringAndSize(<const char*>ident[i], sizeof(ident[i])) + index
                 self.indexes[slot_sid[i]] = known
                 indexes.append(known)

@@ -1,6 +1,6 @@
 # Shard assembly, for other kernels.
 
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 # The shard index layout (the home of it; Python takes the names from shard.pyx):
 # one entry per inner chunk, two uint64 (offset, nbytes), both all ones for an empty
@@ -29,3 +29,6 @@ cdef Py_ssize_t fill_index(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssiz
 cdef object build_shard(const uint8_t** ptrs, const Py_ssize_t* lens, Py_ssize_t n,
                         bint index_at_start, bint index_big_endian, bint index_crc)
 cdef int part_pointer(object part, Py_ssize_t i, const uint8_t** ptr, Py_ssize_t* length) except -1
+cdef Py_ssize_t shard_place(const int64_t* coords, Py_ssize_t ndim, const Py_ssize_t* cps,
+                            const Py_ssize_t* grid, const int64_t** starts, const Py_ssize_t* nstarts,
+                            int64_t* shard, Py_ssize_t* entry, Py_ssize_t* nchunks) noexcept nogil

@@ -2,7 +2,7 @@
 """Shard assembly: inner chunks + index -> one shard, built without the GIL."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
@@ -161,3 +161,41 @@ def check_index(const uint64_t[:, ::1] table, uint64_t data_start, uint64_t data
     if ov_a >= 0:
         return INDEX_OVERLAP, ov_a, ov_b
     return INDEX_OK, -1, -1
+
+
+cdef Py_ssize_t shard_place(const int64_t* coords, Py_ssize_t ndim, const Py_ssize_t* cps,
+                            const Py_ssize_t* grid, const int64_t** starts, const Py_ssize_t* nstarts,
+                            int64_t* shard, Py_ssize_t* entry, Py_ssize_t* nchunks) noexcept nogil:
+    """Where the inner chunk at grid coordinates ``coords`` is stored: its shard's
+    grid coordinates (``shard``), its index entry in it (``entry``, C order) and the
+    shard's entries (``nchunks``); returns the shard's C-order number in a grid of
+    ``grid`` shards per dimension.  Along dimension d a shard holds ``cps[d]`` inner
+    chunks, or, where ``starts[d]`` is not NULL (a rectilinear grid's shards), the
+    shards begin at inner chunks starts[d][0 .. nstarts[d] - 1] (increasing, from 0,
+    the last one the end), found by a binary search."""
+    cdef Py_ssize_t d, lo, hi, mid, n, sid = 0, flat = 0, total = 1
+    cdef int64_t c, k, origin
+    for d in range(ndim):
+        c = coords[d]
+        if starts[d] == NULL:
+            k = c // cps[d]
+            n = cps[d]
+            origin = k * n
+        else:
+            lo, hi = 0, nstarts[d] - 1        # starts[d][lo] <= c < starts[d][hi]
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if starts[d][mid] <= c:
+                    lo = mid
+                else:
+                    hi = mid
+            k = lo
+            origin = starts[d][lo]
+            n = <Py_ssize_t>(starts[d][lo + 1] - origin)
+        shard[d] = k
+        sid = sid * grid[d] + k
+        flat = flat * n + <Py_ssize_t>(c - origin)
+        total *= n
+    entry[0] = flat
+    nchunks[0] = total
+    return sid

@@ -25,14 +25,19 @@ def basic_reader(arr: ChunkedArray) -> BasicReader:
     """The native reader of int/slice selections of ``arr`` (see takes_basic)."""
     labels = arr.chunk_keys                  # names for errors
     extras: tuple = ()                       # a sharded reader's extra arguments
+    options: dict = {}
     if arr.levels:
         def shard_labels(coords: np.ndarray) -> list[str]:
             return shard_reads.chunk_labels(arr, coords)
         labels = shard_labels
-        extras = (arr.levels[0].shard_shape, arr.shard_cache.native,
+        top = arr.levels[0]
+        extras = (top.shard_shape, arr.shard_cache.native,
                   lambda shard, fd, size: shard_index.native_index(arr, shard, fd, size),
                   shard_index.MAX_OPEN_SHARDS,
                   lambda shard, entry, fd, size: shard_index.native_damaged(arr, shard, entry, fd, size))
+        if top.offsets is not None:         # (a rectilinear grid's shards: the inner chunk each starts at)
+            options["shard_starts"] = tuple(None if o is None else np.ascontiguousarray(o // i, np.int64)
+                                            for o, i in zip(top.offsets, arr.chunks))
 
     def raise_error(batch: ReadBatch, coords: np.ndarray) -> None:
         b.raise_task_error(batch, arr, lambda: labels(coords))
@@ -41,7 +46,7 @@ def basic_reader(arr: ChunkedArray) -> BasicReader:
     # the policy of zarrc.runtime.threads)
     assert arr.chain is not None and arr.path_head is not None      # (takes_basic(arr))
     return BasicReader(arr.chain, arr.shape, arr.chunks, arr.dtype, arr.fill, arr.path_head,
-                       arr.path_separator, PARALLEL_MIN_BYTES, b.run_batch, raise_error, *extras)
+                       arr.path_separator, PARALLEL_MIN_BYTES, b.run_batch, raise_error, *extras, **options)
 
 
 def takes_basic(arr: ChunkedArray) -> bool:

@@ -95,8 +95,8 @@ def stored_coords(arr: ChunkedArray, dims: indexing.Plan, partial_only: bool) ->
     if partial_only and stored == arr.chunks and all(_all(d.full) for d in dims):
         return None                    # (unsharded, every chunk whole: the common case, fast)
     # (ratio 1: unsharded, whose chunks may be a rectilinear grid's Edges)
-    per_dim = [_dim_cover(d, size, inner, outer // inner if arr.levels else 1)
-               for d, size, inner, outer in zip(dims, arr.shape, arr.chunks, stored)]
+    per_dim = [_dim_cover(d, size, inner, outer // inner if arr.levels else 1, starts)
+               for d, size, inner, outer, starts in zip(dims, arr.shape, arr.chunks, stored, _shard_starts(arr))]
     if partial_only and all(_all(whole) for _, whole in per_dim):
         return None
     if math.prod(len(t) for t, _ in per_dim) <= SMALL:     # plain Python beats numpy's call costs
@@ -115,10 +115,29 @@ def _all(flags: Any) -> bool:
     return all(flags) if isinstance(flags, list) else bool(flags.all())
 
 
-def _dim_cover(proj: indexing.DimProjection, size: int, inner: int, ratio: int) -> tuple[Any, Any]:
+def _shard_starts(arr: ChunkedArray) -> list[np.ndarray | None]:
+    """Per dimension, the first inner chunk of each shard and the end, where the
+    shards are a rectilinear grid's (``ShardLevel.offsets``), else None."""
+    offsets = arr.levels[0].offsets if arr.levels else None
+    if offsets is None:
+        return [None] * len(arr.shape)
+    return [None if o is None else o // inner for o, inner in zip(offsets, arr.chunks)]
+
+
+def _dim_cover(proj: indexing.DimProjection, size: int, inner: int, ratio: int,
+               starts: np.ndarray | None = None) -> tuple[Any, Any]:
     """(stored chunk indices touched along one dimension, whether each is wholly
-    written along it): lists for a projection in list form, else arrays."""
+    written along it): lists for a projection in list form, else arrays.  ``ratio``:
+    the inner chunks of a shard; ``starts``: instead, each shard's first inner chunk
+    and the end (a rectilinear grid's shards)."""
     table, full = proj.table, proj.full
+    if starts is not None:
+        chunks = np.asarray(table, np.int64).reshape(-1, indexing.PROJECTION_COLS)[:, indexing.CHUNK]
+        outer = np.searchsorted(starts, chunks, side="right") - 1
+        cuts = np.flatnonzero(np.r_[True, outer[1:] != outer[:-1]])
+        touched = outer[cuts]
+        nfull = np.add.reduceat(np.asarray(full, np.int64), cuts)
+        return touched, nfull == np.minimum(starts[touched + 1], -(-size // inner)) - starts[touched]
     if isinstance(table, list):
         if ratio == 1:
             return [row[0] for row in table], list(full)
@@ -146,6 +165,11 @@ def _points_coords(arr: ChunkedArray, points: indexing.Points, partial_only: boo
     if not arr.levels:                 # (unsharded: a point's chunk is stored whole)
         touched, inverse = np.unique(points.coords, axis=0, return_inverse=True)
         ninner: Any = 1
+    elif arr.levels[0].offsets is not None:     # (a rectilinear grid's shards, one level)
+        top, inner = arr.levels[0], np.asarray(arr.chunks, np.int64)
+        touched, inverse = np.unique(top.shards_at(points.coords * inner), axis=0, return_inverse=True)
+        grid = np.array([-(-s // c) for s, c in zip(arr.shape, arr.chunks)], np.int64)
+        ninner = np.minimum(top.shard_cps(touched), grid - top.origins(touched) // inner).prod(axis=1)
     else:
         stored = stored_shape(arr)
         ratio = np.array([o // i for o, i in zip(stored, arr.chunks)], np.int64)

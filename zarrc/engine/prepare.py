@@ -26,7 +26,7 @@ from zarrc.codecs._base import NativeStep
 from zarrc.codecs.chain import CodecChain, native_chain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, innermost, runs_natively
 from zarrc.codecs.numcodecs_compat import V2ChunkCodec, native_steps
-from zarrc.core.chunk_grid import RectilinearChunkGrid
+from zarrc.core.chunk_grid import Edges, RectilinearChunkGrid
 from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
@@ -34,7 +34,7 @@ from zarrc.engine.point import PointStrategy
 from zarrc.engine.python import PythonStrategy
 from zarrc.engine.rectilinear import RectilinearStrategy, ShapeChains, planning_chunks
 from zarrc.engine.sharding.codec import chunk_codec, listed_chain, needs_whole_shards
-from zarrc.engine.sharding.index import ShardIndexCache, sharding_levels
+from zarrc.engine.sharding.index import ShardIndexCache, ShardLevel, sharding_levels
 from zarrc.engine.sharding.strategy import ShardedStrategy
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
@@ -71,7 +71,8 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
     """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
     MetadataError for codecs the engine cannot run together.  A rectilinear array
     gets a ``RectilinearStrategy`` whose parts are prepared here too, as regular
-    arrays whose chunk ``(0, ...)`` is the whole array's chunk ``first``."""
+    arrays whose chunk ``(0, ...)`` is the whole array's chunk ``first`` (one level
+    of sharding with a native chain: a ``ShardedStrategy`` over the whole grid)."""
     prefix = key_prefix(path)
     encoding = ChunkKeyEncoding.from_metadata(md)
     if md.zarr_format == 3 and md.chunk_edges is not None and first is None:
@@ -106,8 +107,11 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
                          encoding: ChunkKeyEncoding) -> Prepared:
     """A rectilinear array (engine.rectilinear): unsharded with a native chain, read
     and written through the whole grid (ShapeChains: a chain per chunk shape; the
-    whole grid's BasicReader for plain chunk files); else (and for the sharded)
-    through its parts, prepared as regular arrays."""
+    whole grid's BasicReader for plain chunk files); sharded once with a native
+    chain, by the sharded strategy over the whole grid (its top ShardLevel's
+    ``offsets``: the shards' cumulative edges; for shard files behind the
+    BasicReader, given where each shard starts); else (nested shards, codecs only
+    Python runs) through its parts, prepared as regular arrays."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
 
@@ -121,6 +125,23 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
     sample = one.strategy.arr
     inner = sample.chunks if sample.levels else None
     prefix = key_prefix(path)
+    if len(sample.levels) == 1 and sample.chain is not None and sample.codec is None and md.shape:
+        # one level of sharding, a native chain: the sharded strategy over the whole
+        # grid, its shards located by a boundary search (ShardLevel.offsets)
+        top = sample.levels[0]
+        level = ShardLevel(top.codec, tuple(int(d.edges.max()) if isinstance(d, Edges) else d for d in grid.dims),
+                           top.inner_shape, tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims))
+        sharded = ChunkedArray(
+            shape=md.shape, chunks=sample.chunks, dtype=sample.dtype, fill=sample.fill, chain=sample.chain,
+            chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store, name=path,
+            write_empty_chunks=write_empty_chunks, levels=(level,), shard_cache=ShardIndexCache(),
+            fill_object=sample.fill_object, prefix=prefix, files=store.file_prefix(prefix),
+            path_separator=encoding.separator.encode())
+        if sharded.files is not None:
+            sharded.path_head = sharded.files + encoding.lead.encode()
+        native = ShardedStrategy(sharded)
+        return Prepared(BasicStrategy(native) if takes_basic(sharded) else native, encoding, one.codec_chain,
+                        one.inner_chain)
     chunked = ChunkedArray(
         shape=md.shape, chunks=planning_chunks(grid, inner), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
         chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,

@@ -12,7 +12,10 @@ coordinates and masks grouped by chunk in the kernels, ``GridPoints``), read as 
 ReadBatch per chunk shape in one BatchGroup; writes go to the native strategy's
 ``write_batch`` per chunk shape, locked by engine.api.write as a regular array's.
 
-Sharded (or with codecs only Python runs) the grid is cut, per dimension, into its
+Sharded with one level of ``sharding_indexed`` and a native inner chain, the array
+is not this strategy's: engine.prepare gives it the sharded strategy over the whole
+grid (its shards located by a boundary search, ``ShardLevel.offsets``).  Nested
+shards, or codecs only Python runs: the grid is cut, per dimension, into its
 runs of equal edges (``RectilinearChunkGrid.runs``); a product of runs, one per
 dimension, is a *part*: a regular grid of the run's edges over a box of the array,
 stored under the array's own keys (chunk coordinates offset by the part's first
@@ -28,7 +31,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -264,20 +269,43 @@ class RectilinearStrategy(Strategy):
         coordinate and mask selections grouped by chunk in the kernels (plan_points
         on the grid's boundaries), projections as planned (chunk numbers of the whole
         grid); each chunk shape's tasks one ReadBatch with its shape's chain, the
-        batches run as one (BatchGroup)."""
+        batches run as one (BatchGroup).  On a store whose reads wait on a network,
+        in windows of ``fetch_window`` chunks, as a regular array's
+        (NativeStrategy._read_streamed): the windows after the one decoding already
+        being fetched (batch.fetched_ahead)."""
         arr = self.arr
-        shapes = self.shapes
-        assert shapes is not None
         table, local, outidx, tasks, coords = b.planned(dims)
         if not len(tasks):
             return
         strides = b.array_strides(dims, out.strides)
-        sources, _ = b.chunk_sources(arr, coords)
+        window = arr.store.fetch_window if arr.path_head is None and arr.files is None else None
+        if not window or len(tasks) <= window:
+            sources, _ = b.chunk_sources(arr, coords)
+            self._read_shapes(table, local, outidx, tasks, coords, out, strides, sources)
+            return
+        keys = arr.chunk_keys(coords)
+        spans = [(lo, min(lo + window, len(tasks))) for lo in range(0, len(tasks), window)]
+        with closing(b.fetched_ahead(spans, lambda span: arr.store.fetch_many(keys[span[0]:span[1]]),
+                                     lambda fetch: fetch.cancel())) as parts:
+            for (lo, hi), sources in parts:
+                self._read_shapes(table, local, outidx, tasks[lo:hi], coords[lo:hi], out, strides, sources)
+
+    def _read_shapes(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray, tasks: np.ndarray,
+                     coords: np.ndarray, out: np.ndarray, strides: tuple[int, ...], sources: Any) -> None:
+        """Tasks ``tasks`` (chunks ``coords``, batch ``sources``) read as a ReadBatch
+        per chunk shape (ShapeChains.groups: numpy, no Python per chunk), run as one."""
+        arr = self.arr
+        shapes = self.shapes
+        assert shapes is not None
         batches, spans = [], []
         for at in shapes.groups(coords):
             chain = shapes.chain(coords[at[0]])
             sub = coords[at]
-            part = (sources[:3] + (sub,)) if isinstance(sources, tuple) else [sources[i] for i in at]
+            part: tuple | list
+            if isinstance(sources, tuple):
+                part = sources[:3] + (sub,)
+            else:        # (a list's items taken by one C call)
+                part = list(operator.itemgetter(*at.tolist())(sources)) if len(at) > 1 else [sources[at[0]]]
             batches.append(ReadBatch(chain, table, local, outidx, np.ascontiguousarray(tasks[at]), out,
                                      strides, arr.fill, part))
             spans.append(sub)

@@ -83,7 +83,10 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
     return level.index_format.assemble(parts)
 
 
-def store_shard(arr: ChunkedArray, key: str, data: bytes | None, existed: bool) -> None:
+def store_shard(arr: ChunkedArray, key: str, data: bytes | None, existed: bool,
+                nchunks: int | None = None) -> None:
+    """Store shard ``key`` (``data`` None: it holds nothing; ``nchunks``: its index
+    entries, default the top level's)."""
     if data is not None:
         arr.store.set(key, data)
     elif existed:
@@ -92,7 +95,8 @@ def store_shard(arr: ChunkedArray, key: str, data: bytes | None, existed: bool) 
         elif arr.store.exists(key):
             # a zip cannot delete: store a shard whose inner chunks are all empty (only
             # over an existing shard; a shard that was never stored stays absent)
-            arr.store.set(key, arr.levels[0].index_format.empty(arr.levels[0].nchunks))
+            top = arr.levels[0]
+            arr.store.set(key, top.index_format.empty(top.nchunks if nchunks is None else nchunks))
     arr.shard_cache.forget(key)
 
 

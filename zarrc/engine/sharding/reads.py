@@ -8,6 +8,7 @@ indexes of every level.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextlib import closing
 from typing import Any
@@ -30,7 +31,7 @@ Tolerate = Callable[[np.ndarray], np.ndarray]
 
 def chunk_labels(arr: ChunkedArray, coords: np.ndarray) -> list[str]:
     """Names of inner chunks (rows of ``coords``) for error messages."""
-    shards = coords * np.asarray(arr.chunks, np.int64) // np.asarray(arr.levels[0].shard_shape, np.int64)
+    shards = arr.levels[0].shards_at(coords * np.asarray(arr.chunks, np.int64))
     return [_label(key, row) for key, row in zip(arr.chunk_keys(shards), coords)]
 
 
@@ -69,8 +70,7 @@ def locate(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray,
     length = np.full(n, -1, np.int64)
     present = np.ones(n, bool)
     for depth, level in enumerate(levels):
-        within = (pos % np.asarray(level.shard_shape, np.int64)) // np.asarray(level.inner_shape, np.int64)
-        flat = np.ravel_multi_index(within.T, level.cps) if ndim else np.zeros(n, np.int64)
+        flat = level.entries_at(pos, shards[which] if level.offsets is not None else None)
         live = np.flatnonzero(present)
         # the container of each chunk at this depth: its shard, and where in it the
         # (sub-)shard starts
@@ -80,7 +80,7 @@ def locate(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray,
             ids, group = np.unique(np.stack([which[live], offset[live]]), axis=1, return_inverse=True)
         count = ids.shape[-1]
         if depth == 0 and count * level.nchunks <= max(STACK_MIN, 4 * len(live)):
-            _locate_stacked(arr, reads, keys, ids, group.reshape(-1), flat, live, present, offset, length,
+            _locate_stacked(arr, reads, keys, shards, ids, group.reshape(-1), flat, live, present, offset, length,
                             coords, tolerate)
             continue
         order = np.argsort(group.reshape(-1), kind="stable")
@@ -89,7 +89,8 @@ def locate(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray,
             members = live[order[bounds[j]:bounds[j + 1]]]
             first = members[0]
             where = (keys[which[first]], int(offset[first]), None if depth == 0 else int(length[first]))
-            table = cached_index(arr, reads, depth, *where)
+            cps = level.cps_of(shards[which[first]]) if depth == 0 else level.cps
+            table = cached_index(arr, reads, depth, *where, math.prod(cps))
             if table is None:
                 present[members] = False
                 continue
@@ -98,7 +99,7 @@ def locate(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray,
             if len(bad):
                 if tolerate is None or not tolerate(coords[members[bad]]).all():
                     t = members[bad[0]]
-                    raise damaged(arr, reads, depth, *where, int(flat[t]), tuple(coords[t].tolist()))
+                    raise damaged(arr, reads, depth, *where, int(flat[t]), tuple(coords[t].tolist()), cps)
                 entries[bad] = EMPTY
             empty = entries[:, 0] == EMPTY
             present[members[empty]] = False
@@ -114,30 +115,36 @@ WHOLE_SHARE = 0.5
 WHOLE_SHARD_BYTES = 256 << 20
 
 
-def _prefetch(arr: ChunkedArray, reads: ShardReads, keys: list[str], touched: np.ndarray) -> None:
+def _prefetch(arr: ChunkedArray, reads: ShardReads, keys: list[str], shards: np.ndarray,
+              touched: np.ndarray) -> None:
     """For a store whose reads wait on a network: every shard's version and index
     fetched at once, not one shard after another; a shard the read mostly covers
     fetched whole in one request (``ShardReads.load_whole``) rather than as a
-    version check, an index and ranges."""
+    version check, an index and ranges (``shards``: their grid coordinates)."""
     top = arr.levels[0]
     small = arr.chain is not None and top.nchunks * arr.chain.chunk_nbytes <= WHOLE_SHARD_BYTES
 
     def fetch(i: int) -> None:
-        if small and touched[i] >= WHOLE_SHARE * top.nchunks:
+        nchunks = top.nchunks_of(shards[i])
+        if small and touched[i] >= WHOLE_SHARE * nchunks:
             reads.load_whole(keys[i], f"shard {keys[i]} of {arr.name}")
-        cached_index(arr, reads, 0, keys[i], 0, None)
+        cached_index(arr, reads, 0, keys[i], 0, None, nchunks)
 
     run_io(range(len(keys)), fetch)
 
 
-def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, length, coords,
+def _locate_stacked(arr, reads, keys, shards, ids, group, flat, live, present, offset, length, coords,
                     tolerate) -> None:
     """locate()'s top level for chunks ``live`` in shards ``ids`` (``group``: each
     chunk's shard among them, ``flat``: its number in the shard): the shards' index
     tables stacked, then one lookup for all chunks (no numpy calls per shard)."""
     level = arr.levels[0]
     missing = np.full((level.nchunks, 2), EMPTY, np.uint64)
-    tables = [cached_index(arr, reads, 0, keys[i], 0, None) for i in ids.tolist()]
+    if level.offsets is None:
+        tables = [cached_index(arr, reads, 0, keys[i], 0, None) for i in ids.tolist()]
+    else:         # (shards of several sizes: each table padded to the largest's)
+        tables = [_padded(cached_index(arr, reads, 0, keys[i], 0, None, level.nchunks_of(shards[i])), missing)
+                  for i in ids.tolist()]
     stacked = np.stack([missing if t is None else t for t in tables])
     entries = stacked[group, flat[live]]
     bad = np.flatnonzero(entries[:, 0] == DAMAGED)
@@ -145,7 +152,7 @@ def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, l
         if tolerate is None or not tolerate(coords[live[bad]]).all():
             t = live[bad[0]]
             raise damaged(arr, reads, 0, keys[ids[group[bad[0]]]], 0, None, int(flat[t]),
-                          tuple(coords[t].tolist()))
+                          tuple(coords[t].tolist()), level.cps_of(shards[ids[group[bad[0]]]]))
         entries[bad] = EMPTY
     empty = entries[:, 0] == EMPTY
     present[live[empty]] = False
@@ -153,30 +160,36 @@ def _locate_stacked(arr, reads, keys, ids, group, flat, live, present, offset, l
     length[live] = np.where(empty, -1, entries[:, 1].astype(np.int64))
 
 
+def _padded(table: np.ndarray | None, missing: np.ndarray) -> np.ndarray | None:
+    """An index ``table`` extended with ``missing``'s empty entries to its length."""
+    if table is None or len(table) == len(missing):
+        return table
+    return np.concatenate([table, missing[len(table):]])
+
+
 def _locate_small(arr: ChunkedArray, reads: ShardReads, coords: np.ndarray, tolerate: Tolerate | None):
     """locate() for a few chunks, in plain Python (numpy's per-call costs would dominate)."""
     levels = arr.levels
-    top = levels[0].shard_shape
+    top = levels[0]
     positions = [[c * k for c, k in zip(row, arr.chunks)] for row in coords.tolist()]
     shard_ids: dict = {}
-    which = [shard_ids.setdefault(tuple(p // s for p, s in zip(pos, top)), len(shard_ids))
-             for pos in positions]
-    keys = arr.chunk_keys(np.array(list(shard_ids), np.int64).reshape(len(shard_ids), len(top)))
+    which = [shard_ids.setdefault(top.shard_of(pos), len(shard_ids)) for pos in positions]
+    shards = list(shard_ids)
+    keys = arr.chunk_keys(np.array(shards, np.int64).reshape(len(shard_ids), len(top.shard_shape)))
     offset, length = [], []
     for r, (row, pos, k) in enumerate(zip(coords.tolist(), positions, which)):
         start, size = 0, None
         for depth, level in enumerate(levels):
-            table = cached_index(arr, reads, depth, keys[k], start, size)
-            flat = 0
-            for p, s, i, c in zip(pos, level.shard_shape, level.inner_shape, level.cps):
-                flat = flat * c + (p % s) // i
+            flat, cps = level.entry_in(pos, shards[k])      # (shards[k]: used by the top level only)
+            table = cached_index(arr, reads, depth, keys[k], start, size,
+                                 None if cps is level.cps else math.prod(cps))
             entry = None if table is None else table[flat]
             if entry is not None and entry[0] == DAMAGED:
                 if tolerate is not None and tolerate(coords[r:r + 1])[0]:
                     start = -1
                     break
                 raise damaged(arr, reads, depth, keys[k], start, size if depth else None, flat,
-                              tuple(int(c) for c in row))
+                              tuple(int(c) for c in row), cps)
             if entry is None or entry[0] == EMPTY:
                 start = -1
                 break
@@ -244,15 +257,14 @@ def _holder_ranges(reads, keys, which, offset, length, present, bounds) -> tuple
 
 def shard_grid(arr: ChunkedArray) -> tuple[int, ...]:
     """The shape of the grid of top-level shards."""
-    return tuple(-(-s // c) for s, c in zip(arr.shape, arr.levels[0].shard_shape))
+    return arr.levels[0].grid(arr.shape)
 
 
 def shard_numbers(arr: ChunkedArray, coords: np.ndarray) -> np.ndarray:
     """The top-level shard (C-order number in the shard grid) of each inner chunk."""
     if not coords.shape[1]:
         return np.zeros(len(coords), np.int64)
-    shard_shape = np.asarray(arr.levels[0].shard_shape, np.int64)
-    return np.ravel_multi_index(((coords * np.asarray(arr.chunks, np.int64)) // shard_shape).T,
+    return np.ravel_multi_index(arr.levels[0].shards_at(coords * np.asarray(arr.chunks, np.int64)).T,
                                 shard_grid(arr))
 
 
@@ -351,7 +363,7 @@ def _fetch_part(arr: ChunkedArray, coords: np.ndarray, pinned: dict | None,
         shards, touched = np.unique(shard_numbers(arr, coords), return_counts=True)
         grid = np.stack(np.unravel_index(shards, shard_grid(arr)), axis=1) if coords.shape[1] else \
             np.zeros((1, 0), np.int64)
-        _prefetch(arr, reads, arr.chunk_keys(grid), touched)
+        _prefetch(arr, reads, arr.chunk_keys(grid), grid, touched)
         keys, which, offset, length = locate(arr, reads, coords, tolerate)
         return reads, keys, which, located_sources(reads, keys, which, offset, length)
     except BaseException:

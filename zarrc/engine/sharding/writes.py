@@ -51,10 +51,9 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
     copy the untouched inner chunks and name the new files; else before anything
     is read.  They are held until every shard is stored."""
     top = arr.levels[0]
-    shard_shape = np.asarray(top.shard_shape, np.int64)
     table, local, outidx, tasks, coords = b.planned(dims)
     pos = coords * np.asarray(arr.chunks, np.int64)
-    shards, which = np.unique(pos // shard_shape, axis=0, return_inverse=True)
+    shards, which = np.unique(top.shards_at(pos), axis=0, return_inverse=True)
     which = which.reshape(-1)
     keys = arr.chunk_keys(shards)
     if len(arr.levels) > 1:
@@ -62,8 +61,7 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray,
             write_whole_shards(arr, dims, value, shards, keys)
         return
     full = b.tasks_full(table, tasks)
-    flat = (np.ravel_multi_index(((pos % shard_shape) // np.asarray(top.inner_shape)).T, top.cps)
-            if len(top.cps) else np.zeros(len(tasks), np.int64))
+    flat = top.entries_at(pos, shards[which] if top.offsets is not None else None)
     order = np.argsort(which, kind="stable")
     bounds = np.searchsorted(which[order], np.arange(len(keys) + 1))
     assert arr.chain is not None          # (a sharded array's inner chain is native)
@@ -233,10 +231,12 @@ class _ShardWrite:
     def _raise_damaged(self, reads: ShardReads, k: int, entry: int, problems: dict | None) -> None:
         arr, key = self.arr, self.keys[k]
         top = arr.levels[0]
-        corner = np.unravel_index(entry, top.cps) if top.cps else ()
-        chunk = tuple(int(s) * c + int(i) for s, c, i in zip(self.shards[k], top.cps, corner))
-        exc = (damaged(arr, reads, 0, key, 0, None, entry, chunk) if problems is None else
-               damaged_error(f"shard {key} of {arr.name}", entry, top.cps, problems.get(entry, "damaged"), chunk))
+        cps = top.cps_of(self.shards[k])
+        corner = np.unravel_index(entry, cps) if cps else ()
+        first = top.origins(self.shards[k:k + 1])[0] // np.asarray(top.inner_shape, np.int64)
+        chunk = tuple(int(f) + int(i) for f, i in zip(first, corner))
+        exc = (damaged(arr, reads, 0, key, 0, None, entry, chunk, cps) if problems is None else
+               damaged_error(f"shard {key} of {arr.name}", entry, cps, problems.get(entry, "damaged"), chunk))
         raise CodecError(f"{exc}; a write must wholly overwrite that inner chunk to repair it "
                          f"(nothing was written)")
 
@@ -250,7 +250,7 @@ class _ShardWrite:
             snap = reads.snapshot(key)
             held = None if snap is None else snap.holder()
             if held is not None and (arr.files is not None or type(held[0]) is bytes):
-                index_table = cached_index(arr, reads, 0, key, 0, None)
+                index_table = cached_index(arr, reads, 0, key, 0, None, arr.levels[0].nchunks_of(self.shards[k]))
                 return None if index_table is None else (held[0], held[1], index_table, None)
             # (a store with no holder to read ranges of, or a file the shard must be
             # built in memory from: the whole value, once)
@@ -259,7 +259,7 @@ class _ShardWrite:
             return None
         blob = bytes(blob)
         top = arr.levels[0]
-        return (blob, 0, *top.index_format.parse(blob, top.nchunks, f"shard {key} of {arr.name}"))
+        return (blob, 0, *top.index_format.parse(blob, top.nchunks_of(self.shards[k]), f"shard {key} of {arr.name}"))
 
     def _group(self, reads: ShardReads, k0: int, k1: int) -> Callable[[], None] | None:
         arr, top, bounds = self.arr, self.arr.levels[0], self.bounds
@@ -304,7 +304,7 @@ class _ShardWrite:
             """Each inner chunk's task in the batch (-1: none) and the old parts kept:
             (old shard bytes, offsets, lengths), or for a shard file (descriptor,
             offsets in the file, lengths, the file's size), copied file to file."""
-            task_of_chunk = np.full(top.nchunks, -1, np.int64)
+            task_of_chunk = np.full(top.nchunks_of(self.shards[k]), -1, np.int64)
             lo, hi = bounds[k] - bounds[k0], bounds[k + 1] - bounds[k0]
             task_of_chunk[self.flat[members[lo:hi]]] = np.arange(lo, hi)
             if k not in old:
@@ -377,17 +377,19 @@ class _ShardWrite:
                 arr.shard_cache.forget(key)
         finally:
             self.release()
+        top = arr.levels[0]
+        shard_of = dict(zip(self.keys, self.shards))
         for key in self.emptied:
-            store_shard(arr, key, None, existed=arr.store.exists(key))
+            store_shard(arr, key, None, arr.store.exists(key), top.nchunks_of(shard_of[key]))
         # (a shard read with its version is stored only over that version; one left
         # with no inner chunk is stored as an index of empty entries, for a delete
         # cannot be made conditional)
-        top = arr.levels[0]
-        conditional = {key: (top.index_format.empty(top.nchunks) if data is None else data, self.versions[key])
+        conditional = {key: (top.index_format.empty(top.nchunks_of(shard_of[key])) if data is None else data,
+                             self.versions[key])
                        for key, data in self.built if key in self.versions}
         for key, data in self.built:
             if key not in conditional:
-                store_shard(arr, key, data, existed=True)
+                store_shard(arr, key, data, True, top.nchunks_of(shard_of[key]))
         lost = arr.store.set_many_if(conditional) if conditional else []
         for key in conditional:
             arr.shard_cache.forget(key)
@@ -410,6 +412,6 @@ class _ShardWrite:
 
 
 def _inner_chunks_in_bounds(arr: ChunkedArray, level: ShardLevel, shard: np.ndarray) -> int:
-    origin = shard * np.asarray(level.shard_shape)
-    return math.prod(min(c, -(-(s - o) // i))
-                     for c, s, o, i in zip(level.cps, arr.shape, origin, level.inner_shape))
+    origin = level.origins(np.asarray(shard, np.int64).reshape(1, -1))[0]
+    return math.prod(min(c, -(-(s - int(o)) // i))
+                     for c, s, o, i in zip(level.cps_of(shard), arr.shape, origin, level.inner_shape))
