@@ -239,7 +239,8 @@ ERRORS = [   # (arguments, with {src} the v2 array and {tmp} a temporary directo
     (("info", "{src}", "-S", "anon=true"), 2, ("local path",)),
     (("info", "{src}", "-S", "anon"), 2, ("KEY=VALUE",)),
     (("convert", "{src}", "{tmp}/plain", "--overwrite"), 2, ("not Zarr",)),
-    (("convert", "{tmp}/refs.json", "{tmp}/r", "--references"), 2, ("not supported yet",)),
+    (("convert", "{tmp}/refs.json", "{tmp}/r", "--references"), 1, ("no reference file",)),
+    (("convert", "{tmp}/refs.json", "{tmp}/r", "--references", "--chunks", "5,5"), 2, ("not with --references",)),
     (("convert", "{src}", "{src}/inside"), 2, ("overlap",)),
     (("convert", "{src}", "{src}", "--overwrite"), 2, ("overlap",)),
 ]

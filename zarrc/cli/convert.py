@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import zarrc
-from zarrc.cli import convert_units
+from zarrc.cli import convert_units, references
 from zarrc.cli.convert_units import ArrayPlan, GroupPlan
 from zarrc.cli.options import (
     KEEP,
@@ -184,7 +184,7 @@ def plan(source: Array | Group, args: Namespace) -> tuple[list[GroupPlan], list[
 
 def convert(args: Namespace) -> int:
     if args.references:
-        raise UsageError("converting kerchunk JSON references to Parquet is not supported yet")
+        return references.convert_references(args)
     if not is_url(args.src) and not is_url(args.dst):
         src_path, dst_path = Path(args.src).resolve(), Path(args.dst).resolve()
         if src_path == dst_path or src_path in dst_path.parents or dst_path in src_path.parents:
