@@ -122,8 +122,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the dimension names (v3 dimension_names, v2 _ARRAY_DIMENSIONS; default: "
                         "the source's)")
     p.add_argument("--workers", "-j", type=int, default=None,
-                   help="units converted at once (default: the cores this process may use; more "
-                        "overlap reads and writes with the codecs, at the memory stated above)")
+                   help="units converted at once (default: the cores this process may use, plus one, "
+                        "whose reads and writes overlap the others' codecs; each costs the memory stated above)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace what DST holds (Zarr data only), and start again")
     p.add_argument("--consolidate", action="store_true",
