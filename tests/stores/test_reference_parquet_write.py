@@ -160,6 +160,8 @@ def test_the_command(hdf5, tmp_path):  # noqa: F811
     check_hierarchy(ReferenceStore(str(tmp_path / "out")), data)
     tree = zarrc_cli("tree", tmp_path / "out")          # the directory opens as references
     assert tree.returncode == 0 and "elevation (40, 30, 7) int32" in tree.stdout, tree.stderr
+    listed = zarrc_cli("ls", (tmp_path / "out").as_uri())
+    assert listed.returncode == 0 and listed.stdout.split() == ["counts", "flags", "grid/", "temperature"]
     again = zarrc_cli("convert", src, tmp_path / "out", "--references")
     assert again.returncode == 2 and "--overwrite" in again.stderr and "Traceback" not in again.stderr
     assert zarrc_cli("convert", src, tmp_path / "out", "--references", "--overwrite", "-q").returncode == 0

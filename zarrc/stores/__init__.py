@@ -89,7 +89,7 @@ def names_references(obj: Any) -> bool:
     text = os.fsdecode(os.fspath(obj))
     if text.lower().startswith("reference://"):
         return True
-    if "://" not in text and _is_parquet_references(text):
+    if ("://" not in text or text.lower().startswith("file://")) and _is_parquet_references(text):
         return True
     name = text.rstrip("/").replace("\\", "/").rpartition("/")[2]
     if not name.lower().endswith(".json") or name == "zarr.json":
@@ -104,6 +104,10 @@ def names_references(obj: Any) -> bool:
 
 def _is_parquet_references(path: str) -> bool:
     """True for a local directory of Parquet references (``reference_parquet``)."""
+    try:
+        path = local_path_of(path)
+    except StoreError:
+        return False
     meta = os.path.join(path, ".zmetadata")
     if not os.path.isfile(meta) or os.path.exists(os.path.join(path, ".zgroup")):
         return False
