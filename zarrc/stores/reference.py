@@ -430,7 +430,7 @@ def read_json_references(fo: str, target_protocol: str | None = None,
     path = local_path(fo, target_protocol)
     if path is not None:
         if os.path.isdir(path):
-            raise MetadataError(f"{fo}: a directory (Parquet references?), not a JSON references file")
+            raise MetadataError(f"{fo} is a directory, not a kerchunk JSON references file")
         return _json_document(_read_local(path), fo, fo)
     fsspec = require("fsspec", f"reading the references {fo!r}")
     fs, root = fsspec.core.url_to_fs(fo, **(target_options or {}),
