@@ -10,7 +10,7 @@ of 16 x 1024 x 1024 (64 MiB; ``--small``: 16 x 512 x 512) holding inner chunks o
 16 x 128 x 128, zstd level 3.
 
 - ``zarrc``: ``python -m zarrc convert SRC DST --zarr-format 3 --chunks ...
-  --shards ... --compressor zstd:3 -q`` (its default workers: the cores);
+  --shards ... --compressor zstd:3 -q`` (its default workers: the cores plus one);
 - ``zarr+dask``: ``dask.array.from_zarr`` (zarr-python), ``rechunk`` to the shard
   shape, ``store`` into the v3 array zarr-python creates, on dask's threaded
   scheduler (``lock=False``: each dask chunk a whole shard).
@@ -86,7 +86,9 @@ def zarrc_script(src: str, dst: str, size: str, workers: int | None) -> str:
         status = main({argv!r})
         took = time.perf_counter() - t
         assert status == 0, status
-        print(json.dumps({{"seconds": took, "peak": _hwm(), "base": base, "threads": zarrc.config.threads}}))
+        from zarrc.cli.convert_units import default_workers
+        print(json.dumps({{"seconds": took, "peak": _hwm(), "base": base, "threads": zarrc.config.threads,
+                          "workers": {workers or 0!r} or default_workers()}}))
     """)
 
 
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     peak = {lib: max(r["peak"] for r in runs) for lib, runs in results.items()}
     grown = {lib: max(r["peak"] - r["base"] for r in runs) for lib, runs in results.items()}
     threads = results["zarrc"][0]["threads"]
-    workers = args.workers or threads
+    workers = results["zarrc"][0]["workers"]
     unit = 4 * shards[0] * shards[1] * shards[2]
     bound = workers * 2 * unit + threads * 4 * chunks[0] * chunks[1] * chunks[2]
     print(f"\n{'library':<10} {'seconds':>8} {'peak MiB':>9} {'grown MiB':>10} {'x zarrc':>8}")

@@ -239,7 +239,8 @@ ERRORS = [   # (arguments, with {src} the v2 array and {tmp} a temporary directo
     (("info", "{src}", "-S", "anon=true"), 2, ("local path",)),
     (("info", "{src}", "-S", "anon"), 2, ("KEY=VALUE",)),
     (("convert", "{src}", "{tmp}/plain", "--overwrite"), 2, ("not Zarr",)),
-    (("convert", "{tmp}/refs.json", "{tmp}/r", "--references"), 2, ("not supported yet",)),
+    (("convert", "{tmp}/refs.json", "{tmp}/r", "--references"), 1, ("no reference file",)),
+    (("convert", "{tmp}/refs.json", "{tmp}/r", "--references", "--chunks", "5,5"), 2, ("not with --references",)),
     (("convert", "{src}", "{src}/inside"), 2, ("overlap",)),
     (("convert", "{src}", "{src}", "--overwrite"), 2, ("overlap",)),
 ]
@@ -481,3 +482,17 @@ def test_overviews_builds_a_pyramid(tmp_path: Path) -> None:
     assert [lvl.shape for lvl in levels] == [(32, 32), (16, 16)]
     np.testing.assert_allclose(levels[0][0, 0], a[0:2, 0:2].mean())
     assert_one_line_error(run("overviews", tmp_path / "g.zarr", "--factors", "two", check=2), "--factors")
+
+
+def test_convert_moves_v2_byte_filters_after_the_serializer(tmp_path: Path) -> None:
+    """kerchunk's v2 metadata of HDF5 data: shuffle and zlib as *filters*, no compressor;
+    in v3 they are bytes -> bytes codecs, after ``bytes``."""
+    src = tmp_path / "h5like.zarr"
+    data = np.arange(600, dtype="<i4").reshape(20, 30) % 97
+    a = zarrc.create_array(str(src), shape=data.shape, dtype="<i4", chunks=(8, 16), zarr_format=2, compressors=None,
+                           filters=[{"id": "shuffle", "elementsize": 4}, {"id": "zlib", "level": 4}])
+    a[...] = data
+    run("convert", src, tmp_path / "v3.zarr", "--zarr-format", "3", "-q")
+    out = zarrc.open_array(str(tmp_path / "v3.zarr"), mode="r")
+    assert [c["name"] for c in out.metadata.to_json()["codecs"]] == ["bytes", "numcodecs.shuffle", "numcodecs.zlib"]
+    np.testing.assert_array_equal(out[...], data)

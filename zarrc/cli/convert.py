@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import zarrc
-from zarrc.cli import convert_units
+from zarrc.cli import convert_units, references
 from zarrc.cli.convert_units import ArrayPlan, GroupPlan
 from zarrc.cli.options import (
     KEEP,
@@ -31,7 +31,9 @@ from zarrc.cli.options import (
     storage_options,
     store_for,
 )
+from zarrc.codecs._base import BYTES_TO_BYTES
 from zarrc.codecs.chain import CodecChain
+from zarrc.codecs.registry import codec_class
 from zarrc.core.array import Array
 from zarrc.core.create import array_metadata
 from zarrc.core.group import Group
@@ -131,9 +133,15 @@ def plan_array(a: Array, path: str, args: Namespace) -> ArrayPlan:
     given_filters = filters_option(args.filters)
     if given_filters != KEEP:
         filters = given_filters or []
+    elif not same and fmt == 3:
+        # v2 filters on bytes (shuffle, zlib: kerchunk puts HDF5's there) are bytes -> bytes codecs in
+        # v3, after the serializer and before the compressor
+        filters = [v2_to_v3(c, itemsize) for c in filters]
+        on_bytes = [c for c in filters if codec_class(c["name"]).category == BYTES_TO_BYTES]
+        filters = [c for c in filters if c not in on_bytes]
+        compressors = on_bytes + compressors
     elif not same:
-        filters = ([v2_to_v3(c, itemsize) for c in filters] if fmt == 3
-                   else [v3_to_v2(c, where) for c in filters])
+        filters = [v3_to_v2(c, where) for c in filters]
     attrs = copy.deepcopy(a.attrs.asdict())
     names = names_option(args.dimension_names)
     names = _dimension_names(a) if names == KEEP else names
@@ -184,7 +192,7 @@ def plan(source: Array | Group, args: Namespace) -> tuple[list[GroupPlan], list[
 
 def convert(args: Namespace) -> int:
     if args.references:
-        raise UsageError("converting kerchunk JSON references to Parquet is not supported yet")
+        return references.convert_references(args)
     if not is_url(args.src) and not is_url(args.dst):
         src_path, dst_path = Path(args.src).resolve(), Path(args.dst).resolve()
         if src_path == dst_path or src_path in dst_path.parents or dst_path in src_path.parents:

@@ -14,6 +14,7 @@ from typing import Any
 
 from zarrc.cli.convert_units import JOURNAL, UNIT_BYTES
 from zarrc.cli.options import UsageError, storage_options
+from zarrc.stores.reference_parquet_write import RECORD_SIZE
 
 WHERE = ("a path (a directory, a .zip file, a node inside a store as store.zarr/group/array) or a URL "
          "(s3://, gs://, az://, https://, file://, memory://, any fsspec URL)")
@@ -46,7 +47,14 @@ data or nothing).
 
 Each unit is read from SRC with one native read and written with one native write
 (the chunks decoded and encoded in parallel without the GIL); WORKERS threads work
-on units at once.  A progress bar (tqdm) shows on stderr when it is a terminal."""
+on units at once.  A progress bar (tqdm) shows on stderr when it is a terminal.
+
+References: with --references, SRC is a kerchunk JSON reference file and DST the
+directory of Parquet references written from it (as GDAL's
+CONVERT_TO_KERCHUNK_PARQUET_REFERENCE=YES does): DST/.zmetadata and, per array,
+DST/<array>/refs.<n>.parq of --record-size references each, which zarrc, fsspec's
+ReferenceFileSystem, kerchunk and GDAL read.  One array's references are in memory
+at a time (besides the parsed JSON)."""
 
 
 def _add_store_options(p: argparse.ArgumentParser) -> None:
@@ -114,14 +122,18 @@ def parser() -> argparse.ArgumentParser:
                    help="the dimension names (v3 dimension_names, v2 _ARRAY_DIMENSIONS; default: "
                         "the source's)")
     p.add_argument("--workers", "-j", type=int, default=None,
-                   help="units converted at once (default: the cores this process may use; more "
-                        "overlap reads and writes with the codecs, at the memory stated above)")
+                   help="units converted at once (default: the cores this process may use, plus one, "
+                        "whose reads and writes overlap the others' codecs; each costs the memory stated above)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace what DST holds (Zarr data only), and start again")
     p.add_argument("--consolidate", action="store_true",
                    help="consolidate the destination group's metadata (done anyway when the source's is)")
     p.add_argument("--references", action="store_true",
-                   help="convert kerchunk JSON references to Parquet references (not supported yet)")
+                   help="SRC is a kerchunk JSON reference file (v0 or v1, templates and gen "
+                        "expanded): write it as Parquet references in the directory DST (fsspec's "
+                        "and kerchunk's layout, which GDAL reads); the data are not copied")
+    p.add_argument("--record-size", type=int, default=RECORD_SIZE, metavar="N",
+                   help=f"with --references: references per Parquet record file (default: {RECORD_SIZE:,})")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
     _add_store_options(p)
     p.add_argument("--dst-storage-option", action="append", metavar="KEY=VALUE", default=None,

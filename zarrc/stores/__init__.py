@@ -81,11 +81,15 @@ def names_references(obj: Any) -> bool:
     """True if ``obj`` is a string naming kerchunk references, which ``make_store``
     opens as a read-only :class:`~zarrc.stores.reference.ReferenceStore` (taking
     ``storage_options`` as fsspec's ``reference://`` does): ``reference://``, or a
-    URL or local file whose name ends in ".json" (a node's ``zarr.json`` excepted)."""
+    URL or local file whose name ends in ".json" (a node's ``zarr.json`` excepted),
+    or a local directory of Parquet references (a ``.zmetadata`` with a
+    ``record_size`` and no ``.zgroup`` beside it)."""
     if not isinstance(obj, (str, os.PathLike)):
         return False
     text = os.fsdecode(os.fspath(obj))
     if text.lower().startswith("reference://"):
+        return True
+    if ("://" not in text or text.lower().startswith("file://")) and _is_parquet_references(text):
         return True
     name = text.rstrip("/").replace("\\", "/").rpartition("/")[2]
     if not name.lower().endswith(".json") or name == "zarr.json":
@@ -96,6 +100,25 @@ def names_references(obj: Any) -> bool:
         return os.path.isfile(local_path_of(text))
     except StoreError:
         return False
+
+
+def _is_parquet_references(path: str) -> bool:
+    """True for a local directory of Parquet references (``reference_parquet``)."""
+    try:
+        path = local_path_of(path)
+    except StoreError:
+        return False
+    meta = os.path.join(path, ".zmetadata")
+    if not os.path.isfile(meta) or os.path.exists(os.path.join(path, ".zgroup")):
+        return False
+    import json
+
+    try:
+        with open(meta, "rb") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "record_size" in doc and "metadata" in doc
 
 
 def _is_remote_url(obj: Any) -> bool:

@@ -211,13 +211,7 @@ class ReferenceStore(Store):
                                                   self._where, self._cache_size)
                 return
             data = _read_remote(fs, root)
-        if data is None:
-            raise StoreNotFoundError(f"ReferenceStore: no reference file {fo!r}")
-        try:
-            doc = json.loads(_decompress(data, self._where))
-        except ValueError as e:
-            raise MetadataError(f"{self._where}: the references are not valid JSON: {e}") from None
-        self._set_entries(parse_references(doc, self._where, overrides))
+        self._set_entries(parse_references(_json_document(data, fo, self._where), self._where, overrides))
 
     # -- entries -------------------------------------------------------------------
 
@@ -415,6 +409,33 @@ class ReferenceStore(Store):
     def __repr__(self) -> str:
         where = f"<{len(self.fo)} references>" if isinstance(self.fo, dict) else repr(self.fo)
         return f"ReferenceStore({where})"
+
+
+def _json_document(data: bytes | None, fo: str, where: str) -> Any:
+    """The parsed JSON of a references file's bytes (None: no such file)."""
+    if data is None:
+        raise StoreNotFoundError(f"ReferenceStore: no reference file {fo!r}")
+    try:
+        return json.loads(_decompress(data, where))
+    except ValueError as e:
+        raise MetadataError(f"{where}: the references are not valid JSON: {e}") from None
+
+
+def read_json_references(fo: str, target_protocol: str | None = None,
+                         target_options: dict | None = None) -> Any:
+    """The parsed JSON document of the references file ``fo`` (a path or an fsspec
+    URL; gzip, bz2, xz or zstd compressed or not).  Raises StoreNotFoundError if
+    it does not exist, MetadataError if it is not JSON, StoreError if it cannot be
+    read."""
+    path = local_path(fo, target_protocol)
+    if path is not None:
+        if os.path.isdir(path):
+            raise MetadataError(f"{fo} is a directory, not a kerchunk JSON references file")
+        return _json_document(_read_local(path), fo, fo)
+    fsspec = require("fsspec", f"reading the references {fo!r}")
+    fs, root = fsspec.core.url_to_fs(fo, **(target_options or {}),
+                                     **({"protocol": target_protocol} if target_protocol else {}))
+    return _json_document(_read_remote(fs, root), fo, fo)
 
 
 def _reopen(fo: Any, options: dict) -> ReferenceStore:

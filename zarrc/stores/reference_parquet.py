@@ -33,7 +33,7 @@ from zarrc.stores.reference_targets import EXTRA_HINT
 ReadFile = Callable[[str], "bytes | None"]
 
 
-class _Field:
+class ChunkField:
     """An array's chunk layout: its chunk grid and its key separator."""
 
     __slots__ = ("count", "grid", "separator")
@@ -41,6 +41,47 @@ class _Field:
     def __init__(self, grid: tuple[int, ...], separator: str) -> None:
         self.grid, self.separator = grid, separator
         self.count = math.prod(grid)
+
+
+def chunk_field(key: str, zarray: Any, where: str) -> ChunkField:
+    """The chunk layout of the v2 array whose ``.zarray`` (``key``) is ``zarray``
+    (its JSON, or the text of it).  Raises MetadataError naming ``where`` and ``key``."""
+    if isinstance(zarray, (str, bytes)):
+        try:
+            zarray = json.loads(zarray)
+        except ValueError:
+            zarray = None
+    try:
+        shape, chunks = zarray["shape"], zarray["chunks"]
+        grid = tuple(math.ceil(s / c) if c else 0 for s, c in zip(shape, chunks, strict=True))
+    except (TypeError, KeyError, ValueError):
+        raise MetadataError(f"{where}/.zmetadata: {key} has no valid shape and chunks") from None
+    return ChunkField(grid or (1,), zarray.get("dimension_separator") or ".")
+
+
+def locate(fields: dict[str, ChunkField], key: str) -> tuple[str, int] | None:
+    """(field, the C-order index of the chunk in its array's grid) of a chunk key,
+    or None if ``key`` names no chunk in the grid of an array of ``fields``."""
+    field, _, name = key.rpartition("/")
+    spec = fields.get(field)
+    parts = name
+    if spec is None or spec.separator != ".":
+        for candidate, spec2 in fields.items():
+            if spec2.separator == "/" and key.startswith(candidate + "/"):
+                field, spec, parts = candidate, spec2, key[len(candidate) + 1:]
+                break
+        else:
+            return None
+    try:
+        coords = [int(c) for c in parts.split(spec.separator)]
+    except ValueError:
+        return None
+    if len(coords) != len(spec.grid) or any(not 0 <= c < n for c, n in zip(coords, spec.grid)):
+        return None
+    index = 0
+    for c, n in zip(coords, spec.grid):
+        index = index * n + c
+    return field, index
 
 
 def _read_table(data: bytes) -> dict[str, list]:
@@ -87,25 +128,12 @@ class ParquetReferences:
             raise MetadataError(f'{where}/.zmetadata: "record_size" must be a positive integer, not {size!r}')
         self.record_size: int = size
         self.metadata: dict[str, Any] = doc["metadata"]
-        self.fields: dict[str, _Field] = {}
+        self.fields: dict[str, ChunkField] = {}
         for key, value in self.metadata.items():
             if key.endswith("/.zarray"):
-                self.fields[key[:-len("/.zarray")]] = self._field(key, value)
+                self.fields[key[:-len("/.zarray")]] = chunk_field(key, value, where)
         self._records: OrderedDict[tuple[str, int], Any] = OrderedDict()
         self._lock = threading.Lock()
-
-    def _field(self, key: str, zarray: Any) -> _Field:
-        if isinstance(zarray, (str, bytes)):
-            try:
-                zarray = json.loads(zarray)
-            except ValueError:
-                zarray = None
-        try:
-            shape, chunks = zarray["shape"], zarray["chunks"]
-            grid = tuple(math.ceil(s / c) if c else 0 for s, c in zip(shape, chunks, strict=True))
-        except (TypeError, KeyError, ValueError):
-            raise MetadataError(f"{self.where}/.zmetadata: {key} has no valid shape and chunks") from None
-        return _Field(grid or (1,), zarray.get("dimension_separator") or ".")
 
     # -- keys ------------------------------------------------------------------
 
@@ -122,26 +150,7 @@ class ParquetReferences:
     def locate(self, key: str) -> tuple[str, int] | None:
         """(field, linear chunk index) of a chunk key, or None if ``key`` names no
         chunk of an array in the grid."""
-        field, _, name = key.rpartition("/")
-        spec = self.fields.get(field)
-        parts = name
-        if spec is None or spec.separator != ".":
-            for candidate, spec2 in self.fields.items():
-                if spec2.separator == "/" and key.startswith(candidate + "/"):
-                    field, spec, parts = candidate, spec2, key[len(candidate) + 1:]
-                    break
-            else:
-                return None
-        try:
-            coords = [int(c) for c in parts.split(spec.separator)]
-        except ValueError:
-            return None
-        if len(coords) != len(spec.grid) or any(not 0 <= c < n for c, n in zip(coords, spec.grid)):
-            return None
-        index = 0
-        for c, n in zip(coords, spec.grid):
-            index = index * n + c
-        return field, index
+        return locate(self.fields, key)
 
     def get(self, key: str) -> bytes | Ref | None:
         """The entry of ``key`` (inline bytes or a Ref), or None if absent.  Raises

@@ -22,7 +22,7 @@ import itertools
 import json
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from zarrc.errors import MetadataError
@@ -195,45 +195,71 @@ def entry(value: Any, key: str, where: str, url_of: Callable[[str], str] | None 
     return inline_bytes(value, key, where)
 
 
+class ReferenceSet:
+    """A reference set (a parsed JSON document of version 0 or 1) whose values are
+    turned into entries one key at a time: ``refs`` holds the JSON values as they
+    are, ``entry(key)`` the entry of one (templates rendered, ``overrides``
+    replacing templates of the same name), ``generated()`` the references of each
+    ``gen`` entry in turn.  ``where`` names the document in errors.  Raises
+    MetadataError for a document that is not a reference set (not an object,
+    unknown version, malformed members)."""
+
+    def __init__(self, doc: Any, where: str, overrides: Mapping[str, str] | None = None) -> None:
+        self.where = where
+        if not isinstance(doc, dict):
+            raise _fail(where, f"a reference set is a JSON object, not {type(doc).__name__}")
+        self.env: dict[str, Any] = {}
+        self.gens: list = []
+        self._urls: dict[str, str] = {}
+        self._templated = "version" in doc     # (version 0 has no templates)
+        if "version" not in doc:
+            self.refs: dict[str, Any] = doc
+            return
+        if doc["version"] != 1:
+            raise _fail(where, f"unknown reference spec version {doc['version']!r} (0 and 1 are known)")
+        unknown = set(doc) - {"version", "templates", "gen", "refs"}
+        if unknown:
+            raise _fail(where, f"unknown members {sorted(unknown)} of a version 1 reference set")
+        templates = doc.get("templates") or {}
+        if not isinstance(templates, dict) or not all(isinstance(v, str) for v in templates.values()):
+            raise _fail(where, '"templates" must be an object of strings')
+        templates = {**templates, **(overrides or {})}
+        self.env = {name: Template(text, f"{where}: template {name!r}") if "{{" in text else text
+                    for name, text in templates.items()}
+        refs = doc.get("refs") or {}
+        if not isinstance(refs, dict):
+            raise _fail(where, '"refs" must be an object')
+        self.refs = refs
+        gens = doc.get("gen") or []
+        if not isinstance(gens, list):
+            raise _fail(where, '"gen" must be a list')
+        self.gens = gens
+
+    def _url_of(self, url: str) -> str:
+        out = self._urls.get(url)
+        if out is None:
+            out = self._urls[url] = Template(url, self.where).render(self.env)
+        return out
+
+    def entry(self, key: str) -> bytes | Ref:
+        """The entry of ``refs[key]``.  Raises MetadataError for a bad value."""
+        return entry(self.refs[key], key, self.where, self._url_of if self._templated else None)
+
+    def generated(self) -> Iterator[dict[str, Ref]]:
+        """The references of each ``gen`` entry, one entry's at a time."""
+        for i, gen in enumerate(self.gens):
+            yield expand_gen(gen, self.env, f"{self.where}: gen[{i}]")
+
+
 def parse_references(doc: Any, where: str, overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The entries of a reference set (a parsed JSON document of version 0 or 1),
     as {key: bytes | Ref}, templates rendered (``overrides`` replacing templates of
     the same name) and ``gen`` expanded.  ``where`` names the document in errors.  Raises MetadataError for a document that is
     not a reference set (not an object, unknown version, bad values)."""
-    if not isinstance(doc, dict):
-        raise _fail(where, f"a reference set is a JSON object, not {type(doc).__name__}")
-    if "version" not in doc:
-        return {key: entry(value, key, where) for key, value in doc.items()}
-    if doc["version"] != 1:
-        raise _fail(where, f"unknown reference spec version {doc['version']!r} (0 and 1 are known)")
-    unknown = set(doc) - {"version", "templates", "gen", "refs"}
-    if unknown:
-        raise _fail(where, f"unknown members {sorted(unknown)} of a version 1 reference set")
-    templates = doc.get("templates") or {}
-    if not isinstance(templates, dict) or not all(isinstance(v, str) for v in templates.values()):
-        raise _fail(where, '"templates" must be an object of strings')
-    templates = {**templates, **(overrides or {})}
-    env: dict[str, Any] = {
-        name: Template(text, f"{where}: template {name!r}") if "{{" in text else text
-        for name, text in templates.items()
-    }
-    cache: dict[str, str] = {}
-
-    def url_of(url: str) -> str:
-        out = cache.get(url)
-        if out is None:
-            out = cache[url] = Template(url, where).render(env)
-        return out
-
-    refs = doc.get("refs") or {}
-    if not isinstance(refs, dict):
-        raise _fail(where, '"refs" must be an object')
-    out = {key: entry(value, key, where, url_of) for key, value in refs.items()}
-    gens = doc.get("gen") or []
-    if not isinstance(gens, list):
-        raise _fail(where, '"gen" must be a list')
-    for i, gen in enumerate(gens):
-        out.update(expand_gen(gen, env, f"{where}: gen[{i}]"))
+    refs = ReferenceSet(doc, where, overrides)
+    out = {key: refs.entry(key) for key in refs.refs}
+    for generated in refs.generated():
+        out.update(generated)
     return out
 
 
