@@ -22,6 +22,7 @@ from zarrc.core.array import Array, AsyncArray, array_config, as_store
 from zarrc.core.consolidate import entry_of, forget, read_group
 from zarrc.core.create import DEFAULT
 from zarrc.core.hierarchy import write_hierarchy
+from zarrc.core.multiscales_levels import Multiscales, of_group
 from zarrc.core.node import AsyncNode, Node
 from zarrc.errors import (
     ArgumentError,
@@ -336,6 +337,16 @@ class Group(Node):
     def info(self) -> GroupInfo:
         """A summary of the group (``print(g.info)``)."""
         return GroupInfo(self)
+
+    @property
+    def multiscales(self) -> Multiscales | None:
+        """The pyramid this group's attributes lay out (the multiscales convention, as
+        GDAL 3.13 reads it: a ``zarr_conventions`` entry and a ``multiscales`` layout),
+        or None: its ``levels`` in the layout's order, each with its ``node`` and
+        ``array`` (a level that is a group: its array named as the base level's),
+        ``arrays`` largest first.  Metadata only.  For an array's pyramid, or a group
+        level's other arrays, use ``zarrc.multiscales(node, name)``."""
+        return of_group(self)
 
     def info_complete(self) -> GroupInfo:
         """``info`` with the numbers of members, arrays and groups."""
