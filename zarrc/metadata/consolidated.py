@@ -185,7 +185,7 @@ class ConsolidatedNodes(MutableMapping):
             self._entries: dict[str, Any] = _share._entries
             self._children: dict[str, dict[str, None]] = _share._children
             self._sorted: list[bool] = _share._sorted
-            self._parse = _share._parse
+            self._parse: Any = _share._parse
         else:
             self._parse = parse
             self._entries = dict(entries or {})
