@@ -180,19 +180,40 @@ def test_copy_keeps_georeferencing_across_formats(tmp_path, src_fmt, dst_fmt):
                          dimension_names=["y", "x"], attributes=georef_attributes())
     a[...] = np.arange(48, dtype="i2").reshape(8, 6)
     dest = zarrc.open_group(str(tmp_path / "out.zarr"), mode="w", zarr_format=dst_fmt)
-    kws = {} if src_fmt == dst_fmt else {}
-    zarrc.copy(src["elev"], dest, **kws)
+    zarrc.copy(src["elev"], dest)
     zarrc.copy_all(src, zarrc.open_group(str(tmp_path / "all.zarr"), mode="w", zarr_format=dst_fmt))
-    for where in ("out.zarr", "all.zarr"):
+    copies = ["out.zarr", "all.zarr"]
+    if src_fmt == dst_fmt:         # (byte for byte: one format)
+        zarrc.copy_store(str(tmp_path / "in.zarr"), str(tmp_path / "keys.zarr"))
+        copies.append("keys.zarr")
+    for where in copies:
         out = zarrc.open_group(str(tmp_path / where), mode="r")["elev"]
         assert out.dimension_names == ("y", "x")
         got = conventions.georeferencing(out.attrs)
         assert got == georef_attributes()
         assert out.fill_value == -9999
         np.testing.assert_array_equal(out[:], a[:])
-    group = zarrc.open_group(str(tmp_path / "all.zarr"), mode="r")
-    assert group.attrs["proj:code"] == "EPSG:26711"
-    assert conventions.has_convention(group.attrs, conventions.PROJ)
+    for where in copies[1:]:
+        group = zarrc.open_group(str(tmp_path / where), mode="r")
+        assert group.attrs["proj:code"] == "EPSG:26711"
+        assert conventions.has_convention(group.attrs, conventions.PROJ)
+
+
+@pytest.mark.parametrize("dst_fmt", [2, 3])
+def test_copy_all_keeps_a_pyramid_and_its_georeferencing(tmp_path, dst_fmt):
+    src = zarrc.open_group(str(tmp_path / "in.zarr"), mode="w")
+    a = src.create_array("elev", shape=(8, 6), chunks=(4, 3), dtype="f4", dimension_names=["y", "x"],
+                         attributes=georef_attributes())
+    a[...] = np.arange(48, dtype="f4").reshape(8, 6)
+    zarrc.build_overviews(a, (2,))
+    zarrc.copy_all(zarrc.open_group(str(tmp_path / "in.zarr"), mode="r"),
+                   zarrc.open_group(str(tmp_path / "out.zarr"), mode="w", zarr_format=dst_fmt))
+    out = zarrc.open_group(str(tmp_path / "out.zarr"), mode="r")
+    assert [lv.asset for lv in out.multiscales] == ["elev", "ovr_2x"]
+    assert [x.shape for x in out.multiscales.arrays] == [(8, 6), (4, 3)]
+    level = conventions.georeferencing(out["ovr_2x/elev"].attrs)
+    assert level["_CRS"] == georef_attributes()["_CRS"] and level["spatial:shape"] == [4, 3]
+    assert level["spatial:transform"] == [120.0, 0.0, 440720.0, 0.0, -120.0, 3751320.0]
 
 
 def test_copy_with_rechunking_keeps_georeferencing(tmp_path):

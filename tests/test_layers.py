@@ -38,6 +38,7 @@ LAYERS = [
     ["zarrc.core.overviews"],                           # building a pyramid (GDAL's BuildOverviews)
     ["zarrc.core.multiscales"],                         # the multiscales convention: read, layout written
     ["zarrc.core.group"],                               # Group, AsyncGroup; builds nodes of both kinds
+    ["zarrc.core.multiscales_levels"],                  # a group's multiscales layout read (Group.multiscales)
     ["zarrc.core.array"],                               # Array, AsyncArray
     ["zarrc.core.node"],                                # the base of the nodes (sync and async)
     ["zarrc.core.create", "zarrc.core.create_v2", "zarrc.core.conventions", "zarrc.core.consolidate", "zarrc.core.hierarchy",

@@ -282,6 +282,34 @@ def test_unreadable_consolidated_metadata_falls_back_with_a_warning() -> None:
         assert GroupSpec.from_store(store) == expected
 
 
+def _damage_entry(store: dict, fmt: int, key: str) -> None:
+    """The consolidated entry of ``key`` given a shape that is not a list."""
+    name = "zarr.json" if fmt == 3 else ".zmetadata"
+    doc = json.loads(bytes(store[name]))
+    entries = doc["consolidated_metadata"]["metadata"] if fmt == 3 else doc["metadata"]
+    entries[key if fmt == 3 else f"{key}/.zarray"]["shape"] = "three"
+    store[name] = json.dumps(doc).encode()
+
+
+def test_a_malformed_consolidated_entry_is_read_from_the_nodes_document(fmt) -> None:
+    store: dict = {}
+    hierarchy(store, fmt)
+    expected = GroupSpec.from_store(store)
+    zarrc.consolidate_metadata(store)
+    _damage_entry(store, fmt, "sub/b")
+    with pytest.warns(zarrc.errors.ZarrcUserWarning, match=r"sub/b.*shape.*node /sub/b is read from its own"):
+        assert GroupSpec.from_store(store) == expected
+    # without a document of its own, the entry's error, naming the key and the field
+    doc = "zarr.json" if fmt == 3 else ".zarray"
+    del store[f"sub/b/{doc}"]
+    with pytest.raises(MetadataError, match=r'"sub/b.*"shape" "three"'):
+        GroupSpec.from_store(store)
+    # and a malformed own document: its error
+    store[f"sub/b/{doc}"] = b"{not json"
+    with pytest.raises(MetadataError, match=f"{doc} of /sub/b: is not valid JSON"):
+        GroupSpec.from_store(store)
+
+
 # ------------------------------------------------------------------ writing
 
 

@@ -46,6 +46,11 @@ def test_root_level_multiscales_of_gdal():
     assert [o.shape for o in zarrc.overviews(ar)] == [(100, 50)]
     assert zarrc.overviews(g["ovr_2x/ar"]) == []            # (the smallest level has none)
     assert zarrc.multiscales(g["ovr_2x/ar"]).group.path == ""
+    # the group's own accessor: group levels resolved to the base level's array name
+    own = g.multiscales
+    assert own.name == "ar" and [lv.shape for lv in own] == [(200, 100), (100, 50)]
+    assert [a.path for a in own.arrays] == ["ar", "ovr_2x/ar"]
+    assert g["ovr_2x"].multiscales is None
 
 
 @pytest.mark.parametrize("name", ["simple_multiscales", "simple_multiscales_ref_array",
@@ -55,6 +60,12 @@ def test_grandparent_multiscales_of_gdal(name):
     ar = g["level0/ar"]
     ms = zarrc.multiscales(ar)
     assert ms is not None and ms.group.path == ""
+    own = g.multiscales
+    if name == "simple_multiscales_ref_array":     # (its assets name the arrays)
+        assert [a.path for a in own.arrays] == ["level0/ar", "level1/ar", "level2/ar"]
+    else:           # every level a group: which of a level's arrays is meant, only a name says
+        assert own.name is None and [lv.array for lv in own] == [None] * 3
+        assert [lv.node.path for lv in own] == ["level0", "level1", "level2"]
     assert [lv.asset.split("/")[0] for lv in ms] == ["level0", "level1", "level2"]
     shapes = [o.shape for o in zarrc.overviews(ar)]
     assert shapes[0] == (100, 50)
@@ -277,6 +288,8 @@ def test_build_for_a_group_and_default_levels(tmp_path):
     assert ms.name == "another"                        # (GDAL's: the first name)
     assert [lv.shape for lv in ms] == [(64, 48), (32, 24), (16, 12)]
     assert (zarrc.open_array(str(tmp_path / "p.zarr"), path="ovr_4x/another")[:] == 7).all()
+    reopened = zarrc.open_group(str(tmp_path / "p.zarr"), mode="r").multiscales
+    assert reopened.name == "another" and [a.shape for a in reopened.arrays] == [(64, 48), (32, 24), (16, 12)]
     assert zarrc.open_array(str(tmp_path / "p.zarr"), path="ovr_4x/data").shape == (16, 12)
 
 

@@ -32,7 +32,7 @@ import os
 import re
 import warnings
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -564,7 +564,7 @@ def _read_node(store: Store, path: str, depth: int | None) -> Spec | None:
     if depth == 0:
         return GroupSpec._make(md, None)
     if flat is not None:
-        return _from_consolidated(md, flat, depth)
+        return _from_consolidated(md, flat, depth, lambda rel, exc: _own_document(store, path, rel, exc))
     members: dict[str, Spec] = {}
     _, names = store.list_dir(key_prefix(path))
     for name in sorted(n.rstrip("/") for n in names):
@@ -578,17 +578,37 @@ def _read_node(store: Store, path: str, depth: int | None) -> Spec | None:
     return GroupSpec._make(md, members)
 
 
-def _from_consolidated(md: Any, flat: Mapping[str, Any], depth: int | None) -> GroupSpec:
+def _own_document(store: Store, path: str, rel: str, exc: MetadataError) -> Any:
+    """The metadata of the member ``rel`` of the group at ``path`` read from its own
+    document, with a warning, when its consolidated entry is malformed (``exc``): the
+    consolidated metadata is a copy of the nodes' documents.  ``exc`` itself if the
+    node has no document of its own; a MetadataError naming that document if it is
+    malformed too."""
+    own = node_metadata.read(store, join_path(path, rel))
+    if own is None:
+        raise exc
+    warnings.warn(f"{exc}; node {join_path(path, rel)} is read from its own document instead",
+                  ZarrcUserWarning, stacklevel=2)
+    return own
+
+
+def _from_consolidated(md: Any, flat: Mapping[str, Any], depth: int | None,
+                       fallback: Callable[[str, MetadataError], Any]) -> GroupSpec:
     """The group ``md`` with the nodes of its consolidated metadata ``flat`` ({relative
-    path: metadata}) down to ``depth`` levels."""
+    path: metadata}) down to ``depth`` levels; a malformed entry's node from
+    ``fallback(rel, error)``."""
     tree: dict[str, tuple[Any, dict[str, str]]] = {"": (md, {})}
     for rel in sorted(flat, key=lambda p: (p.count("/"), p)):
         level = rel.count("/") + 1
         parent, _, name = rel.rpartition("/")
         if (depth is not None and level > depth) or parent not in tree:
             continue
+        try:
+            node = flat[rel]
+        except MetadataError as exc:
+            node = fallback(rel, exc)
         tree[parent][1][name] = rel
-        tree[rel] = (flat[rel], {})
+        tree[rel] = (node, {})
 
     def build(rel: str) -> Spec:
         node, below = tree[rel]

@@ -22,6 +22,7 @@ from zarrc.core.array import Array, AsyncArray, array_config, as_store
 from zarrc.core.consolidate import entry_of, forget, read_group
 from zarrc.core.create import DEFAULT
 from zarrc.core.hierarchy import write_hierarchy
+from zarrc.core.multiscales_levels import Multiscales, of_group
 from zarrc.core.node import AsyncNode, Node
 from zarrc.errors import (
     ArgumentError,
@@ -37,7 +38,7 @@ from zarrc.errors import (
 from zarrc.metadata.codecs import category_of
 from zarrc.metadata.consolidated import ConsolidatedNodes
 from zarrc.metadata.dtypes import as_data_type
-from zarrc.metadata.names import join_path, key_prefix
+from zarrc.metadata.names import check_node_name, join_path, key_prefix
 from zarrc.runtime.async_calls import run_sync
 from zarrc.stores import Store
 
@@ -256,16 +257,31 @@ class Group(Node):
         consolidated = self._consolidated
         if consolidated is not None:
             return sorted(consolidated.children())
+        return sorted(n for n in self._stored_names() if node_metadata.exists(self._store, join_path(self._path, n)))
+
+    def _stored_names(self) -> list[str]:
+        """The names of the children the store lists that a node can have, whether
+        or not a node is there."""
         _, children = self._store.list_dir(key_prefix(self._path))
-        names = (c.rstrip("/") for c in children)
-        return sorted(n for n in names if node_metadata.exists(self._store, join_path(self._path, n)))
+        found = []
+        for child in children:
+            name = child.rstrip("/")
+            try:
+                check_node_name(name, reserved_ok=True)
+            except MetadataError:
+                continue
+            found.append(name)
+        return sorted(found)
 
     def _member(self, name: str) -> Array | Group | None:
-        """The member ``name``, or None (with a warning naming it and why) if its
-        metadata cannot be read.  An array is prepared for the engine when first
-        used, not here: a listing of thousands of arrays reads their metadata only."""
+        """The member ``name``, or None: if there is no node there (a child the store
+        lists without one), or (with a warning naming it and why) if its metadata
+        cannot be read.  An array is prepared for the engine when first used, not
+        here: a listing of thousands of arrays reads their metadata only."""
         try:
             return self._lookup(name, False)
+        except NodeNotFoundError:
+            return None
         except UNREADABLE as exc:
             warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning, stacklevel=4)
             return None
@@ -284,7 +300,9 @@ class Group(Node):
         if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
             raise ArgumentError(f"max_depth must be None or an integer >= 0, got {max_depth!r}")
         found = []
-        for name in self._names():
+        # (from the store: each child read once, those without a node skipped, no
+        # separate check that a document is there)
+        for name in self._names() if self._consolidated is not None else self._stored_names():
             node = self._member(name)
             if node is not None:
                 found.append((name, node))
@@ -339,6 +357,16 @@ class Group(Node):
     def info(self) -> GroupInfo:
         """A summary of the group (``print(g.info)``)."""
         return GroupInfo(self)
+
+    @property
+    def multiscales(self) -> Multiscales | None:
+        """The pyramid this group's attributes lay out (the multiscales convention, as
+        GDAL 3.13 reads it: a ``zarr_conventions`` entry and a ``multiscales`` layout),
+        or None: its ``levels`` in the layout's order, each with its ``node`` and
+        ``array`` (a level that is a group: its array named as the base level's),
+        ``arrays`` largest first.  Metadata only.  For an array's pyramid, or a group
+        level's other arrays, use ``zarrc.multiscales(node, name)``."""
+        return of_group(self)
 
     def info_complete(self) -> GroupInfo:
         """``info`` with the numbers of members, arrays and groups."""

@@ -109,16 +109,20 @@ def _sort_key(path: str) -> tuple[int, str, str]:
     return path.count("/"), unicodedata.normalize("NFKC", path).casefold(), path
 
 
-def _node_type(entry: Any) -> str | None:
-    """The node type of a parsed or pending entry (None: not known yet)."""
+def _node_type(entry: Any) -> Any:
+    """The node type an entry says it has: parsed, pending, or a raw JSON object."""
+    if type(entry) is dict:
+        return entry.get("node_type")
     return entry.node_type if isinstance(entry, Pending) else getattr(entry, "node_type", None)
 
 
 def _check_ancestors(nodes: ConsolidatedNodes, key_of: Any) -> None:
-    """No node may sit below an array: each array's subtree looked up in the
-    children index (``nodes``: parsed or Pending entries)."""
-    for path, entry in nodes.raw_items(ordered=False):
-        if _node_type(entry) == "array":
+    """No node may sit below an array: each path the children index holds members
+    of (a group's, or an array's if the document is malformed) looked up among the
+    entries (``nodes``: parsed or Pending entries, none deleted yet)."""
+    entries = nodes._entries
+    for path in nodes._children:
+        if path and _node_type(entries.get(path)) == "array":
             for below in nodes.below(path):
                 raise MetadataError(f"{key_of(below)}: node {describe(below)} is below {describe(path)}, "
                                     "which is an array")
@@ -167,22 +171,36 @@ class ConsolidatedNodes(MutableMapping):
     group's direct members from an index kept with the entries, so listing a
     hierarchy group by group is linear in its size.  Iteration gives the keys in
     the document's order (zarr-python's), new ones last; a view's, its group's
-    subtree, each group's members together."""
+    subtree, each group's members together.
 
-    __slots__ = ("_base", "_children", "_entries", "_sorted")
+    An entry is held as its metadata once parsed; before, as a :class:`Pending`
+    one, or as the document's JSON object itself (a dict), which ``parse(key,
+    raw)`` turns into metadata (one object less per node of a large document)."""
+
+    __slots__ = ("_base", "_children", "_entries", "_parse", "_sorted")
 
     def __init__(self, entries: Mapping[str, Any] | None = None, *, _share: ConsolidatedNodes | None = None,
-                 _base: str = "") -> None:
+                 _base: str = "", parse: Any = None) -> None:
         if _share is not None:
             self._entries: dict[str, Any] = _share._entries
             self._children: dict[str, dict[str, None]] = _share._children
             self._sorted: list[bool] = _share._sorted
+            self._parse: Any = _share._parse
         else:
+            self._parse = parse
             self._entries = dict(entries or {})
             self._children = {}
             self._sorted = [False]      # (zarr-python's order made when first iterated)
+            children = self._children
             for rel in self._entries:
-                self._index(rel)
+                parent, _, name = rel.rpartition("/")
+                names = children.get(parent)
+                if names is None:
+                    children[parent] = names = {}
+                names[name] = None
+            for parent in list(children):       # (groups above with no entry of their own)
+                if parent:
+                    self._index(parent)
         self._base = _base
 
     def _index(self, full: str) -> None:
@@ -201,6 +219,9 @@ class ConsolidatedNodes(MutableMapping):
         value = self._entries[full]
         if type(value) is Pending:
             value = value.resolve()
+            self._entries[full] = value
+        elif type(value) is dict:
+            value = self._parse(full, value)
             self._entries[full] = value
         return value
 
@@ -267,17 +288,26 @@ class ConsolidatedNodes(MutableMapping):
         return list(self._below(self._base + rel))
 
     def raw_items(self, ordered: bool = True) -> Iterator[tuple[str, Any]]:
-        """(key, entry as held: metadata or a Pending one) of each node, none parsed
-        (``ordered`` False: the root's in the order held, not sorted first)."""
+        """(key, entry as held: metadata, a Pending one or a raw JSON object) of each
+        node, none parsed (``ordered`` False: the root's in the order held, not
+        sorted first)."""
         if not ordered and not self._base:
             yield from list(self._entries.items())
             return
         for key in self:
             yield key, self._entries[self._base + key]
 
+    def pending_items(self) -> Iterator[tuple[str, Any]]:
+        """``raw_items``, each raw JSON object as a Pending entry that parses it as
+        this document's (for entries moved into another document's nodes)."""
+        for key, entry in self.raw_items():
+            if type(entry) is dict:
+                entry = Pending(entry.get("node_type"), "", self._parse, self._base + key, entry)
+            yield key, entry
+
     def parsed(self) -> int:
         """How many of the entries this view sees have been parsed (a test's probe)."""
-        return sum(type(self._entries[self._base + k]) is not Pending for k in self)
+        return sum(type(self._entries[self._base + k]) not in (Pending, dict) for k in self)
 
     def __repr__(self) -> str:
         return f"ConsolidatedNodes({len(self)} nodes, {self.parsed()} parsed)"
@@ -449,37 +479,55 @@ def _parse_v3(member: Mapping, group: str, label: str, doc: str, depth: int = 1)
     if not isinstance(entries, Mapping):
         raise MetadataError(f'{label} "metadata" {describe(entries)} must be an object')
     pending: dict[str, Any] = {}
-    keys: dict[str, str] = {}
+    keys: dict[str, str] = {}          # (the keys that differ from their paths)
     nested: dict[str, Any] = {}
     for key, value in entries.items():
         try:
             rel = relative_path(key)
             if not rel:
                 raise MetadataError(f"key {describe(key)} must name a node below the group")
-            if rel in keys:
-                raise MetadataError(f"keys {describe(keys[rel])} and {describe(key)} name the same node")
+            if rel in pending:
+                raise MetadataError(f"keys {describe(keys.get(rel, rel))} and {describe(key)} "
+                                    "name the same node")
         except MetadataError as exc:
             raise MetadataError(f"{label} {exc}") from None
-        keys[rel] = key
-        if not isinstance(value, Mapping):
+        if rel != key:
+            keys[rel] = key
+        if type(value) is dict:          # (held raw, parsed by ``parse`` below when looked up)
+            pending[rel] = value
+        elif isinstance(value, Mapping):
+            pending[rel] = Pending(value.get("node_type"), doc, _entry_v3, value, group, rel, label, key)
+        else:
             raise MetadataError(f"{label} key {describe(key)}: {describe(value)} must be an object")
         node_type = value.get("node_type")
-        pending[rel] = Pending(node_type, doc, _entry_v3, value, group, rel, label, key)
         inner = value.get("consolidated_metadata") if node_type == "group" else None
-        if inner is not None:
+        if inner is not None and not _empty_inline(inner):
             node_path = _join(group, rel)
             where_key = f"{label} key {describe(key)}"
             if not isinstance(inner, Mapping):
                 raise MetadataError(f'{where_key}: "consolidated_metadata" {describe(inner)} '
                                     "must be an object")
             sub_nodes = _parse_v3(inner, node_path, f"{where_key} consolidated_metadata", doc, depth + 1)
-            for sub, entry in sub_nodes.raw_items():
+            for sub, entry in sub_nodes.pending_items():
                 nested.setdefault(f"{rel}/{sub}", entry)
     for rel, entry in nested.items():
         pending.setdefault(rel, entry)
-    nodes = ConsolidatedNodes(pending)
+
+    def parse(rel: str, raw: dict) -> NodeMetadataV3:
+        try:
+            return _entry_v3(raw, group, rel, label, keys.get(rel, rel))
+        except MetadataError as exc:
+            raise MetadataError(f"{doc}{exc}") from None
+
+    nodes = ConsolidatedNodes(pending, parse=parse)
     _check_ancestors(nodes, lambda rel: f"{label} key {describe(keys.get(rel, rel))}")
     return nodes
+
+
+def _empty_inline(member: Any) -> bool:
+    """Whether a group entry's own ``consolidated_metadata`` is the empty inline one
+    zarr-python writes (nothing to check or add)."""
+    return type(member) is dict and member.get("kind") == "inline" and member.get("metadata") == {}
 
 
 def _entry_v3(value: Mapping, group: str, rel: str, label: str, key: str) -> NodeMetadataV3:

@@ -77,6 +77,13 @@ def _number_of_string(value: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
+# numpy's native IEEE float types, and a magnitude that none of them overflows
+# (float16's largest finite value): values a scalar constructor converts as the
+# float64 cast does.
+_IEEE_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_HALF_MAX = 65504.0
+
+
 def _parse_float(value: Any, float_dtype: np.dtype, data_type: DataType) -> np.generic:
     """One float component (of a float or complex type) from its JSON form."""
     if isinstance(value, str):
@@ -101,6 +108,8 @@ def _parse_float(value: Any, float_dtype: np.dtype, data_type: DataType) -> np.g
         as_float = value  # +-inf can come from JSON numbers like 1e999
     else:
         raise _bad(value, data_type)
+    if float_dtype in _IEEE_FLOATS and -_HALF_MAX < as_float < _HALF_MAX:      # (no overflow)
+        return cast(np.generic, float_dtype.type(as_float))
     with np.errstate(over="ignore"):
         return cast(np.generic, np.array(as_float, dtype=np.float64).astype(float_dtype)[()])
 

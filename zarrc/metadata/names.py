@@ -71,7 +71,8 @@ def check_new_path(path: str) -> str:
 def join_path(parent: str, name: str) -> str:
     """The path of child ``name`` (a name or a relative path "b/c") of ``parent``."""
     parent = normalize_path(parent)
-    child = normalize_path(name)
+    plain = isinstance(name, str) and name and _CANONICAL.fullmatch("/" + name)
+    child = "/" + name if plain else normalize_path(name)      # (a valid name or "b/c" as it is)
     if child == "/":
         return parent
     return child if parent == "/" else parent + child
