@@ -108,7 +108,8 @@ class LocalStore(Store):
     Reads are one open and one read (``pread`` for ranges).  Writes go to a uniquely
     named temporary file in the key's directory and are renamed over the key with
     ``os.replace``, so readers see the old or the new value, never a torn one, and a
-    crash leaves no partial file under a key (at worst a hidden temporary file).
+    crash leaves no partial file under a key (at worst a hidden temporary file,
+    which :meth:`remove_temp_files` removes).
     Chunks written by the native engine on Linux start as a file with no name
     (``O_TMPFILE``) that gets the key's name once written (or a temporary name that
     is renamed over an existing key): no directory lock is held while the kernel
