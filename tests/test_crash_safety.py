@@ -19,7 +19,9 @@ import zarrc
 from crash_writer import ARRAYS, make, run
 from zarrc.stores.local import is_temp_name
 
-pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="no SIGKILL")
+pytestmark = [pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="no SIGKILL"),
+              # (3.12+ warns of fork in a process with threads: the child only writes and exits)
+              pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")]
 
 KILLS = 60
 
