@@ -17,7 +17,25 @@ from zarrc._kernels.errors import CHECKSUM, IO
 
 
 class ZarrcError(Exception):
-    """Base class of every zarrc error."""
+    """Base class of every zarrc error.
+
+    ``destination_partly_written``: True when a read into a caller's ``out=`` array
+    failed after some of its chunks were already written there (the rest of ``out``
+    keeps what it held); False for every other error (``docs/guarantees.md``)."""
+
+    destination_partly_written = False
+
+
+def mark_partly_written(err: ZarrcError) -> None:
+    """Record on ``err`` that the caller's ``out=`` array was partly written before it
+    was raised: the attribute, and a note in its traceback."""
+    err.destination_partly_written = True
+    note = ("out= may be partly written: the chunks read before this error are in it, "
+            "the rest of it is unchanged")
+    if hasattr(err, "add_note"):
+        err.add_note(note)
+    else:                                                    # (Python 3.10)
+        err.__notes__ = [*getattr(err, "__notes__", []), note]
 
 
 class BaseZarrError(ZarrcError, ValueError):

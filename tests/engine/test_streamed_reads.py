@@ -181,3 +181,16 @@ def test_a_rectilinear_grid_streams_in_windows(sharded, monkeypatch):
         store.set("c/3/2", b"\x02\x01\x21\x04" + b"\xff" * 30)          # a bad blosc header
         with pytest.raises(CodecError, match="c/3/2"):
             zarrc.open_array(store, mode="r")[...]
+
+
+def test_a_damaged_chunk_in_a_later_window_leaves_out_partly_written(stored):
+    """Windows decode straight into ``out``: those before the damaged chunk's are
+    there, and the error says so (docs/guarantees.md)."""
+    store, data = stored
+    store.set("c/4/4", b"\x02\x01\x21\x04" + b"\xff" * 30)
+    out = np.full(data.shape, -7, "f4")
+    with zarrc.config.set(threads=1), pytest.raises(CodecError, match="c/4/4") as info:
+        zarrc.open_array(store, mode="r").get_basic_selection(..., out=out)
+    assert info.value.destination_partly_written is True
+    np.testing.assert_array_equal(out[:4], data[:4])              # the first window's chunks
+    assert (out[16:, 28:] == -7).all()                            # the damaged chunk's place

@@ -296,3 +296,15 @@ def test_recursive_listing_does_not_descend_into_symlinked_directories(tmp_path,
     assert sorted(store.list()) == ["a/k", "a/linkfile"]
     # list_dir reports a symlinked directory as a child (it does not recurse)
     assert store.list_dir("a/") == (["k", "linkfile"], ["linkdir", "loop"])
+
+
+def test_keys_below_a_symlinked_directory_go_through_it(tmp_path, outside):
+    """A directory link the owner placed in the root is followed by get and set (the
+    owner's choice); the recursive listing does not enter it (above)."""
+    store = LocalStore(tmp_path / "root")
+    store.set("x", b"1")
+    os.symlink(outside / "sub", tmp_path / "root" / "linked")
+    assert store.get("linked/f") == b"also precious"
+    store.set("linked/g", b"new")
+    assert (outside / "sub" / "g").read_bytes() == b"new"
+    assert "linked/g" not in store.list()

@@ -501,8 +501,11 @@ class Array(Node):
         out = _as_ndarray(out)
         flat = out.reshape(-1) if out.shape in (points.shape, (points.nsel,)) else out
         if flat.size and not np.may_share_memory(flat, out):      # (out not contiguous)
-            flat = np.empty_like(flat)
-            self._read_planned(points, flat, fields)
+            flat = np.empty_like(flat)      # (scratch: a failed read leaves out untouched)
+            if field_dtype(self.dtype, fields) is None:
+                engine_api.read_into(self._engine, points, flat, given=False)
+            else:
+                self._read_planned(points, flat, fields)
             out[...] = flat.reshape(out.shape)
         else:
             self._read_planned(points, flat, fields)

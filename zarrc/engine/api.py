@@ -18,28 +18,37 @@ from zarrc.core import indexing
 from zarrc.engine import locked
 from zarrc.engine.batch import broadcast_value, check_operand, points_value
 from zarrc.engine.strategy import Strategy
-from zarrc.errors import ArgumentError
+from zarrc.errors import ArgumentError, ZarrcError, mark_partly_written
 
 
-def read_into(strategy: Strategy, dims: indexing.Plan, out: np.ndarray) -> None:
+def read_into(strategy: Strategy, dims: indexing.Plan, out: np.ndarray, *, given: bool = True) -> None:
     """Read the elements the projections select into ``out`` (writable, shape: ``nsel``
     of each dimension not dropped, dtype ``arr.dtype``, any strides).  Raises
-    ArgumentError for a mismatched ``out``, CodecError / ChecksumError / StoreError
-    for chunks that cannot be read."""
+    ArgumentError for a mismatched ``out`` (``out`` untouched), CodecError /
+    ChecksumError / StoreError for chunks that cannot be read: chunks are decoded
+    straight into ``out``, so those read before the failure are there, and such an
+    error of a ``given`` (the caller's) ``out`` has ``destination_partly_written``
+    set (``errors.mark_partly_written``)."""
     check_operand(strategy.arr, dims, out, "out")
     if not out.flags.writeable:
         raise ArgumentError("out is read-only")
     if out.size:
-        strategy.read_into(dims, out)
+        try:
+            strategy.read_into(dims, out)
+        except ZarrcError as e:
+            if given:
+                mark_partly_written(e)
+            raise
 
 
 def read_selection(strategy: Strategy, dims: indexing.Plan,
                    out: np.ndarray | None = None) -> np.ndarray:
     """The elements a planned selection (indexing.plan_orthogonal, plan_blocks, ...)
     selects: a new array, or ``out`` filled in place and returned (see read_into)."""
+    given = out is not None
     if out is None:
         out = np.empty(indexing.dims_shape(dims), strategy.arr.dtype)
-    read_into(strategy, dims, out)
+    read_into(strategy, dims, out, given=given)
     return out
 
 

@@ -36,6 +36,24 @@ def is_temp_name(name: str) -> bool:
     return name[:1] == "." and name.endswith(TEMP_END) and TEMP_MARK in name
 
 
+def _writer_alive(name: str) -> bool:
+    """True if the process a temporary file's name names (its tag starts with the
+    writer's pid, chunk_files.temp_tag) still runs, or the name names none."""
+    tag = name[name.rfind(TEMP_MARK) + len(TEMP_MARK):-len(TEMP_END)]
+    pid = tag.partition("-")[0]
+    if not pid.isdigit():
+        return True
+    if int(pid) == os.getpid() or os.name == "nt":   # (Windows' os.kill terminates: no probe)
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:                          # (another user's process: EPERM)
+        return True
+    return True
+
+
 def _remove_tree(path: str) -> None:
     """Remove a directory tree without following symlinks; tolerate concurrent removal."""
     try:
@@ -90,7 +108,8 @@ class LocalStore(Store):
     Reads are one open and one read (``pread`` for ranges).  Writes go to a uniquely
     named temporary file in the key's directory and are renamed over the key with
     ``os.replace``, so readers see the old or the new value, never a torn one, and a
-    crash leaves no partial file under a key (at worst a hidden temporary file).
+    crash leaves no partial file under a key (at worst a hidden temporary file,
+    which :meth:`remove_temp_files` removes).
     Chunks written by the native engine on Linux start as a file with no name
     (``O_TMPFILE``) that gets the key's name once written (or a temporary name that
     is renamed over an existing key): no directory lock is held while the kernel
@@ -336,6 +355,41 @@ class LocalStore(Store):
                 os.rmdir(self._dir_path(directory))
             except OSError:
                 pass
+
+    def remove_temp_files(self, prefix: str = "") -> list[str]:
+        """Remove the temporary files that writers killed mid-write left under ``prefix``
+        (a directory prefix, "" the whole store) and return their paths relative to
+        the root.  A writer that dies between creating its temporary file and renaming
+        it leaves one (hidden, never listed or read as a key; on Linux the native
+        writer's files have no name until written, so it leaves none).  Only files
+        whose writing process (named in the file's name) no longer runs on this host
+        are removed: in-flight writes of live processes are left alone.  Do not call
+        it while processes on other hosts write to the same directory.  Never follows
+        symlinked directories.  On Windows it removes none (no process probe).  Raises StoreError if a file cannot be removed."""
+        directory, _ = split_prefix(prefix if not prefix or prefix.endswith("/") else prefix + "/", self)
+        self.check_writable("remove_temp_files", prefix)
+        removed: list[str] = []
+        stack = [self._dir_path(directory)]
+        while stack:
+            path = stack.pop()
+            try:
+                with os.scandir(path) as it:
+                    entries = list(it)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif is_temp_name(entry.name) and not _writer_alive(entry.name):
+                    try:
+                        os.unlink(entry.path)
+                    except FileNotFoundError:
+                        continue
+                    except OSError as e:
+                        raise StoreError(f"cannot remove the temporary file {entry.path!r} of "
+                                         f"{self!r}: {e.strerror or e}") from e
+                    removed.append(os.path.relpath(entry.path, self.root).replace(os.sep, "/"))
+        return sorted(removed)
 
     # -- listing -------------------------------------------------------------
 
