@@ -8,6 +8,7 @@ selection, a new result) leave the caller's array untouched and say False."""
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -34,7 +35,8 @@ def _damage(tmp_path, key: str) -> None:
 
 def _assert_partly(err: ZarrcError, out: np.ndarray, data: np.ndarray) -> None:
     assert err.destination_partly_written is True
-    assert any("partly written" in note for note in getattr(err, "__notes__", []))
+    if sys.version_info >= (3, 11):                # (exception notes are 3.11's)
+        assert any("partly written" in note for note in err.__notes__)
     rows = (out != SENTINEL).all(axis=1)
     assert rows[:2].all()                          # chunk 0 was read into out
     np.testing.assert_array_equal(out[rows], data[rows])

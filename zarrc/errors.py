@@ -32,10 +32,8 @@ def mark_partly_written(err: ZarrcError) -> None:
     err.destination_partly_written = True
     note = ("out= may be partly written: the chunks read before this error are in it, "
             "the rest of it is unchanged")
-    if hasattr(err, "add_note"):
+    if hasattr(err, "add_note"):                 # (Python 3.11+; 3.10 prints no notes)
         err.add_note(note)
-    else:                                                    # (Python 3.10)
-        err.__notes__ = [*getattr(err, "__notes__", []), note]
 
 
 class BaseZarrError(ZarrcError, ValueError):
