@@ -54,14 +54,19 @@ def _writer_alive(name: str) -> bool:
     return True
 
 
-def _remove_tree(path: str) -> None:
-    """Remove a directory tree without following symlinks; tolerate concurrent removal."""
+def _entries(path: str, stem: str = "") -> list[os.DirEntry[str]]:
+    """The entries of directory ``path`` whose names start with ``stem``; none where
+    ``path`` is missing or not a directory (removed meanwhile)."""
     try:
         with os.scandir(path) as it:
-            entries = list(it)
+            return [e for e in it if e.name.startswith(stem)] if stem else list(it)
     except (FileNotFoundError, NotADirectoryError):
-        return
-    for entry in entries:
+        return []
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a directory tree without following symlinks; tolerate concurrent removal."""
+    for entry in _entries(path):
         if entry.is_dir(follow_symlinks=False):
             _remove_tree(entry.path)
         else:
@@ -333,12 +338,7 @@ class LocalStore(Store):
                              f"(keys {prefix!r}* of {self!r}): {e.strerror or e}") from e
 
     def _delete_prefix(self, directory: str, stem: str) -> None:
-        try:
-            with os.scandir(self._dir_path(directory)) as it:
-                entries = [e for e in it if e.name.startswith(stem)]
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
+        for entry in _entries(self._dir_path(directory), stem):
             if stem and is_temp_name(entry.name):
                 continue  # another key's in-flight write
             if entry.is_dir(follow_symlinks=False):
@@ -371,13 +371,7 @@ class LocalStore(Store):
         removed: list[str] = []
         stack = [self._dir_path(directory)]
         while stack:
-            path = stack.pop()
-            try:
-                with os.scandir(path) as it:
-                    entries = list(it)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            for entry in entries:
+            for entry in _entries(stack.pop()):
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
                 elif is_temp_name(entry.name) and not _writer_alive(entry.name):
@@ -400,12 +394,7 @@ class LocalStore(Store):
         return self._walk(self._dir_path(directory), key_prefix, stem)
 
     def _walk(self, path: str, key_prefix: str, stem: str) -> Iterator[str]:
-        try:
-            with os.scandir(path) as it:
-                entries = [e for e in it if e.name.startswith(stem)] if stem else list(it)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
+        for entry in _entries(path, stem):
             name = entry.name
             if is_temp_name(name):
                 continue
