@@ -78,6 +78,25 @@ def test_consolidate_then_open_reads_one_document(fmt):
 
 
 @pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("touched", [False, True])
+def test_consolidated_group_and_array_pickle(tmp_path, fmt, touched):
+    """xarray pickles opened datasets: groups and arrays opened through consolidated
+    metadata pickle whether their entries were parsed yet or not."""
+    import pickle
+
+    _hierarchy(str(tmp_path), fmt)
+    zarrc.consolidate_metadata(str(tmp_path))
+    g = zarrc.open_group(str(tmp_path), mode="r")
+    assert g.consolidated
+    if touched:
+        g["sub/deeper/d"]
+    a = pickle.loads(pickle.dumps(g["a"]))
+    np.testing.assert_array_equal(a[:], np.arange(6))
+    back = pickle.loads(pickle.dumps(g))
+    assert sorted(back["sub"].keys()) == ["deeper", "s"] and back["sub/deeper/d"].shape == (2, 2)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
 def test_use_consolidated_false_and_true(fmt):
     store = MemoryStore()
     root = _hierarchy(store, fmt)

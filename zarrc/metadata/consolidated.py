@@ -513,15 +513,25 @@ def _parse_v3(member: Mapping, group: str, label: str, doc: str, depth: int = 1)
     for rel, entry in nested.items():
         pending.setdefault(rel, entry)
 
-    def parse(rel: str, raw: dict) -> NodeMetadataV3:
-        try:
-            return _entry_v3(raw, group, rel, label, keys.get(rel, rel))
-        except MetadataError as exc:
-            raise MetadataError(f"{doc}{exc}") from None
-
-    nodes = ConsolidatedNodes(pending, parse=parse)
+    nodes = ConsolidatedNodes(pending, parse=_EntryParserV3(group, label, doc, keys))
     _check_ancestors(nodes, lambda rel: f"{label} key {describe(keys.get(rel, rel))}")
     return nodes
+
+
+class _EntryParserV3:
+    """``parse(rel, raw)`` of a v3 document's raw entries (a class, not a closure,
+    so that nodes holding it pickle, as xarray pickles opened datasets)."""
+
+    __slots__ = ("doc", "group", "keys", "label")
+
+    def __init__(self, group: str, label: str, doc: str, keys: dict[str, str]) -> None:
+        self.group, self.label, self.doc, self.keys = group, label, doc, keys
+
+    def __call__(self, rel: str, raw: dict) -> NodeMetadataV3:
+        try:
+            return _entry_v3(raw, self.group, rel, self.label, self.keys.get(rel, rel))
+        except MetadataError as exc:
+            raise MetadataError(f"{self.doc}{exc}") from None
 
 
 def _empty_inline(member: Any) -> bool:
