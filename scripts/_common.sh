@@ -73,6 +73,33 @@ ensure_mpi() {
     || echo "note: installing Open MPI failed: the MPI tests will skip" >&2
 }
 
+# ensure_gdal: GDAL with its Zarr driver and Python bindings for tests/test_gdal_interop.py:
+# Debian's python3-gdal (bookworm: GDAL 3.6, the multidimensional API included), built for
+# the system's /usr/bin/python3, which the tests run GDAL in (a subprocess: the venv's
+# Python cannot import it).  Installed with apt-get when we are root or may use sudo
+# without a password (~30 s, 36 MB); otherwise say so: those tests then skip, naming why.
+ensure_gdal() {
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "from osgeo import gdal" >/dev/null 2>&1 && return 0
+  local sudo=
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo="sudo -n"
+    else
+      echo "note: no GDAL Python bindings, and python3-gdal cannot be installed (not root, no sudo): the GDAL interop tests will skip" >&2
+      return 0
+    fi
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "note: no GDAL Python bindings, and no apt-get to install python3-gdal with: the GDAL interop tests will skip" >&2
+    return 0
+  fi
+  echo "installing GDAL (python3-gdal) with apt-get" >&2
+  local apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -y -q --no-install-recommends"
+  $apt install python3-gdal >/dev/null 2>&1 \
+    || { $apt update >/dev/null && $apt install python3-gdal >/dev/null; } \
+    || echo "note: installing python3-gdal failed: the GDAL interop tests will skip" >&2
+}
+
 # lower_bound_pins PYTHON: print "name==X" for each ">=X" of pyproject.toml's [project]
 # dependencies (the oldest releases zarrc says it works with), for pip.
 lower_bound_pins() {
