@@ -45,7 +45,7 @@ def interpreter() -> tuple[str | None, str]:
             continue
         try:
             done = subprocess.run([python, "-c", "from osgeo import gdal; print(gdal.__version__)"],
-                                  capture_output=True, text=True, timeout=60)
+                                  capture_output=True, text=True, timeout=60, check=False)
         except (OSError, subprocess.SubprocessError) as exc:
             tried.append(f"{python}: {exc}")
             continue
@@ -82,7 +82,7 @@ def run(code: str, **args: Any) -> dict[str, Any]:
     python, _ = interpreter()
     assert python is not None
     done = subprocess.run([python, "-c", PRELUDE + code + EPILOGUE, json.dumps(args)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     if done.returncode != 0 or "@@GDAL@@" not in done.stdout:
         pytest.fail(f"GDAL's side failed ({python}, exit {done.returncode}):\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.rsplit("@@GDAL@@", 1)[1])
