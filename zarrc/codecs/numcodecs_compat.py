@@ -25,12 +25,32 @@ from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.errors import CodecError, MetadataError, ZarrcError
 from zarrc.metadata.common import thaw
 
+LZMA_FORMAT_RAW = 3     # lzma.FORMAT_RAW: the one format whose filters are not in the stream
+# GDAL's Zarr driver (3.6) writes two of its creation options' spellings into .zarray:
+# blosc's "shuffle" as "NONE" / "BYTE" / "BIT" (numcodecs' 0 / 1 / 2), and an lzma
+# compressor's "delta" (its LZMA_DELTA: a delta filter the xz stream records, so the
+# stream decodes without the key, as the filters of any xz stream do).
+GDAL_SHUFFLES = {"NONE": 0, "BYTE": 1, "BIT": 2}
+
+
+def from_gdal(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``config`` with GDAL's spellings (``GDAL_SHUFFLES``, lzma's ``delta``) as
+    numcodecs' configuration of the same codec; any other configuration as it is."""
+    codec_id, shuffle = config.get("id"), config.get("shuffle")
+    if codec_id == "blosc" and isinstance(shuffle, str) and shuffle.upper() in GDAL_SHUFFLES:
+        return {**config, "shuffle": GDAL_SHUFFLES[shuffle.upper()]}
+    if codec_id == "lzma" and "delta" in config and not config.get("filters") \
+            and config.get("format", 1) != LZMA_FORMAT_RAW:
+        return {k: v for k, v in config.items() if k != "delta"}
+    return config
+
 
 def native_codec(config: Mapping[str, Any], itemsize: int) -> Codec | None:
     """zarrc's own codec for a numcodecs compressor configuration (the registered
     class of its id, if it has ``numcodecs_keys``), or None if it has no native kernel
     (or options zarrc does not implement).  Raises MetadataError for a native codec
     with invalid options."""
+    config = from_gdal(config)
     codec_id = config.get("id")
     cls = CODECS.get(codec_id) if isinstance(codec_id, str) else None
     conf = {k: v for k, v in config.items() if k != "id"}
@@ -56,7 +76,6 @@ def native_steps(compressor: Mapping[str, Any] | None, filters: Sequence[Mapping
     return None if step is None else [step]
 
 
-LZMA_FORMAT_RAW = 3     # lzma.FORMAT_RAW: the one format whose filters are not in the stream
 # v2 object codecs a categorize filter makes redundant (see V2ChunkCodec)
 VLEN_IDS = ("vlen-utf8", "vlen-bytes")
 VLEN_CODECS: dict[str, type] = {"vlen-utf8": VLenUTF8, "vlen-bytes": VLenBytes}
@@ -68,7 +87,7 @@ def numcodecs_codec(config: Mapping[str, Any], what: str) -> Any:
     import numcodecs  # here, not at module level: `import zarrc` does not import numcodecs
 
     try:
-        codec = numcodecs.get_codec(thaw(config))     # (frozen metadata: plain lists and dicts)
+        codec = numcodecs.get_codec(thaw(from_gdal(config)))   # (frozen metadata: plain lists and dicts)
     except Exception as exc:  # noqa: BLE001 (numcodecs raises ValueError, TypeError, KeyError ...)
         raise MetadataError(f'{what} {dict(config)!r} is not a codec numcodecs can build: {exc}') from None
     if codec is None:
