@@ -95,11 +95,6 @@ def run(code: str, **args: Any) -> dict[str, Any]:
 # dataset, or None.
 DESCRIBE = """
 import os
-out["arrays"], out["refused"] = {}, None
-try:
-    ds = gdal.OpenEx(args["path"], gdal.OF_MULTIDIM_RASTER)
-except Exception as exc:
-    ds, out["refused"] = None, str(exc)
 
 def attr_value(a):
     try:
@@ -107,42 +102,66 @@ def attr_value(a):
     except Exception as exc:
         return "<unreadable: %s>" % exc
 
-def walk(group):
-    for name in group.GetMDArrayNames() or []:
-        try:
-            arr = group.OpenMDArray(name)
-        except Exception as exc:
-            out["arrays"][group.GetFullName().rstrip("/") + "/" + name] = {"open_error": str(exc)}
-            continue
-        full = arr.GetFullName()
-        info = {"dims": [d.GetName() for d in arr.GetDimensions()],
-                "dim_types": [d.GetType() for d in arr.GetDimensions()],
-                "shape": [d.GetSize() for d in arr.GetDimensions()],
-                "attrs": {a.GetName(): attr_value(a) for a in arr.GetAttributes()}}
-        dt = arr.GetDataType()
-        info["class"] = dt.GetClass()
-        info["type"] = gdal.GetDataTypeName(dt.GetNumericDataType())
-        try:
-            nodata = arr.GetNoDataValueAsDouble()
-            info["nodata"] = None if nodata is None else ("nan" if nodata != nodata else nodata)
-        except Exception:
-            info["nodata"] = "<unreadable>"
-        info["unit"] = arr.GetUnit()
-        srs = arr.GetSpatialRef()
-        info["epsg"] = srs.GetAuthorityCode(None) if srs is not None else None
-        if dt.GetClass() == gdal.GEDTC_NUMERIC:
-            try:
-                npy = os.path.join(args["npy"], "%d.npy" % len(out["arrays"]))
-                np.save(npy, arr.ReadAsArray())
-                info["npy"] = npy
-            except Exception as exc:
-                info["read_error"] = str(exc)
-        out["arrays"][full] = info
-    for name in group.GetGroupNames() or []:
-        walk(group.OpenGroup(name))
+def describe_one(path, npy_dir):
+    found = {"arrays": {}, "refused": None}
+    try:
+        ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER)
+    except Exception as exc:
+        ds, found["refused"] = None, str(exc)
+    if ds is None:
+        found["refused"] = found["refused"] or "not opened"
+        return found
 
-if ds is not None:
-    walk(ds.GetRootGroup())
+    def walk(group):
+        for name in group.GetMDArrayNames() or []:
+            try:
+                arr = group.OpenMDArray(name)
+            except Exception as exc:
+                found["arrays"][group.GetFullName().rstrip("/") + "/" + name] = {"open_error": str(exc)}
+                continue
+            full = arr.GetFullName()
+            info = {"dims": [d.GetName() for d in arr.GetDimensions()],
+                    "shape": [d.GetSize() for d in arr.GetDimensions()],
+                    "attrs": {a.GetName(): attr_value(a) for a in arr.GetAttributes()}}
+            dt = arr.GetDataType()
+            info["class"] = dt.GetClass()
+            info["type"] = gdal.GetDataTypeName(dt.GetNumericDataType())
+            try:
+                nodata = arr.GetNoDataValueAsDouble()
+                info["nodata"] = None if nodata is None else ("nan" if nodata != nodata else nodata)
+            except Exception:
+                info["nodata"] = "<unreadable>"
+            info["unit"] = arr.GetUnit()
+            srs = arr.GetSpatialRef()
+            info["epsg"] = srs.GetAuthorityCode(None) if srs is not None else None
+            if dt.GetClass() == gdal.GEDTC_NUMERIC:
+                try:
+                    npy = os.path.join(npy_dir, "%d.npy" % describe_one.count)
+                    describe_one.count += 1
+                    np.save(npy, arr.ReadAsArray())
+                    info["npy"] = npy
+                except Exception as exc:
+                    info["read_error"] = str(exc)
+            found["arrays"][full] = info
+        for name in group.GetGroupNames() or []:
+            try:
+                sub = group.OpenGroup(name)
+            except Exception as exc:
+                found["arrays"][group.GetFullName().rstrip("/") + "/" + name + "/"] = {"open_error": str(exc)}
+                continue
+            walk(sub)
+
+    try:
+        walk(ds.GetRootGroup())
+    except Exception as exc:
+        found["refused"] = "while listing: %s" % exc
+    return found
+
+describe_one.count = 0
+if "paths" in args:
+    out["stores"] = {p: describe_one(p, args["npy"]) for p in args["paths"]}
+else:
+    out.update(describe_one(args["path"], args["npy"]))
 """
 
 
@@ -150,3 +169,9 @@ def describe(path: str, npy_dir: str) -> dict[str, Any]:
     """What GDAL's multidimensional API reports of the dataset at ``path`` (``DESCRIBE``)."""
     os.makedirs(npy_dir, exist_ok=True)
     return run(DESCRIBE, path=str(path), npy=str(npy_dir))
+
+
+def describe_many(paths: list[str], npy_dir: str) -> dict[str, dict[str, Any]]:
+    """``describe`` of each of ``paths``, in one run of GDAL: path -> its description."""
+    os.makedirs(npy_dir, exist_ok=True)
+    return run(DESCRIBE, paths=[str(p) for p in paths], npy=str(npy_dir))["stores"]
