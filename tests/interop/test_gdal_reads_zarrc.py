@@ -3,8 +3,8 @@ type GDAL knows, with the compressors GDAL's driver has (blosc with each shuffle
 gzip, zstd, lz4, lzma), both orders, both key separators and fill values; their values
 bit for bit, their dimension names (``_ARRAY_DIMENSIONS``), fill values as GDAL's nodata,
 ``_CRS`` in each of its three forms and the X / Y coordinate arrays as GDAL's
-geotransform.  v3 and multiscales where GDAL's version reads them, else skipped saying
-why.  GDAL runs in the Python that has its bindings (``interop/gdal_peer.py``); the whole
+geotransform.  v3 where GDAL's version reads it, else skipped saying why (the
+multiscales pyramid zarrc builds: tests/test_multiscales.py, GDAL 3.13 on).  GDAL runs in the Python that has its bindings (``interop/gdal_peer.py``); the whole
 store is described by one GDAL run and each case checked against it."""
 
 from __future__ import annotations
@@ -185,24 +185,6 @@ def test_gdal_reads_zarrc_v3_array(tmp_path):
     got = seen["arrays"]["/data"]
     assert got["dims"] == ["y", "x"] and got["nodata"] == -1
     assert np.array_equal(np.load(got["npy"]), data)
-
-
-def test_gdal_reads_the_pyramid_zarrc_builds(tmp_path):
-    """``zarrc.build_overviews`` writes the multiscales convention, which GDAL reads as
-    overviews from 3.13 on (GDAL's multiscales need Zarr v3 too)."""
-    if gdal_peer.version_tuple() < (3, 13):
-        pytest.skip(f"GDAL {gdal_peer.require()} predates its reading of the multiscales convention (3.13)")
-    path = tmp_path / "p.zarr"
-    g = zarrc.open_group(str(path), mode="w", zarr_format=3)
-    a = g.create_array("data", data=np.arange(64 * 48, dtype="f4").reshape(64, 48), chunks=(16, 16),
-                       dimension_names=["y", "x"])
-    zarrc.build_overviews(a, (2, 4))
-    got = gdal_peer.run("""
-ds = gdal.OpenEx('ZARR:"%s":/data' % args["path"], gdal.OF_RASTER)
-b = ds.GetRasterBand(1)
-out["sizes"] = [(b.GetOverview(i).XSize, b.GetOverview(i).YSize) for i in range(b.GetOverviewCount())]
-""", path=str(path))
-    assert got["sizes"] == [[24, 32], [12, 16]]
 
 
 def test_what_gdal_36_does_with_zarrc_v3(tmp_path):
