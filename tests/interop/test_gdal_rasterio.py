@@ -1,6 +1,7 @@
-"""A newer GDAL than Debian's: the libgdal rasterio's wheels bundle (rasterio 1.4.4: GDAL
-3.10.3, with its Zarr driver), through rasterio's raster API (no multidimensional API:
-dimension names are not seen from here).  v2 both ways, bit for bit, with the CRS and
+"""A newer GDAL than Debian's: the libgdal rasterio's wheels bundle, with its Zarr driver
+(rasterio 1.4.4, the last for Python 3.11: GDAL 3.10.3; rasterio 1.5.2, Python 3.12 on:
+GDAL 3.12.2), through rasterio's raster API (no multidimensional API: dimension names
+are seen only in what GDAL writes).  v2 both ways, bit for bit, with the CRS and
 the geotransform; v3 both ways as this GDAL does it.  Skipped without rasterio (a test
 dependency for Python 3.11 on) or where its GDAL has no Zarr driver."""
 
@@ -36,7 +37,7 @@ def zarrc_geo_store(path, fmt: int, dtype="<i4", compressors=None) -> np.ndarray
 @pytest.mark.parametrize("compressor", [None, {"id": "zstd", "level": 3}, {"id": "zlib", "level": 1},
                                         {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 2,
                                          "blocksize": 0}])
-def test_gdal_310_reads_zarrc_v2(tmp_path, compressor):
+def test_bundled_gdal_reads_zarrc_v2(tmp_path, compressor):
     data = zarrc_geo_store(tmp_path / "g.zarr", 2, compressors=compressor)
     with rasterio.open(f'ZARR:"{tmp_path / "g.zarr"}":/data') as src:
         assert src.read(1).tobytes() == data.tobytes()
@@ -45,8 +46,8 @@ def test_gdal_310_reads_zarrc_v2(tmp_path, compressor):
         assert src.nodata == -1
 
 
-def test_zarrc_reads_gdal_310_v2(tmp_path):
-    """GDAL 3.10 still writes blosc's shuffle as "BIT" (numcodecs_compat.from_gdal)."""
+def test_zarrc_reads_bundled_gdal_v2(tmp_path):
+    """GDAL 3.10 and 3.12 still write blosc's shuffle as "BIT" (numcodecs_compat.from_gdal)."""
     data = np.random.default_rng(4).integers(0, 65535, (13, 17), dtype="u2")
     path = tmp_path / "w.zarr"
     with rasterio.open(path, "w", driver="Zarr", width=17, height=13, count=1, dtype="uint16",
@@ -61,7 +62,7 @@ def test_zarrc_reads_gdal_310_v2(tmp_path):
     assert np.array_equal(g["X"][...], X0 + RES / 2 + RES * np.arange(17))
 
 
-def test_gdal_310_on_zarrc_v3(tmp_path):
+def test_bundled_gdal_reads_zarrc_v3(tmp_path):
     """zarrc's v3 arrays as the spec writes them (``bytes`` then a compressor): GDAL 3.10.3
     as rasterio 1.4.4 bundles it refuses them ("Unsupported codec: bytes"), and GDAL's own
     v3 test store (gdal_zarr/v3/gzip.zarr) alike; it passes where a GDAL reads them."""
@@ -77,10 +78,10 @@ def test_gdal_310_on_zarrc_v3(tmp_path):
         assert src.crs.to_epsg() == 32631
 
 
-def test_zarrc_on_gdal_310_v3(tmp_path):
+def test_zarrc_reads_bundled_gdal_v3(tmp_path):
     """GDAL 3.10.3 (rasterio 1.4.4) writes v3 arrays whose codecs lack the array -> bytes
     codec the spec requires (``[gzip]``): zarrc refuses them naming that (as zarr-python
-    does); it reads them where a GDAL writes ``bytes`` first."""
+    does: xfail); GDAL 3.12.2 (rasterio 1.5.2) writes ``bytes`` first, read here."""
     data = np.arange(13 * 17, dtype="u2").reshape(13, 17)
     path = tmp_path / "w3.zarr"
     with rasterio.open(path, "w", driver="Zarr", width=17, height=13, count=1, dtype="uint16",
