@@ -18,9 +18,9 @@ import pytest
 import zarrc
 from interop import gdal_peer
 
-CORPUS = Path(os.environ.get("ZARRC_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus")) / "gdal_zarr"
-if not CORPUS.exists():
-    CORPUS = Path("/work/shared/corpus/gdal_zarr")
+# as tests/test_peer_corpus.py: $ZARRC_CORPUS, else shared/corpus beside the repository
+CORPUS = Path(os.environ.get("ZARRC_CORPUS") or Path(__file__).resolve().parents[2].parent / "shared" / "corpus") \
+    / "gdal_zarr"
 
 pytestmark = pytest.mark.skipif(gdal_peer.available() is not None, reason=str(gdal_peer.available()))
 
