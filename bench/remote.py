@@ -1,7 +1,8 @@
 """Remote reads and writes: zarrc against its peers over HTTP and S3 servers on 127.0.0.1.
 
     python bench/remote.py [--small] [--repeat 5] [--stores http-0ms,http-10ms,s3]
-                           [--workloads ...] [--libs ...] [--dir DIR] [--json PATH]
+                           [--workloads ...] [--libs ...] [--concurrency 10,own]
+                           [--dir DIR] [--json PATH]
 
 One float32 array of 256^3 (64 MiB; ``--small``: 64^3), a smooth simulation-like
 field (``_common.smooth_field``), written once per store by zarrc (Zarr v3, blosc
@@ -32,13 +33,24 @@ tensorstore (``zarr3`` driver, its ``http`` and ``s3`` kvstores); those not
 installed are skipped with a note.  Every result is checked bit for bit against
 the data (a write: read back by zarrc) before its time counts.
 
+Concurrency (``--concurrency``, default ``10,own``): the rows run once per setting.
+``10``: every library keeps at most 10 requests in flight (zarrc's
+``config.concurrency``, zarr-python's ``async.concurrency``, tensorstore's
+``http_request_concurrency`` / ``s3_request_concurrency`` context limits): 10 is
+zarr-python's documented default (its PR 3526 raised it to 64, PR 3578 put it back
+to 10; 3.1.6 and 3.4.2 have 10), which zarrc follows: the like-for-like comparison.  ``own``: each library
+at its own default (zarrc and zarr-python 10; tensorstore its ``"shared"`` limit,
+which keeps more requests in flight).  Under ``own`` the ``chunks`` workload is not
+run again (one request per call: no concurrency to set).  Any positive int may be
+given, and settings are separated by commas (``--concurrency 32``: one setting).
+
 The transport floor (``floor``, ``bench/_transport.py``): per row, obstore alone
 making the requests zarrc makes (no zarr, no decoding) at zarrc's concurrency,
 timed in the same repetitions, interleaved with the libraries.  A row whose
 0.8 x fastest peer is below it is out of reach through obstore on this machine.
 
-Output: medians (seconds) per store, workload and library; zarrc / fastest peer
-(target <= 0.8); the floor and zarrc / floor, and for each miss whether it is
+Output: medians (seconds) per concurrency setting, store, workload and library;
+zarrc / fastest peer (target <= 0.8); the floor and zarrc / floor, and for each miss whether it is
 unreachable (0.8 x fastest peer < floor); for full reads, the latency bound
 (requests x added latency / concurrency + decode time, decode time: zarrc reading
 the same chunk bytes from a MemoryStore) and zarrc / that bound (target <= 1.5);
@@ -180,8 +192,50 @@ class Place:
         return f"{self.base}/{name}" if self.kind == "http" else f"s3://{BUCKET}/{name}"
 
 
-# --concurrency: one limit on requests in flight for every library (None: each its own default)
+# The concurrency setting being run: one limit on requests in flight for every
+# library, or None: each library's own default (see Setting)
 SAME_CONCURRENCY: int | None = None
+OWN = "own"
+# The default settings: every library at zarr-python's documented default of
+# async.concurrency (10, zarrc's too), then each library at its own default
+CONCURRENCY = f"10,{OWN}"
+
+
+class Setting:
+    """A concurrency setting of the run: ``label`` ("10", ..., or OWN) and ``limit``
+    (None for OWN).  ``apply(libs)`` sets it in zarrc, zarr-python (and, through
+    SAME_CONCURRENCY, tensorstore's context) before the setting's rows run."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.limit = None if label == OWN else int(label)
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(label)
+
+    def apply(self, libs: list[str], defaults: dict) -> int:
+        """Set it; zarrc's concurrency under it."""
+        import zarrc
+
+        global SAME_CONCURRENCY
+        SAME_CONCURRENCY = self.limit
+        zarrc.config.concurrency = defaults["zarrc"] if self.limit is None else self.limit
+        if any(lib.startswith("zarr") and lib != "zarrc" for lib in libs):
+            import zarr
+
+            zarr.config.set({"async.concurrency": defaults["zarr"] if self.limit is None else self.limit})
+        return zarrc.config.concurrency
+
+
+def own_defaults(libs: list[str]) -> dict:
+    """The libraries' own concurrency defaults, before any setting changes them."""
+    import zarrc
+
+    found = {"zarrc": zarrc.config.concurrency}
+    if any(lib.startswith("zarr") and lib != "zarrc" for lib in libs):
+        import zarr
+
+        found["zarr"] = zarr.config.get("async.concurrency")
+    return found
 
 
 def zarr_config(lib: str) -> Any:
@@ -410,10 +464,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--libs", default=",".join(LIBS))
     parser.add_argument("--dir", default=None, help="where the local copy goes (default: a temporary directory)")
-    parser.add_argument("--concurrency", type=int, default=None,
-                        help="requests in flight for every library (zarrc's concurrency, zarr-python's "
-                             "async.concurrency, tensorstore's http/s3_request_concurrency); default: "
-                             "each library's own")
+    parser.add_argument("--concurrency", default=CONCURRENCY,
+                        help="comma-separated settings, each run in turn: N (requests in flight for every "
+                             "library: zarrc's concurrency, zarr-python's async.concurrency, tensorstore's "
+                             f"http/s3_request_concurrency) or {OWN!r} (each library's own default); "
+                             f"default {CONCURRENCY!r}")
     parser.add_argument("--json", default=str(REPO_ROOT / ".bench" / "remote.json"))
     parser.add_argument("--serve", choices=["http", "s3"], help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
@@ -438,29 +493,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {lib} ({why})" if lib not in libs else f"skipped on S3: {lib} ({why})")
     print(f"libraries: {libs}")
 
-    import zarrc.stores.aio
-
-    global SAME_CONCURRENCY
-    if args.concurrency is not None:
-        SAME_CONCURRENCY = args.concurrency
-        zarrc.config.concurrency = args.concurrency
-        if any(lib.startswith("zarr") for lib in libs):
-            import zarr
-
-            zarr.config.set({"async.concurrency": args.concurrency})     # (read by each call)
-    concurrency = zarrc.config.concurrency
-    requests = Requests(concurrency) if importlib.util.find_spec("obstore") else None
-    if requests is None:
+    try:
+        settings = [Setting(label.strip()) for label in args.concurrency.split(",") if label.strip()]
+    except ValueError:
+        parser.error(f"--concurrency takes positive ints and {OWN!r}, got {args.concurrency!r}")
+    if not settings:
+        parser.error("--concurrency names no setting")
+    defaults = own_defaults(libs)
+    floors: dict[int, Requests] = {}       # the floor's requests, per zarrc concurrency
+    has_floor = importlib.util.find_spec("obstore") is not None
+    if not has_floor:
         print("skipped: the transport floor (obstore not installed)")
     shape, chunks, shards = SIZES["small" if args.small else "full"]
     data = smooth_field(shape, "float32")
     nchunks = len(chunk_boxes(shape, chunks))
     nshards = len(chunk_boxes(shape, shards))
     print(f"{shape} float32 ({data.nbytes / MiB:.0f} MiB), {nchunks} chunks of {chunks}; sharded: {nshards} "
-          f"shards of {shards}; blosc lz4 + shuffle; zarrc concurrency {concurrency}; up to {args.repeat} "
+          f"shards of {shards}; blosc lz4 + shuffle; concurrency settings "
+          f"{', '.join(s.label for s in settings)} (own defaults: {defaults}); up to {args.repeat} "
           f"repetitions (at least 3; fewer than {args.repeat} if they would take over {BUDGET:.0f} s), "
           f"libraries interleaved, medians"
-          + ("" if requests is None else f"; transport floor: obstore, {requests.method}"))
+          + ("" if not has_floor else "; transport floor: obstore at zarrc's concurrency"))
     boxes = {"full": [(slice(None),) * 3], "sharded": [(slice(None),) * 3], "write": [(slice(None),) * 3],
              "chunks": chunk_boxes(shape, chunks), "random": random_boxes(shape, RANDOM_BOXES, BOX)}
     cases: list[dict] = []
@@ -490,41 +543,53 @@ def main(argv: list[str] | None = None) -> int:
                 s3_client.create_bucket(Bucket=BUCKET)
                 place = Place("s3", s3.address)
                 write_arrays(f"s3://{BUCKET}", data, chunks, shards, place.options)
-            for store in stores:
-                latency = STORES[store]
-                if store.startswith("http"):
-                    assert http is not None
-                    http.ask(f"latency {latency}")
-                    place, counter = Place("http", http.address), http
-                else:
-                    assert s3 is not None
-                    place, counter = Place("s3", s3.address), None
-                here = [lib for lib in libs if store != "s3" or lib not in skipped]
-                for name in workloads:
-                    if name == "write" and store != "s3":
-                        continue
-                    floor = None if requests is None else Floor(
-                        name, place.url, place.options, Path(root), shape, shards if name == "sharded" else chunks,
-                        requests, s3_client, BUCKET)
-                    work = Workload(name, place, data, boxes[name], s3_client, chunks, floor)
-                    t0 = time.perf_counter()
-                    found = run_workload(work, here + ([FLOOR] if floor else []), args.repeat, counter)
-                    case = {"store": store, "workload": name, "latency_s": latency, **found}
-                    if floor is not None:
-                        case["floor"] = {"median_s": found["median_s"].pop(FLOOR), "times": found["times"].pop(FLOOR),
-                                         "requests": floor.requests_made(boxes[name]),
-                                         "served": found["requests"].pop(FLOOR, None)}
-                    if name in ("full", "sharded"):
-                        case["bound"] = bound(name, latency, concurrency, nchunks, nshards, decode[name])
-                    cases.append(case)
-                    med = found["median_s"]
-                    print(f"  {store} {name}: " + ", ".join(f"{lib} {med[lib]:.3f}" for lib in here)
-                          + (f", floor {case['floor']['median_s']:.3f}" if floor else "")
-                          + f"  ({found['reps']} reps, {time.perf_counter() - t0:.0f} s)", flush=True)
+            for setting in settings:
+                concurrency = setting.apply(libs, defaults)
+                requests = None
+                if has_floor:
+                    requests = floors.get(concurrency) or floors.setdefault(concurrency, Requests(concurrency))
+                print(f"concurrency {setting.label}: zarrc {concurrency}"
+                      + ("" if requests is None else f"; floor: {requests.method}"), flush=True)
+                for store in stores:
+                    latency = STORES[store]
+                    if store.startswith("http"):
+                        assert http is not None
+                        http.ask(f"latency {latency}")
+                        place, counter = Place("http", http.address), http
+                    else:
+                        assert s3 is not None
+                        place, counter = Place("s3", s3.address), None
+                    here = [lib for lib in libs if store != "s3" or lib not in skipped]
+                    for name in workloads:
+                        if name == "write" and store != "s3":
+                            continue
+                        if name == "chunks" and setting.limit is None and len(settings) > 1:
+                            continue        # (one request per call: no concurrency to set)
+                        floor = None if requests is None else Floor(
+                            name, place.url, place.options, Path(root), shape,
+                            shards if name == "sharded" else chunks, requests, s3_client, BUCKET)
+                        work = Workload(name, place, data, boxes[name], s3_client, chunks, floor)
+                        t0 = time.perf_counter()
+                        found = run_workload(work, here + ([FLOOR] if floor else []), args.repeat, counter)
+                        case = {"store": store, "workload": name, "latency_s": latency,
+                                "concurrency": setting.label, "zarrc_concurrency": concurrency, **found}
+                        if floor is not None:
+                            case["floor"] = {"median_s": found["median_s"].pop(FLOOR),
+                                             "times": found["times"].pop(FLOOR),
+                                             "requests": floor.requests_made(boxes[name]),
+                                             "served": found["requests"].pop(FLOOR, None)}
+                        if name in ("full", "sharded"):
+                            case["bound"] = bound(name, latency, concurrency, nchunks, nshards, decode[name])
+                        cases.append(case)
+                        med = found["median_s"]
+                        print(f"  [{setting.label}] {store} {name}: "
+                              + ", ".join(f"{lib} {med[lib]:.3f}" for lib in here)
+                              + (f", floor {case['floor']['median_s']:.3f}" if floor else "")
+                              + f"  ({found['reps']} reps, {time.perf_counter() - t0:.0f} s)", flush=True)
         finally:
             for server in servers:
                 server.close()
-            if requests is not None:
+            for requests in floors.values():
                 requests.close()
     checks = report(cases, libs)
     total = time.perf_counter() - t_start
@@ -537,8 +602,9 @@ def main(argv: list[str] | None = None) -> int:
           f"(at start {facts['load_avg_1m']})")
     facts["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
     path = write_json(args.json, {"machine": facts, "args": vars(args), "libraries": libs, "skipped": skipped,
-                                  "decode_s": decode, "concurrency": concurrency,
-                                  "floor_method": None if requests is None else requests.method, "cases": cases,
+                                  "decode_s": decode, "concurrency": [s.label for s in settings],
+                                  "own_defaults": defaults,
+                                  "floor_method": {n: r.method for n, r in floors.items()}, "cases": cases,
                                   "checks": checks, "total_s": total})
     print(f"JSON: {os.path.relpath(path)}")
     return 0
@@ -570,7 +636,7 @@ def report(cases: list[dict], libs: list[str]) -> list[dict]:
             fastest = min(peers, key=med.__getitem__)
             ratio = med["zarrc"] / med[fastest]
             status = "PASS" if ratio <= TARGET else "MISS"
-            check = {"check": f"{c['store']} {c['workload']}: zarrc <= {TARGET} x fastest peer ({fastest})",
+            check = {"check": f"{_where(c)}: zarrc <= {TARGET} x fastest peer ({fastest})",
                      "ratio": ratio, "status": status}
             if floor is not None:
                 check["unreachable"] = floor["unreachable"] = TARGET * med[fastest] < floor["median_s"]
@@ -580,19 +646,20 @@ def report(cases: list[dict], libs: list[str]) -> list[dict]:
         c["ratio"], c["fastest_peer"] = ratio, fastest
         if floor is not None:
             floor["zarrc_ratio"] = med["zarrc"] / floor["median_s"]
-        rows.append([c["store"], c["workload"], *[_s(med.get(lib)) for lib in libs],
+        rows.append([c.get("concurrency", "-"), c["store"], c["workload"], *[_s(med.get(lib)) for lib in libs],
                      _s(floor["median_s"] if floor else None),
                      "-" if ratio is None else f"{ratio:.2f} {checks[-1]['status']}",
                      "-" if floor is None else f"{floor['zarrc_ratio']:.2f}", c["reps"]])
-    print("\nmedian seconds (floor: obstore alone making zarrc's requests, no zarr, no decoding)")
-    print_table(rows, ["store", "workload", *libs, "floor", "zarrc/fastest peer", "zarrc/floor", "reps"],
-                right=[False, False] + [True] * (len(libs) + 1) + [False, True, True])
+    print(f"\nconc: the concurrency setting ({OWN}: each library's own default)")
+    print("median seconds (floor: obstore alone making zarrc's requests, no zarr, no decoding)")
+    print_table(rows, ["conc", "store", "workload", *libs, "floor", "zarrc/fastest peer", "zarrc/floor", "reps"],
+                right=[False, False, False] + [True] * (len(libs) + 1) + [False, True, True])
     if misses:
         print(f"\nmisses of {TARGET} x fastest peer against the transport floor")
     for c, fastest in misses:
         target = TARGET * c["median_s"][fastest]
         floor = c.get("floor")
-        where = f"  {c['store']} {c['workload']} ({c['ratio']:.2f} x): "
+        where = f"  {_where(c)} ({c['ratio']:.2f} x): "
         if floor is None:
             print(where + "no transport floor measured")
             continue
@@ -608,20 +675,28 @@ def report(cases: list[dict], libs: list[str]) -> list[dict]:
         r = c["median_s"]["zarrc"] / b["bound_s"]
         status = "PASS" if r <= BOUND_TARGET else "MISS"
         b["ratio"], b["status"] = r, status
-        checks.append({"check": f"{c['store']} {c['workload']}: zarrc <= {BOUND_TARGET} x latency bound",
+        checks.append({"check": f"{_where(c)}: zarrc <= {BOUND_TARGET} x latency bound",
                        "ratio": r, "status": status})
-        rows.append([c["store"], c["workload"], b["requests"], f"{b['waits_s']:.3f}", f"{b['decode_s']:.3f}",
+        rows.append([c.get("concurrency", "-"), c["store"], c["workload"], b["requests"], f"{b['waits_s']:.3f}",
+                     f"{b['decode_s']:.3f}",
                      f"{b['bound_s']:.3f}", f"{c['median_s']['zarrc']:.3f}", f"{r:.2f} {status}"])
     if rows:
         print("\nfull reads against the latency bound (requests x latency / concurrency + decode)")
-        print_table(rows, ["store", "workload", "requests", "waits s", "decode s", "bound s", "zarrc s",
-                           "zarrc/bound"], right=[False, False, True, True, True, True, True, False])
-    rows = [[c["store"], c["workload"], *[_requests(c["requests"].get(lib)) for lib in libs],
+        print_table(rows, ["conc", "store", "workload", "requests", "waits s", "decode s", "bound s", "zarrc s",
+                           "zarrc/bound"], right=[False, False, False, True, True, True, True, True, False])
+    rows = [[c.get("concurrency", "-"), c["store"], c["workload"],
+             *[_requests(c["requests"].get(lib)) for lib in libs],
              _requests(c.get("floor", {}).get("served"))] for c in cases if c["requests"]]
     if rows:
         print("\nHTTP requests per timed call (total / HEAD / ranged)")
-        print_table(rows, ["store", "workload", *libs, "floor"], right=[False, False] + [True] * (len(libs) + 1))
+        print_table(rows, ["conc", "store", "workload", *libs, "floor"],
+                    right=[False, False, False] + [True] * (len(libs) + 1))
     return checks
+
+
+def _where(case: dict) -> str:
+    """A row's name: ``[setting] store workload``."""
+    return f"[{case.get('concurrency', '-')}] {case['store']} {case['workload']}"
 
 
 def _s(seconds: float | None) -> str:

@@ -102,11 +102,12 @@ def test_shards_in_parts_give_the_same_values(sharded, selection):
 
 
 def test_parts_overlap_with_decoding(sharded, monkeypatch):
-    """Two parts are fetched at once, and the third is fetched while the first
-    decodes: each waits (up to 10 s) for the other to have started, which only
-    happens if they run at the same time."""
+    """Two parts are fetched at once (AHEAD_BYTES: two parts' worth), and the third
+    is fetched while the first decodes: each waits (up to 10 s) for the other to have
+    started, which only happens if they run at the same time."""
     from zarrc.engine.sharding import reads
 
+    monkeypatch.setattr(reads, "AHEAD_BYTES", 2 * reads.PART_BYTES)
     store, data = sharded
     started: list[int] = []
     second, third = threading.Event(), threading.Event()
@@ -131,6 +132,39 @@ def test_parts_overlap_with_decoding(sharded, monkeypatch):
     monkeypatch.setattr(reads.b, "run_batch", run)
     np.testing.assert_array_equal(zarrc.open_array(store, mode="r")[...], data)
     assert waits == [True, True] and len(started) == 15
+
+
+def test_parts_ahead_fill_the_byte_budget_and_decode_as_they_come(sharded, monkeypatch):
+    """As many parts are fetched ahead as AHEAD_BYTES holds (here 5 of the 15), and
+    a part fetched decodes before the parts ahead of it that are still being fetched."""
+    from zarrc.engine.sharding import reads
+
+    monkeypatch.setattr(reads, "AHEAD_BYTES", 5 * reads.PART_BYTES)
+    store, data = sharded
+    started: list[int] = []
+    decoded: list[int] = []
+    first_late = threading.Event()
+    real_fetch, real_run = reads._fetch_part, reads.b.run_batch
+    late_ahead: list[int] = []
+
+    def fetch(arr, coords, pinned, *rest):
+        with store.lock:
+            n = len(started)
+            started.append(n)
+        if n == 0:             # (the first part comes last of the first five)
+            late_ahead.append(first_late.wait(10))
+        return real_fetch(arr, coords, pinned, *rest)
+
+    def run(batch, n, *rest):
+        decoded.append(len(decoded))
+        if len(decoded) == 4:
+            first_late.set()
+        return real_run(batch, n, *rest)
+
+    monkeypatch.setattr(reads, "_fetch_part", fetch)
+    monkeypatch.setattr(reads.b, "run_batch", run)
+    np.testing.assert_array_equal(zarrc.open_array(store, mode="r")[...], data)
+    assert late_ahead == [True] and len(started) == len(decoded) == 15
 
 
 def test_a_damaged_shard_in_a_later_part_is_named(sharded):

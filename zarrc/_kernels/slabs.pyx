@@ -367,7 +367,8 @@ cdef object output_array(tuple shape, object dtype, Py_ssize_t nbytes):
 
 
 def empty(shape, dtype):
-    """``numpy.empty(shape, dtype)``, from here where ``output_array`` takes it (for tests)."""
+    """``numpy.empty(shape, dtype)``, from here where ``output_array`` takes it (the
+    outputs of reads that the BasicReader does not make, and tests)."""
     dtype = np.dtype(dtype)
     shape = tuple(shape)
     out = output_array(shape, dtype, dtype.itemsize * int(np.prod(shape, dtype=np.int64)))

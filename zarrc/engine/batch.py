@@ -36,7 +36,8 @@ WRITE_BATCH_BYTES = 512 << 20
 NO_INDEX = np.zeros(0, np.int64)
 
 # Reads from stores that wait on a network fetch this many parts ahead of the one
-# decoding (``fetched_ahead``): at most AHEAD + 1 parts' bytes are held at once.
+# decoding (``fetched_ahead``, unless told otherwise): at most AHEAD + 1 parts'
+# bytes are held at once.
 AHEAD = 2
 
 
@@ -258,20 +259,31 @@ def conflict_attempts(arr: ChunkedArray, what: str, lost: set[str]) -> Iterator[
                      f"{CONFLICT_RETRIES + 1} conditional writes")
 
 
-def fetched_ahead(parts: Sequence[Any], fetch: Callable[[Any], Any],
-                  drop: Callable[[Any], object]) -> Generator[tuple[Any, Any], None, None]:
-    """(part, ``fetch(part).result()``) for each part in order, the fetches of the
-    next AHEAD parts under way while the caller uses one: I/O overlaps decoding.
+def fetched_ahead(parts: Sequence[Any], fetch: Callable[[Any], Any], drop: Callable[[Any], object],
+                  ahead: int = AHEAD, as_done: bool = False) -> Generator[tuple[Any, Any], None, None]:
+    """(part, ``fetch(part).result()``) for each part, the fetches of the next
+    ``ahead`` parts under way while the caller uses one: I/O overlaps decoding.
     ``fetch`` starts one and returns a future; ``drop`` releases a future not
-    used (the caller stopped or failed).  Close the generator when done
-    (``contextlib.closing``) so that the futures left are dropped at once."""
-    pending = [fetch(part) for part in parts[:AHEAD]]
+    used (the caller stopped or failed).  The parts come in order, or, with
+    ``as_done`` (``fetch`` then returns ``concurrent.futures.Future`` objects), the
+    first of those under way to be fetched first, so that a slow response holds
+    up no decoding.  Close the generator when done (``contextlib.closing``) so
+    that the futures left are dropped at once."""
+    pending = [(part, fetch(part)) for part in parts[:ahead]]
+    later = iter(parts[ahead:])
     try:
-        for i, part in enumerate(parts):
-            got = pending.pop(0).result()
-            if i + AHEAD < len(parts):
-                pending.append(fetch(parts[i + AHEAD]))
+        while pending:
+            first = 0
+            if as_done and not pending[0][1].done():
+                from concurrent.futures import FIRST_COMPLETED, wait
+
+                wait([future for _, future in pending], return_when=FIRST_COMPLETED)
+                first = next((i for i, (_, future) in enumerate(pending) if future.done()), 0)
+            part, future = pending.pop(first)
+            got = future.result()
+            for upcoming in itertools.islice(later, 1):
+                pending.append((upcoming, fetch(upcoming)))
             yield part, got
     finally:
-        for future in pending:
+        for _, future in pending:
             drop(future)

@@ -22,6 +22,7 @@ from zarrc._kernels.chain import Chain
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.plan import plan_basic
 from zarrc._kernels.read import ReadBatch
+from zarrc._kernels.slabs import empty as new_output
 from zarrc._kernels.write import DELETED, STORED, WriteBatch
 from zarrc.core import indexing
 from zarrc.engine import batch as b
@@ -52,7 +53,7 @@ class NativeStrategy(Strategy):
         if planned is None:
             return self.read_general(selection)
         table, tasks, coords, out_shape, dropped = planned
-        out = np.empty(out_shape, arr.dtype)
+        out = new_output(out_shape, arr.dtype)     # (memory of outputs freed before: no page faults)
         if out.size:
             count_calls(1)
             try:

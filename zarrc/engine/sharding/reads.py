@@ -310,17 +310,22 @@ def _read_group(arr, table, local, outidx, tasks, coords, out, strides, pinned, 
 
 
 # A streamed read (a store whose reads wait on a network) takes its shards in parts
-# of about this many decoded bytes of touched inner chunks (whole shards, at least
-# one), fetching the next ones while one decodes (batch.fetched_ahead): at most
-# batch.AHEAD + 1 parts' bytes are held at once.
-PART_BYTES = 16 << 20
+# of about PART_BYTES decoded bytes of touched inner chunks (whole shards, at least
+# one), fetching the next ones while one decodes (batch.fetched_ahead): as many
+# parts ahead as AHEAD_BYTES of them hold (at least batch.AHEAD).  Small parts let
+# the first decode start after one shard's round trip, and the parts ahead keep
+# the requests in flight: at most max(AHEAD_BYTES, batch.AHEAD parts) + a part's
+# bytes are held at once.
+PART_BYTES = 4 << 20
+AHEAD_BYTES = 64 << 20
 
 
 def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinned, tolerate) -> None:
     """read_planned for a store whose reads wait on a network: the shards in parts
     (PART_BYTES), each part's shard versions, indexes and inner chunk bytes fetched
-    on the fetch threads (``_fetch_part``) while the part before decodes, so I/O and
-    decoding overlap and a selection's bytes are never all held."""
+    on the fetch threads (``_fetch_part``, AHEAD_BYTES of parts ahead) while the
+    parts before decode, so I/O and decoding overlap and a selection's bytes are
+    never all held."""
     shard = shard_numbers(arr, coords)
     order = np.argsort(shard, kind="stable")
     _, starts, counts = np.unique(shard[order], return_index=True, return_counts=True)
@@ -333,6 +338,8 @@ def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinne
         taken += n
     parts.append((lo, len(counts)))
     spans = [order[starts[a]:starts[z] if z < len(starts) else len(order)] for a, z in parts]
+    largest = max(map(len, spans)) * max(1, arr.chain.chunk_nbytes)
+    ahead = max(b.AHEAD, AHEAD_BYTES // largest)
 
     def fetch(members: np.ndarray) -> Any:
         return submit_fetch(lambda: _fetch_part(arr, coords[members], pinned, tolerate))
@@ -343,7 +350,7 @@ def _read_streamed(arr, table, local, outidx, tasks, coords, out, strides, pinne
         except Exception:                # noqa: BLE001, S110 - the read's own error is raised
             pass
 
-    with closing(b.fetched_ahead(spans, fetch, drop)) as fetched:
+    with closing(b.fetched_ahead(spans, fetch, drop, ahead, as_done=True)) as fetched:
         for members, (reads, keys, which, sources) in fetched:
             with reads:
                 part = np.ascontiguousarray(tasks[members])
