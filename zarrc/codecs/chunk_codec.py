@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.codecs.bounded import bounded_decode
+from zarrc.codecs.bounded import decode_within, encoded_bound
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.packbits import PackBits
@@ -112,13 +112,16 @@ class ChainChunkCodec:
             if array_to_bytes is None:
                 raise CodecError("sharding_indexed in a chain run in Python needs the engine's shard codec")
             self.shard = array_to_bytes(a2b, shape, dt)
+        self.limits = self._limits()
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
         try:
-            for codec in reversed(self.chain.bytes_to_bytes):
-                found = self._bounded(codec, data)
-                data = codec.decode(data) if found is None else found
+            for codec, (limit, exact) in zip(reversed(self.chain.bytes_to_bytes), reversed(self.limits)):
+                if limit is None:
+                    data = codec.decode(data)
+                else:
+                    data = decode_within(codec, data, limit, exact, getattr(codec, "name", "codec"))
             arr = self._to_array(data)
             for codec, shape, dt in reversed(self.stages):
                 if isinstance(codec, Transpose):
@@ -133,15 +136,27 @@ class ChainChunkCodec:
             raise CodecError(f"{exc}") from None
         return arr
 
-    def _bounded(self, codec: Any, data: Any) -> bytes | None:
-        """A numcodecs bz2 / lzma codec's decoding bounded by the chunk's size
-        (codecs.bounded), where that is what it decodes to: the only bytes->bytes
-        codec, after the ``bytes`` codec of fixed-size items; else None."""
-        if (len(self.chain.bytes_to_bytes) != 1 or not isinstance(self.chain.array_to_bytes, Bytes)
-                or self.stored_dtype.kind == "O" or getattr(codec, "decoder", None) is None):
-            return None
-        limit = math.prod(self.stored_shape) * self.stored_dtype.itemsize
-        return bounded_decode(codec.decoder, data, limit, getattr(codec, "name", "codec"))
+    def _limits(self) -> list[tuple[int | None, bool]]:
+        """(the most bytes each bytes -> bytes codec's decode may give, whether exactly
+        that many), in encode order (codecs.bounded): the ``bytes`` codec's chunk of
+        fixed-size items exactly, an array -> bytes codec that compresses (numcodecs'
+        pcodec, zfpy; zfp) at most 4 times the chunk plus 1 MiB, through each codec
+        after it by ``encoded_bound``; None where nothing bounds it (variable-length
+        items, sharding, unknown codecs)."""
+        a2b = self.chain.array_to_bytes
+        raw = math.prod(self.stored_shape) * self.stored_dtype.itemsize
+        size: int | None = None
+        exact = False
+        if self.stored_dtype.kind != "O" and self.shard is None:
+            if isinstance(a2b, Bytes):
+                size, exact = raw, True
+            elif isinstance(a2b, (NumcodecsCodec, Zfp, PackBits)):
+                size = 4 * raw + (1 << 20)
+        out = []
+        for codec in self.chain.bytes_to_bytes:
+            out.append((size, exact))
+            size, exact = encoded_bound(codec, size, exact)
+        return out
 
     def _sized(self, items: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if dtype.kind == "O":
