@@ -23,11 +23,59 @@ import numpy as np
 
 from zarrc._kernels.batch import lingering
 from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
+from zarrc._kernels.read import set_max_output
 from zarrc.core import indexing
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import ArgumentError, StoreError, from_kernel
+from zarrc.errors import ArgumentError, SelectionTooLargeError, StoreError, from_kernel
 from zarrc.runtime.config import config
 from zarrc.runtime.threads import batch_threads, run_parallel
+
+
+def _memory_bytes() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+# a read's output larger than this is refused before it is allocated: it could not be
+# held without swapping, and Linux's overcommit would let the allocation succeed and
+# the OOM killer end the process as it is filled (set_memory_limit)
+MEMORY_BYTES = _memory_bytes()
+set_max_output(MEMORY_BYTES or 0)
+
+
+def set_memory_limit(nbytes: int | None) -> int | None:
+    """Refuse reads whose output is more than ``nbytes`` (None: this machine's memory);
+    returns the limit it replaces (for tests)."""
+    global MEMORY_BYTES
+    old, MEMORY_BYTES = MEMORY_BYTES, (_memory_bytes() if nbytes is None else nbytes)
+    set_max_output(MEMORY_BYTES or 0)
+    return old
+
+
+def too_large(shape: Sequence[int], dtype: Any, exc: BaseException | None = None) -> SelectionTooLargeError:
+    """The error of a read whose output (``shape`` of ``dtype``) is more than this
+    machine's memory or could not be allocated (``exc``)."""
+    dt = np.dtype(dtype)
+    nbytes = math.prod(shape) * dt.itemsize
+    why = (f"cannot be allocated ({type(exc).__name__}: {exc})" if exc is not None else
+           f"is more than this machine's memory ({MEMORY_BYTES} bytes)")
+    return SelectionTooLargeError(f"the output of the read, {tuple(shape)} of {dt.str} "
+                                  f"({nbytes} bytes), {why}")
+
+
+def new_output(shape: Sequence[int], dtype: Any) -> np.ndarray:
+    """``np.empty(shape, dtype)`` for a read's output; SelectionTooLargeError (a
+    MemoryError too) if it is more than ``MEMORY_BYTES`` or cannot be allocated."""
+    shape = tuple(int(n) for n in shape)
+    if MEMORY_BYTES is not None and math.prod(shape) * np.dtype(dtype).itemsize > MEMORY_BYTES:
+        raise too_large(shape, dtype)
+    try:
+        return np.empty(shape, dtype)
+    except MemoryError as exc:
+        raise too_large(shape, dtype, exc) from None
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
 # each encoded in memory before it is stored.

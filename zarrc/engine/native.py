@@ -52,7 +52,7 @@ class NativeStrategy(Strategy):
         if planned is None:
             return self.read_general(selection)
         table, tasks, coords, out_shape, dropped = planned
-        out = np.empty(out_shape, arr.dtype)
+        out = b.new_output(out_shape, arr.dtype)
         if out.size:
             count_calls(1)
             try:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.core import indexing
+from zarrc.engine.batch import new_output
 from zarrc.engine.state import ChunkedArray
 
 
@@ -45,7 +46,7 @@ class Strategy:
         reads it: basic, orthogonal, ...), then ``read_into``."""
         arr = self.arr
         dims, out_shape = indexing.plan_item(selection, arr.shape, arr.chunks)
-        out = np.empty(out_shape, arr.dtype)
+        out = new_output(out_shape, arr.dtype)
         if out.size:
             self.read_into(dims, out.reshape(indexing.dims_shape(dims)))
         return out
