@@ -66,11 +66,49 @@ def test_an_output_larger_than_memory_is_refused_naming_the_array(tmp_path, limi
 
 def test_a_full_read_of_a_huge_array_is_refused_at_this_machines_memory() -> None:
     a = zarrc.create_array(MemoryStore(), name="a", shape=(2**40,), dtype="u1", chunks=(2**20,))
-    with pytest.raises(SelectionTooLargeError, match=r"array a: the output of the read, \(1099511627776,\) "
-                                                     r"of \|u1 \(1099511627776 bytes\), is more than"):
+    with pytest.raises(SelectionTooLargeError, match=r"array a: the output of the read, a selection of "
+                                                     r"1099511627776 elements \(1099511627776\) of \|u1 \(1099511627776 bytes\) "
+                                                     r"of an array of shape \(1099511627776,\), is more than"):
         a[...]
 
 
 def test_the_limit_is_this_machines_memory() -> None:
     import os
     assert batch.MEMORY_BYTES == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+SHARDED_FULL_READ = r"""
+import json, resource
+import zarrc
+from zarrc.stores import MemoryStore
+a = zarrc.create_array(MemoryStore(), name="a", shape=(2**40,), dtype="u1", chunks=(2**10,), shards=(2**20,))
+try:
+    a[...]
+    error = None
+except zarrc.errors.ZarrcError as exc:
+    error = type(exc).__name__
+print(json.dumps({"error": error, "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10}))
+"""
+
+
+def test_a_huge_basic_read_is_refused_before_it_is_planned() -> None:
+    # 2**30 inner chunks: planning them took 8 GiB of tables (more where the machine let
+    # it) before the output was refused; the output's size is now counted first
+    import json
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", SHARDED_FULL_READ], capture_output=True, text=True, check=False,
+                          timeout=120)
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["error"] == "SelectionTooLargeError" and got["maxrss_mib"] < 512, (got, proc.stderr)
+
+
+def test_basic_output_items() -> None:
+    shape = (10, 20, 30)
+    assert batch.basic_output_items((slice(None), 3), shape) == 10 * 30
+    assert batch.basic_output_items((Ellipsis, slice(0, 5)), shape) == 10 * 20 * 5
+    assert batch.basic_output_items((1, Ellipsis, 2), shape) == 20
+    assert batch.basic_output_items(Ellipsis, shape) == 6000
+    assert batch.basic_output_items((slice(None, None, 3),), shape) == 4 * 20 * 30
+    for other in ((np.arange(3),), (Ellipsis, Ellipsis), (1, 2, 3, 4), (True,)):
+        assert batch.basic_output_items(other, shape) is None

@@ -66,6 +66,55 @@ def too_large(shape: Sequence[int], dtype: Any, exc: BaseException | None = None
                                   f"({nbytes} bytes), {why}")
 
 
+def basic_output_items(selection: Any, shape: Sequence[int]) -> int | None:
+    """The items a selection of ints, slices and an Ellipsis selects from ``shape``
+    (None for other selections, or one that does not fit ``shape``): counted without
+    planning, whose tables grow with the chunks selected."""
+    counts = basic_output_counts(selection, shape)
+    return None if counts is None else math.prod(counts)
+
+
+def basic_output_counts(selection: Any, shape: Sequence[int]) -> list[int] | None:
+    """Per dimension, the positions ``selection`` (ints, slices, an Ellipsis) takes
+    (1 for an int), or None (see basic_output_items)."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    ellipses = [k for k, i in enumerate(items) if i is Ellipsis]
+    if len(ellipses) > 1:
+        return None
+    if ellipses:
+        at = ellipses[0]
+        items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
+    if len(items) > len(shape):
+        return None
+    counts = []
+    for item, size in zip(items, shape):
+        if isinstance(item, slice):
+            try:
+                counts.append(len(range(*item.indices(size))))
+            except (TypeError, ValueError):
+                return None
+        elif not isinstance(item, (int, np.integer)) or isinstance(item, bool):
+            return None
+        else:
+            counts.append(1)
+    return counts + [int(n) for n in shape[len(items):]]
+
+
+def refuse_huge_read(selection: Any, shape: Sequence[int], dtype: Any) -> None:
+    """SelectionTooLargeError, before anything is planned, for a basic selection whose
+    output is more than ``MEMORY_BYTES`` (see new_output)."""
+    if MEMORY_BYTES is None:
+        return
+    counts = basic_output_counts(selection, shape)
+    n = 0 if counts is None else math.prod(counts)
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes > MEMORY_BYTES:
+        raise SelectionTooLargeError(
+            f"the output of the read, a selection of {n} elements ({' x '.join(map(str, counts or ()))}) "
+            f"of {np.dtype(dtype).str} ({nbytes} bytes) of an array of shape {tuple(shape)}, is more "
+            f"than this machine's memory ({MEMORY_BYTES} bytes)")
+
+
 def new_output(shape: Sequence[int], dtype: Any) -> np.ndarray:
     """``np.empty(shape, dtype)`` for a read's output; SelectionTooLargeError (a
     MemoryError too) if it is more than ``MEMORY_BYTES`` or cannot be allocated."""

@@ -47,7 +47,9 @@ class NativeStrategy(Strategy):
         ChecksumError, StoreError."""
         arr = self.arr
         # ints and slices: planned natively, straight to the batch's arrays (the
-        # BasicReader plans the same way: what it declines, this would too)
+        # BasicReader plans the same way: what it declines, this would too); an output
+        # more than this machine's memory refused before the plan's tables are made
+        b.refuse_huge_read(selection, arr.shape, arr.dtype)
         planned = plan_basic(selection, arr.shape, arr.chunks)
         if planned is None:
             return self.read_general(selection)

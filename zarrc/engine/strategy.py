@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.core import indexing
-from zarrc.engine.batch import new_output
+from zarrc.engine.batch import new_output, refuse_huge_read
 from zarrc.engine.state import ChunkedArray
 
 
@@ -45,6 +45,7 @@ class Strategy:
         """``read`` by the general path: indexing.plan_item (``a[...]`` as zarr-python
         reads it: basic, orthogonal, ...), then ``read_into``."""
         arr = self.arr
+        refuse_huge_read(selection, arr.shape, arr.dtype)
         dims, out_shape = indexing.plan_item(selection, arr.shape, arr.chunks)
         out = new_output(out_shape, arr.dtype)
         if out.size:
