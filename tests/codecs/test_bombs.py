@@ -121,7 +121,8 @@ def v3_meta(codecs: list, chunk: int = 4096) -> dict:
 
 DELTA = {"id": "delta", "dtype": "<f8"}
 # name: (metadata, chunk key, bomb, the bytes the bombed stage may give: the chunk's
-# 32 KiB, or (bz2 after zlib) the most zlib may make of it, codecs.bounded.encoded_bound;
+# 32 KiB, or (bz2 after zlib) the most zlib may make of it, codecs.bounded.encoded_bound,
+# or (around a shard) its 4 inner chunks of 1024 items at 8 bytes and its index;
 # the lzma bomb, 305 KiB, is itself more than that bound for 32 KiB: a chunk of 512 KiB)
 CASES = {
     "v2 zlib before delta": (v2_meta({"id": "zlib", "level": 1}, [DELTA]), "a/0", "zlib", 32768),
@@ -145,6 +146,12 @@ CASES = {
         {"name": "numcodecs.delta", "configuration": {"dtype": "<f8"}},
         {"name": "bytes", "configuration": {"endian": "little"}},
         {"name": "numcodecs.zstd", "configuration": {"level": 1}}]), "a/c/0", "zstd", 32768),
+    "v3 numcodecs.zstd around a shard": (v3_meta([
+        {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [1024], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"}},
+        {"name": "numcodecs.zstd", "configuration": {"level": 1}}]), "a/c/0", "zstd", 4 * 8192 + 4 * 16 + 4),
     "v3 numcodecs.bz2 after zlib": (v3_meta([
         {"name": "bytes", "configuration": {"endian": "little"}},
         {"name": "numcodecs.zlib", "configuration": {"level": 1}},

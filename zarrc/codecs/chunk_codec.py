@@ -81,6 +81,45 @@ def as_dtype(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return arr.astype(dtype)
 
 
+def shard_bound(codec: ShardingIndexed, shape: tuple[int, ...], dtype: np.dtype) -> int | None:
+    """The most bytes a shard of ``shape`` may be (its inner chunks at their bound, as
+    ChainChunkCodec._limits bounds a chunk, items taken as 8 bytes or more since the
+    inner codecs may widen them, and its index), or None (nested sharding, an inner
+    codec without a bound)."""
+    inner = codec.inner
+    if isinstance(inner.array_to_bytes, ShardingIndexed):
+        return None
+    raw = math.prod(codec.chunk_shape) * max(dtype.itemsize, 8)
+    size: int | None = raw if isinstance(inner.array_to_bytes, Bytes) else 4 * raw + (1 << 20)
+    for c in inner.bytes_to_bytes:
+        size, _ = encoded_bound(c, size, False)
+    if size is None:
+        return None
+    nchunks = math.prod(-(-s // c) for s, c in zip(shape, codec.chunk_shape))
+    return nchunks * size + codec.index_format.nbytes(nchunks)
+
+
+def decode_bounded(codecs: Any, limits: list[tuple[int | None, bool]], data: Any) -> Any:
+    """``data`` through the bytes -> bytes ``codecs`` in reverse, each decode bounded
+    by its entry of ``limits`` (encode order; see ChainChunkCodec._limits)."""
+    for codec, (limit, exact) in zip(reversed(codecs), reversed(limits)):
+        if limit is None:
+            data = codec.decode(data)
+        else:
+            data = decode_within(codec, data, limit, exact, getattr(codec, "name", "codec"))
+    return data
+
+
+def carried(codecs: Any, size: int | None, exact: bool) -> list[tuple[int | None, bool]]:
+    """The bound of each bytes -> bytes codec's decode (encode order) when the first one
+    decodes to ``size`` bytes (``exact``ly, or at most)."""
+    out = []
+    for codec in codecs:
+        out.append((size, exact))
+        size, exact = encoded_bound(codec, size, exact)
+    return out
+
+
 class ChainChunkCodec:
     """``decode(raw) -> ndarray`` (shape ``chunks``, dtype ``dtype``) and
     ``encode(chunk) -> bytes`` through every codec of ``chain`` (a CodecChain):
@@ -117,11 +156,7 @@ class ChainChunkCodec:
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
         try:
-            for codec, (limit, exact) in zip(reversed(self.chain.bytes_to_bytes), reversed(self.limits)):
-                if limit is None:
-                    data = codec.decode(data)
-                else:
-                    data = decode_within(codec, data, limit, exact, getattr(codec, "name", "codec"))
+            data = decode_bounded(self.chain.bytes_to_bytes, self.limits, data)
             arr = self._to_array(data)
             for codec, shape, dt in reversed(self.stages):
                 if isinstance(codec, Transpose):
@@ -152,11 +187,9 @@ class ChainChunkCodec:
                 size, exact = raw, True
             elif isinstance(a2b, (NumcodecsCodec, Zfp, PackBits)):
                 size = 4 * raw + (1 << 20)
-        out = []
-        for codec in self.chain.bytes_to_bytes:
-            out.append((size, exact))
-            size, exact = encoded_bound(codec, size, exact)
-        return out
+        elif self.stored_dtype.kind != "O" and isinstance(a2b, ShardingIndexed):
+            size = shard_bound(a2b, self.stored_shape, self.stored_dtype)
+        return carried(self.chain.bytes_to_bytes, size, exact)
 
     def _sized(self, items: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if dtype.kind == "O":
@@ -213,4 +246,4 @@ class ChainChunkCodec:
         return bytes(data)
 
 
-__all__ = ["ChainChunkCodec", "innermost", "runs_natively"]
+__all__ = ["ChainChunkCodec", "carried", "decode_bounded", "innermost", "runs_natively", "shard_bound"]
