@@ -100,11 +100,11 @@ def basic_output_counts(selection: Any, shape: Sequence[int]) -> list[int] | Non
     return counts + [int(n) for n in shape[len(items):]]
 
 
-def refuse_huge_read(selection: Any, shape: Sequence[int], dtype: Any) -> None:
+def refuse_huge_read(selection: Any, shape: Sequence[int], dtype: np.dtype) -> None:
     """SelectionTooLargeError, before anything is planned, for a basic selection whose
     output is more than ``MEMORY_BYTES`` (see new_output)."""
-    if MEMORY_BYTES is None:
-        return
+    if MEMORY_BYTES is None or math.prod(shape) * dtype.itemsize <= MEMORY_BYTES:
+        return          # (the whole array fits: so does any selection of it, uncounted)
     counts = basic_output_counts(selection, shape)
     n = 0 if counts is None else math.prod(counts)
     nbytes = n * np.dtype(dtype).itemsize
