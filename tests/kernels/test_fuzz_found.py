@@ -95,3 +95,49 @@ def test_blosc_lz4_match_of_offset_zero_is_refused_by_range_decodes(length):
     assert out == whole[8:8 + length]
     with pytest.raises(k.KernelError, match="corrupt"):
         k.blosc_decode_range(bad, 8, bytearray(length))
+
+
+def _shuffled_lz4_match_frame(offset):
+    """As _lz4_match_frame, byte-shuffled items of 4 bytes: literal "ABCD", then the
+    match (c-blosc decodes it into its scratch buffer and unshuffles from there; the
+    row decoder, blosc_rows.c, into its own)."""
+    import struct
+    n, tail = 8192, 11
+    ml = n - 4 - tail - 4
+    extra = b"\xff" * ((ml - 15) // 255) + bytes([(ml - 15) % 255])
+    stream = (bytes([0x4F]) + b"ABCD" + struct.pack("<H", offset) + extra
+              + bytes([tail << 4]) + b"z" * tail)
+    body = struct.pack("<i", 20) + struct.pack("<i", len(stream)) + stream
+    return bytes([2, 1, 0x20 | 0x10 | 0x01, 4]) + struct.pack("<iii", n, n, 16 + len(body)) + body
+
+
+def test_whole_frame_decodes_of_an_lz4_match_of_offset_zero_are_deterministic():
+    # The same frame as above, decoded whole (c-blosc's decompress, blosc_rows.c), is not
+    # refused: LZ4_decompress_safe (not its partial mode) writes zeros for a match of
+    # offset 0 (lz4.c: LZ4_write32(op, 0) before the copy "when offset==0", then copies
+    # from 8 bytes behind), so the result is corrupt data decoded to deterministic wrong
+    # values -- the same bytes whatever the output, c-blosc's scratch or the row
+    # decoder's held before, with 1 thread or 2 -- never memory the caller did not write
+    for bad, expected in ((_lz4_match_frame(0), b"A" + bytes(8180) + b"z" * 11),
+                          (_shuffled_lz4_match_frame(0), None)):
+        dirty = _lz4_match_frame(1) if expected is not None else _shuffled_lz4_match_frame(4)
+        got = []
+        for prior in (dirty, bad):
+            k.blosc_decode(prior)                          # (c-blosc's scratch now holds its bytes)
+            got.append(k.blosc_decode(bad))
+            for fill in (0x00, 0xAA, 0x55):
+                for threads in (1, 2):
+                    out = bytearray([fill]) * 8192
+                    k.blosc_decode_into(bad, out, threads)
+                    got.append(bytes(out))
+            if expected is None:                           # (the row decoder takes shuffled items)
+                for fill in (0xAA, 0x55):
+                    big = np.full((4, 4096), fill, np.uint8).view("<u4")
+                    assert k.blosc_decode_rows(bad, big[1:3, :1024])
+                    got.append(big[1:3, :1024].tobytes())
+                    assert (big[0].view(np.uint8) == fill).all() and (big[3].view(np.uint8) == fill).all()
+        assert all(g == got[0] for g in got)
+        if expected is not None:
+            assert got[0] == expected
+        else:                   # the literal's 4 bytes, unshuffled: each item's first byte, zeros after
+            assert got[0][:16] == b"A\0\0\0B\0\0\0C\0\0\0D\0\0\0" and got[0][16:-11 * 4].count(0) >= 8000

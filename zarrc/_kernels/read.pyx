@@ -93,13 +93,27 @@ def block_split_min(n=None):
     return split_min_bytes
 
 
+cdef Py_ssize_t max_output_bytes = 0     # (0: none) set by the engine: set_max_output
+
+
+def set_max_output(Py_ssize_t nbytes):
+    """Refuse (MemoryError) to allocate a read's output of more than ``nbytes`` (0:
+    no limit); the engine sets this machine's memory (engine.batch.set_memory_limit)."""
+    global max_output_bytes
+    max_output_bytes = max(0, nbytes)
+
+
 cdef object new_output(tuple shape, object dtype, Py_ssize_t nbytes):
     """A new C-order array for a read.  One of SLAB_MIN_BYTES or more comes from
     slabs.pyx (a huge-page slab or mapping, reused from earlier outputs that died).
     Elsewhere, one of STREAM_MIN_BYTES or more starts on a 64-byte boundary (malloc's
     large blocks start 16 bytes into a page) so that rows of 64 or 128 bytes at
     multiples of 64 cover whole cache lines and are written with streaming stores too
-    (copy_nd); the array is then a view of a slightly larger one."""
+    (copy_nd); the array is then a view of a slightly larger one.  MemoryError above
+    ``max_output_bytes``."""
+    if max_output_bytes and nbytes > max_output_bytes:
+        raise MemoryError(f"the output of the read, {shape} of {dtype.str} ({nbytes} bytes), is more than "
+                          f"this machine's memory ({max_output_bytes} bytes)")
     out = output_array(shape, dtype, nbytes)
     if out is not None:
         return out

@@ -1,24 +1,32 @@
-"""Decompression bounded by the size a chunk may decode to, for compressors that
-numcodecs runs whole (bz2, lzma): a stream that claims, or turns out, to hold more
-than ``limit`` bytes is refused once ``limit + 1`` bytes are out, so a
-decompression bomb never allocates more than the chunk it should be.  (zarrc's
-native codecs decode into a buffer of the chunk's size and refuse a header
-claiming more before allocating: blosc, zstd, gzip, zlib.)"""
+"""Decompression bounded by the size a chunk may decode to, for codecs run in
+Python (v2 compressors before numcodecs filters, the bytes -> bytes codecs of a v3
+chain run by ``ChainChunkCodec``): a stream that claims, or turns out, to hold more
+than ``limit`` bytes is refused once ``limit + 1`` bytes are out (bz2, lzma, and
+zlib / gzip where numcodecs would run them), a header claiming more is refused
+before anything is allocated (numcodecs' lz4, blosc, zstd's content size), and
+zarrc's kernels decode into a buffer of the exact size when it is known (blosc,
+zstd, gzip, zlib), so a decompression bomb never allocates more than the chunk it
+should be.  :func:`decode_within` is the one entry; :func:`encoded_bound` the
+size a codec's output may reach, for the stages before it."""
 
 from __future__ import annotations
 
 import bz2
 import lzma
+import zlib
 from collections.abc import Callable
 from typing import Any
 
-from zarrc.errors import CodecError
+from zarrc.errors import CodecError, ZarrcError
 
 
 def decompressor_of(codec: Any) -> Callable[[], Any] | None:
     """A maker of streaming decompressors for ``codec`` (a numcodecs BZ2 or LZMA
     object), or None for the other codecs."""
     cid = getattr(codec, "codec_id", None)
+    if cid in ("zlib", "gzip"):
+        wbits = 15 if cid == "zlib" else 31
+        return lambda: zlib.decompressobj(wbits)
     if cid == "bz2":
         return bz2.BZ2Decompressor
     if cid == "lzma":
@@ -39,11 +47,12 @@ def bounded_decode(codec: Any, data: Any, limit: int, what: str) -> bytes | None
     rest = bytes(memoryview(data).cast("B"))
     parts: list[bytes] = []
     total = 0
+    one_stream = getattr(codec, "codec_id", None) == "zlib"    # (zlib.decompress ignores what follows)
     while rest:
         d = make()
         try:
             part = d.decompress(rest, max_length=limit - total + 1)
-        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
             if parts:       # (trailing data that is no stream: ignored, as lzma.decompress does)
                 break
             raise CodecError(f"{what} decode failed: {exc}") from None
@@ -53,7 +62,7 @@ def bounded_decode(codec: Any, data: Any, limit: int, what: str) -> bytes | None
         parts.append(part)
         if not d.eof:
             raise CodecError(f"{what} decode failed: the data end before the end-of-stream marker")
-        rest = d.unused_data
+        rest = b"" if one_stream else d.unused_data
     return b"".join(parts)
 
 
@@ -101,6 +110,105 @@ def claimed_size(codec: Any, data: Any) -> int | None:
         return None
     head = bytes(memoryview(data).cast("B")[:4])
     return int.from_bytes(head, "little", signed=True) if len(head) == 4 else None
+
+
+COMPRESSORS = frozenset({"zstd", "zlib", "gzip", "bz2", "lzma", "lz4", "blosc"})
+CHECKSUMS = frozenset({"crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3"})  # 4 bytes each
+SLACK = 1 << 16
+
+
+def codec_id(codec: Any) -> str | None:
+    """The id of a numcodecs codec, of a v3 ``numcodecs.<id>`` codec, or the name of
+    one of zarrc's codecs."""
+    cid = getattr(codec, "codec_id", None)
+    return cid if isinstance(cid, str) else getattr(codec, "name", None)
+
+
+def encoded_bound(codec: Any, size: int | None, exact: bool) -> tuple[int | None, bool]:
+    """(the most bytes ``codec``, a bytes -> bytes codec, encodes ``size`` bytes to,
+    whether that is exactly its size): a checksum adds 4 bytes, shuffle none, a
+    compressor at most an eighth plus 64 KiB (above the worst case of each: zstd's
+    and LZ4's compress bounds, deflate's, bz2's 1% + 600, blosc's 16 or 32 bytes);
+    (None, False) for other codecs or an unknown ``size``."""
+    cid = codec_id(codec)
+    if size is None:
+        return None, False
+    if cid == "shuffle":
+        return size, exact
+    if cid in CHECKSUMS:
+        return size + 4, exact
+    if cid in COMPRESSORS:
+        return size + size // 8 + SLACK, False
+    return None, False
+
+
+def _native(codec: Any) -> Any:
+    """zarrc's own codec decoding ``codec``'s format with a kernel, or None."""
+    if hasattr(codec, "native"):            # (a v3 numcodecs.<id> codec: its kernel's codec, or None)
+        return codec.native
+    step = getattr(codec, "native_step", None)
+    return codec if step is not None and step(1) is not None else None
+
+
+def _zstd_content_size(head: bytes) -> int | None:
+    """The content size a zstd frame header records, or None (none, or not a frame)."""
+    if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
+        return None
+    fhd = head[4]
+    single = (fhd >> 5) & 1
+    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[fhd & 3]
+    width = (single, 2, 4, 8)[fhd >> 6]
+    if width == 0 or len(head) < pos + width:
+        return None
+    value = int.from_bytes(head[pos:pos + width], "little")
+    return value + 256 if width == 2 else value
+
+
+def header_claim(codec: Any, data: Any) -> int | None:
+    """The decoded size the header of ``data`` claims, for a compressor that allocates
+    it before decoding (numcodecs' LZ4, blosc, zstd with a content size), or None."""
+    cid = codec_id(codec)
+    if cid == "lz4":
+        return claimed_size(getattr(codec, "decoder", codec), data)
+    head = bytes(memoryview(data).cast("B")[:18])
+    if cid == "blosc" and len(head) >= 16:
+        return int.from_bytes(head[4:8], "little")
+    if cid == "zstd":
+        return _zstd_content_size(head)
+    return None
+
+
+def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str) -> Any:
+    """``codec``'s decoding of ``data`` (a bytes -> bytes codec: numcodecs', a v3
+    ``numcodecs.<id>`` one or zarrc's) where the result is ``limit`` bytes (``exact``)
+    or at most ``limit``: decoded by zarrc's kernel into a buffer of that size, as a
+    stream stopped at ``limit + 1`` bytes, or after a header check.  CodecError naming
+    ``what`` for data decoding to more (before it is held, except for codecs none of
+    these apply to, whose output is checked after they ran) or, ``exact``, to less."""
+    cid = codec_id(codec)
+    native = _native(codec) if cid in COMPRESSORS else None
+    if native is not None and exact:
+        out = bytearray(limit)
+        native.decode(data, out)
+        return out
+    decoder = getattr(codec, "decoder", codec)
+    found = bounded_decode(decoder, data, limit, what)
+    if found is None:
+        claim = header_claim(codec, data)
+        if claim is not None and (claim > limit or (exact and claim != limit)):
+            raise CodecError(f"{what}: header claims {claim} bytes, the chunk's codecs "
+                             f"expect {'' if exact else 'at most '}{limit}")
+        try:
+            found = (native or codec).decode(data)
+        except (ZarrcError, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 (any codec's own error classes)
+            raise CodecError(f"{what} decode failed: {exc}") from None
+    n = found.nbytes if hasattr(found, "nbytes") else len(found)
+    if n > limit or (exact and n != limit):
+        raise CodecError(f"{what} gives {n} bytes where the chunk's codecs expect "
+                         f"{'' if exact else 'at most '}{limit}")
+    return found
 
 
 def check_size(data: Any, expected: int | None, what: str) -> Any:

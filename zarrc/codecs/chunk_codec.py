@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.codecs.bounded import bounded_decode
+from zarrc.codecs.bounded import decode_within, encoded_bound
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.packbits import PackBits
@@ -81,6 +81,45 @@ def as_dtype(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return arr.astype(dtype)
 
 
+def shard_bound(codec: ShardingIndexed, shape: tuple[int, ...], dtype: np.dtype) -> int | None:
+    """The most bytes a shard of ``shape`` may be (its inner chunks at their bound, as
+    ChainChunkCodec._limits bounds a chunk, items taken as 8 bytes or more since the
+    inner codecs may widen them, and its index), or None (nested sharding, an inner
+    codec without a bound)."""
+    inner = codec.inner
+    if isinstance(inner.array_to_bytes, ShardingIndexed):
+        return None
+    raw = math.prod(codec.chunk_shape) * max(dtype.itemsize, 8)
+    size: int | None = raw if isinstance(inner.array_to_bytes, Bytes) else 4 * raw + (1 << 20)
+    for c in inner.bytes_to_bytes:
+        size, _ = encoded_bound(c, size, False)
+    if size is None:
+        return None
+    nchunks = math.prod(-(-s // c) for s, c in zip(shape, codec.chunk_shape))
+    return nchunks * size + codec.index_format.nbytes(nchunks)
+
+
+def decode_bounded(codecs: Any, limits: list[tuple[int | None, bool]], data: Any) -> Any:
+    """``data`` through the bytes -> bytes ``codecs`` in reverse, each decode bounded
+    by its entry of ``limits`` (encode order; see ChainChunkCodec._limits)."""
+    for codec, (limit, exact) in zip(reversed(codecs), reversed(limits)):
+        if limit is None:
+            data = codec.decode(data)
+        else:
+            data = decode_within(codec, data, limit, exact, getattr(codec, "name", "codec"))
+    return data
+
+
+def carried(codecs: Any, size: int | None, exact: bool) -> list[tuple[int | None, bool]]:
+    """The bound of each bytes -> bytes codec's decode (encode order) when the first one
+    decodes to ``size`` bytes (``exact``ly, or at most)."""
+    out = []
+    for codec in codecs:
+        out.append((size, exact))
+        size, exact = encoded_bound(codec, size, exact)
+    return out
+
+
 class ChainChunkCodec:
     """``decode(raw) -> ndarray`` (shape ``chunks``, dtype ``dtype``) and
     ``encode(chunk) -> bytes`` through every codec of ``chain`` (a CodecChain):
@@ -112,13 +151,12 @@ class ChainChunkCodec:
             if array_to_bytes is None:
                 raise CodecError("sharding_indexed in a chain run in Python needs the engine's shard codec")
             self.shard = array_to_bytes(a2b, shape, dt)
+        self.limits = self._limits()
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
         try:
-            for codec in reversed(self.chain.bytes_to_bytes):
-                found = self._bounded(codec, data)
-                data = codec.decode(data) if found is None else found
+            data = decode_bounded(self.chain.bytes_to_bytes, self.limits, data)
             arr = self._to_array(data)
             for codec, shape, dt in reversed(self.stages):
                 if isinstance(codec, Transpose):
@@ -133,15 +171,25 @@ class ChainChunkCodec:
             raise CodecError(f"{exc}") from None
         return arr
 
-    def _bounded(self, codec: Any, data: Any) -> bytes | None:
-        """A numcodecs bz2 / lzma codec's decoding bounded by the chunk's size
-        (codecs.bounded), where that is what it decodes to: the only bytes->bytes
-        codec, after the ``bytes`` codec of fixed-size items; else None."""
-        if (len(self.chain.bytes_to_bytes) != 1 or not isinstance(self.chain.array_to_bytes, Bytes)
-                or self.stored_dtype.kind == "O" or getattr(codec, "decoder", None) is None):
-            return None
-        limit = math.prod(self.stored_shape) * self.stored_dtype.itemsize
-        return bounded_decode(codec.decoder, data, limit, getattr(codec, "name", "codec"))
+    def _limits(self) -> list[tuple[int | None, bool]]:
+        """(the most bytes each bytes -> bytes codec's decode may give, whether exactly
+        that many), in encode order (codecs.bounded): the ``bytes`` codec's chunk of
+        fixed-size items exactly, an array -> bytes codec that compresses (numcodecs'
+        pcodec, zfpy; zfp) at most 4 times the chunk plus 1 MiB, through each codec
+        after it by ``encoded_bound``; None where nothing bounds it (variable-length
+        items, sharding, unknown codecs)."""
+        a2b = self.chain.array_to_bytes
+        raw = math.prod(self.stored_shape) * self.stored_dtype.itemsize
+        size: int | None = None
+        exact = False
+        if self.stored_dtype.kind != "O" and self.shard is None:
+            if isinstance(a2b, Bytes):
+                size, exact = raw, True
+            elif isinstance(a2b, (NumcodecsCodec, Zfp, PackBits)):
+                size = 4 * raw + (1 << 20)
+        elif self.stored_dtype.kind != "O" and isinstance(a2b, ShardingIndexed):
+            size = shard_bound(a2b, self.stored_shape, self.stored_dtype)
+        return carried(self.chain.bytes_to_bytes, size, exact)
 
     def _sized(self, items: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if dtype.kind == "O":
@@ -198,4 +246,4 @@ class ChainChunkCodec:
         return bytes(data)
 
 
-__all__ = ["ChainChunkCodec", "innermost", "runs_natively"]
+__all__ = ["ChainChunkCodec", "carried", "decode_bounded", "innermost", "runs_natively", "shard_bound"]

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrc.codecs._base import Codec, NativeStep
-from zarrc.codecs.bounded import bounded_decode, check_size, claimed_size, filter_sizes
+from zarrc.codecs.bounded import check_size, decode_within, filter_sizes
 from zarrc.codecs.registry import CODECS
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.errors import CodecError, MetadataError, ZarrcError
@@ -164,12 +164,10 @@ class V2ChunkCodec:
             # a stream decoding to more is refused before it is all held (bounded), a
             # header claiming more before the codec allocates it
             limit, name = self.sizes[-1], _codec_name(self.decompressor)
-            claim = None if limit is None else claimed_size(self.decompressor, data)
-            if claim is not None and claim != limit:
-                raise CodecError(f"{name}: header claims {claim} bytes, the chunk's codecs expect {limit}")
-            found = None if limit is None else bounded_decode(self.decompressor, data, limit, name)
-            data = self._run(self.decompressor, "decode", data) if found is None else found
-            data = check_size(data, limit, name)
+            if limit is None:
+                data = self._run(self.decompressor, "decode", data)
+            else:
+                data = decode_within(self.decompressor, data, limit, True, name)
         elif self.defilters:
             data = check_size(data, self.sizes[-1], "the stored chunk (no compressor)")
         for i in reversed(range(len(self.defilters))):

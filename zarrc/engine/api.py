@@ -16,7 +16,7 @@ import numpy as np
 
 from zarrc.core import indexing
 from zarrc.engine import locked
-from zarrc.engine.batch import broadcast_value, check_operand, points_value
+from zarrc.engine.batch import broadcast_value, check_operand, new_output, points_value
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import ArgumentError, ZarrcError, mark_partly_written
 
@@ -47,7 +47,7 @@ def read_selection(strategy: Strategy, dims: indexing.Plan,
     selects: a new array, or ``out`` filled in place and returned (see read_into)."""
     given = out is not None
     if out is None:
-        out = np.empty(indexing.dims_shape(dims), strategy.arr.dtype)
+        out = new_output(indexing.dims_shape(dims), strategy.arr.dtype)
     read_into(strategy, dims, out, given=given)
     return out
 

@@ -17,7 +17,7 @@ from zarrc.engine.sharding import index as shard_index
 from zarrc.engine.sharding import reads as shard_reads
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
-from zarrc.errors import StoreError
+from zarrc.errors import SelectionTooLargeError, StoreError
 from zarrc.runtime.threads import PARALLEL_MIN_BYTES
 
 
@@ -86,6 +86,12 @@ class BasicStrategy(Strategy):
     def _read_basic(self, selection: Any, out: np.ndarray | None) -> np.ndarray | None:
         try:
             return self.reader.read(selection, out)
+        except MemoryError as exc:       # (the output, allocated by the kernel: see batch.new_output)
+            if isinstance(exc, SelectionTooLargeError):
+                raise
+            said = str(exc).startswith("the output of the read")       # (the kernel's own limit)
+            raise SelectionTooLargeError(f"{exc}" if said else
+                                         f"the output of the read cannot be allocated: {exc}") from None
         except OSError as exc:       # a shard file that cannot be opened (not: is missing)
             if isinstance(exc, StoreError):
                 raise

@@ -21,13 +21,112 @@ from typing import Any
 
 import numpy as np
 
+from zarrc._kernels import slabs
 from zarrc._kernels.batch import lingering
 from zarrc._kernels.plan import COL_CHUNK, COL_FULL, COL_IDX, NCOLS, PROJECTION_COLS
+from zarrc._kernels.read import set_max_output
 from zarrc.core import indexing
 from zarrc.engine.state import ChunkedArray
-from zarrc.errors import ArgumentError, StoreError, from_kernel
+from zarrc.errors import ArgumentError, SelectionTooLargeError, StoreError, from_kernel
 from zarrc.runtime.config import config
 from zarrc.runtime.threads import batch_threads, run_parallel
+
+
+def _memory_bytes() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+# a read's output larger than this is refused before it is allocated: it could not be
+# held without swapping, and Linux's overcommit would let the allocation succeed and
+# the OOM killer end the process as it is filled (set_memory_limit)
+MEMORY_BYTES = _memory_bytes()
+set_max_output(MEMORY_BYTES or 0)
+
+
+def set_memory_limit(nbytes: int | None) -> int | None:
+    """Refuse reads whose output is more than ``nbytes`` (None: this machine's memory);
+    returns the limit it replaces (for tests)."""
+    global MEMORY_BYTES
+    old, MEMORY_BYTES = MEMORY_BYTES, (_memory_bytes() if nbytes is None else nbytes)
+    set_max_output(MEMORY_BYTES or 0)
+    return old
+
+
+def too_large(shape: Sequence[int], dtype: Any, exc: BaseException | None = None) -> SelectionTooLargeError:
+    """The error of a read whose output (``shape`` of ``dtype``) is more than this
+    machine's memory or could not be allocated (``exc``)."""
+    dt = np.dtype(dtype)
+    nbytes = math.prod(shape) * dt.itemsize
+    why = (f"cannot be allocated ({type(exc).__name__}: {exc})" if exc is not None else
+           f"is more than this machine's memory ({MEMORY_BYTES} bytes)")
+    return SelectionTooLargeError(f"the output of the read, {tuple(shape)} of {dt.str} "
+                                  f"({nbytes} bytes), {why}")
+
+
+def basic_output_items(selection: Any, shape: Sequence[int]) -> int | None:
+    """The items a selection of ints, slices and an Ellipsis selects from ``shape``
+    (None for other selections, or one that does not fit ``shape``): counted without
+    planning, whose tables grow with the chunks selected."""
+    counts = basic_output_counts(selection, shape)
+    return None if counts is None else math.prod(counts)
+
+
+def basic_output_counts(selection: Any, shape: Sequence[int]) -> list[int] | None:
+    """Per dimension, the positions ``selection`` (ints, slices, an Ellipsis) takes
+    (1 for an int), or None (see basic_output_items)."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    ellipses = [k for k, i in enumerate(items) if i is Ellipsis]
+    if len(ellipses) > 1:
+        return None
+    if ellipses:
+        at = ellipses[0]
+        items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
+    if len(items) > len(shape):
+        return None
+    counts = []
+    for item, size in zip(items, shape):
+        if isinstance(item, slice):
+            try:
+                counts.append(len(range(*item.indices(size))))
+            except (TypeError, ValueError):
+                return None
+        elif not isinstance(item, (int, np.integer)) or isinstance(item, bool):
+            return None
+        else:
+            counts.append(1)
+    return counts + [int(n) for n in shape[len(items):]]
+
+
+def refuse_huge_read(selection: Any, shape: Sequence[int], dtype: np.dtype) -> None:
+    """SelectionTooLargeError, before anything is planned, for a basic selection whose
+    output is more than ``MEMORY_BYTES`` (see new_output)."""
+    if MEMORY_BYTES is None or math.prod(shape) * dtype.itemsize <= MEMORY_BYTES:
+        return          # (the whole array fits: so does any selection of it, uncounted)
+    counts = basic_output_counts(selection, shape)
+    n = 0 if counts is None else math.prod(counts)
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes > MEMORY_BYTES:
+        raise SelectionTooLargeError(
+            f"the output of the read, a selection of {n} elements ({' x '.join(map(str, counts or ()))}) "
+            f"of {np.dtype(dtype).str} ({nbytes} bytes) of an array of shape {tuple(shape)}, is more "
+            f"than this machine's memory ({MEMORY_BYTES} bytes)")
+
+
+def new_output(shape: Sequence[int], dtype: Any, pooled: bool = False) -> np.ndarray:
+    """``np.empty(shape, dtype)`` for a read's output (``pooled``: from the memory of
+    outputs freed before where ``slabs`` keeps it, no page faults); SelectionTooLargeError
+    (a MemoryError too) if it is more than ``MEMORY_BYTES`` or cannot be allocated."""
+    shape = tuple(int(n) for n in shape)
+    if MEMORY_BYTES is not None and math.prod(shape) * np.dtype(dtype).itemsize > MEMORY_BYTES:
+        raise too_large(shape, dtype)
+    try:
+        return slabs.empty(shape, dtype) if pooled else np.empty(shape, dtype)
+    except MemoryError as exc:
+        raise too_large(shape, dtype, exc) from None
 
 # Writes bigger than this (raw bytes of the touched chunks) are split into batches,
 # each encoded in memory before it is stored.

@@ -22,7 +22,6 @@ from zarrc._kernels.chain import Chain
 from zarrc._kernels.chunk_files import temp_tag
 from zarrc._kernels.plan import plan_basic
 from zarrc._kernels.read import ReadBatch
-from zarrc._kernels.slabs import empty as new_output
 from zarrc._kernels.write import DELETED, STORED, WriteBatch
 from zarrc.core import indexing
 from zarrc.engine import batch as b
@@ -48,12 +47,14 @@ class NativeStrategy(Strategy):
         ChecksumError, StoreError."""
         arr = self.arr
         # ints and slices: planned natively, straight to the batch's arrays (the
-        # BasicReader plans the same way: what it declines, this would too)
+        # BasicReader plans the same way: what it declines, this would too); an output
+        # more than this machine's memory refused before the plan's tables are made
+        b.refuse_huge_read(selection, arr.shape, arr.dtype)
         planned = plan_basic(selection, arr.shape, arr.chunks)
         if planned is None:
             return self.read_general(selection)
         table, tasks, coords, out_shape, dropped = planned
-        out = new_output(out_shape, arr.dtype)     # (memory of outputs freed before: no page faults)
+        out = b.new_output(out_shape, arr.dtype, pooled=True)     # (no page faults)
         if out.size:
             count_calls(1)
             try:

@@ -152,7 +152,7 @@ class RectilinearStrategy(Strategy):
         boxes = self._boxes(selection)
         if boxes is None:
             return self.read_general(selection)
-        out = np.empty(boxes[0], self.arr.dtype)
+        out = b.new_output(boxes[0], self.arr.dtype)
         self._read_boxes(boxes[1], out)
         return out
 

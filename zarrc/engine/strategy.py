@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.core import indexing
+from zarrc.engine.batch import new_output, refuse_huge_read
 from zarrc.engine.state import ChunkedArray
 
 
@@ -44,8 +45,9 @@ class Strategy:
         """``read`` by the general path: indexing.plan_item (``a[...]`` as zarr-python
         reads it: basic, orthogonal, ...), then ``read_into``."""
         arr = self.arr
+        refuse_huge_read(selection, arr.shape, arr.dtype)
         dims, out_shape = indexing.plan_item(selection, arr.shape, arr.chunks)
-        out = np.empty(out_shape, arr.dtype)
+        out = new_output(out_shape, arr.dtype)
         if out.size:
             self.read_into(dims, out.reshape(indexing.dims_shape(dims)))
         return out

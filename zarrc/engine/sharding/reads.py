@@ -383,7 +383,7 @@ def read_region(arr: ChunkedArray, region: tuple[slice, ...], pinned: dict,
     """``arr[region]`` read with the snapshots ``pinned`` for their shard keys
     (``tolerate``: see locate; such chunks read as the fill value)."""
     dims, shape = indexing.plan(region, arr.shape, arr.chunks)
-    out = np.empty(shape, arr.dtype)
+    out = b.new_output(shape, arr.dtype)
     table, local, outidx, tasks = b.assemble(dims)
     read_planned(arr, table, local, outidx, tasks, b.task_coords(table, tasks), out,
                  b.array_strides(dims, out.strides), pinned, tolerate)
