@@ -225,6 +225,12 @@ class ConsolidatedNodes(MutableMapping):
             self._entries[full] = value
         return value
 
+    def get(self, rel: str, default: Any = None) -> Any:
+        try:
+            return self[rel]
+        except KeyError:
+            return default
+
     def __contains__(self, rel: object) -> bool:
         if not isinstance(rel, str) or (self._base and not rel):
             return False

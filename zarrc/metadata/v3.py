@@ -660,6 +660,12 @@ def dump_json(doc: Any) -> bytes:
 
 def metadata_from_json(doc: Mapping | bytes | str, path: str = "") -> ArrayMetadataV3 | GroupMetadataV3:
     """Parse a zarr.json document of either node type.  Raises MetadataError."""
+    if type(doc) is dict:           # (parsed: no checks of the text)
+        node_type = doc.get("node_type")
+        if node_type == "array":
+            return ArrayMetadataV3.from_json(doc, path)
+        if node_type == "group":
+            return GroupMetadataV3.from_json(doc, path)
     with error_context(where(path)):
         parsed = load_json(doc)
         node_type = parsed.get("node_type")
