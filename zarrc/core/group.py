@@ -313,7 +313,7 @@ class Group(Node):
         if consolidated is not None:
             below = self._path + "/" if self._path != "/" else "/"
             for name in self._names():
-                node = self._listed(consolidated, below, name)
+                node = self._listed_member(consolidated, below, name)
                 if node is not None:
                     found.append((prefix + name, node))
         else:
@@ -330,7 +330,7 @@ class Group(Node):
                 if isinstance(node, Group):
                     node._gather(deeper, found, name + "/")
 
-    def _listed(self, consolidated: ConsolidatedNodes, below: str, name: str) -> Array | Group | None:
+    def _listed_member(self, consolidated: ConsolidatedNodes, below: str, name: str) -> Array | Group | None:
         """``_member(name)`` of a name the consolidated metadata lists (``below``: this
         group's path and "/"), without checking it again as a path."""
         if not name.strip("."):
@@ -342,9 +342,8 @@ class Group(Node):
         except UNREADABLE as exc:
             warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning, stacklevel=5)
             return None
-        node = make_node(self._store, below + name, md, read_only=self._read_only,
-                         consolidated=None if md.node_type == "array" else consolidated.subtree(name),
-                         prepare_now=False)
+        node = make_node(self._store, below + name, md, read_only=self._read_only, prepare_now=False,
+                         consolidated=None if md.node_type == "array" else consolidated.subtree(name))
         node._mirrors = self._places(name)
         return node
 
