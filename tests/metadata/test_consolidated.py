@@ -527,3 +527,26 @@ def test_relative_path(key, expected):
 def test_relative_path_refused(key):
     with pytest.raises(MetadataError):
         relative_path(key)
+
+
+@pytest.mark.parametrize("key", ["a", "a/b", "a//b", "a/b/", ".x", "a/.x", "...", "..", "a/./b", "/a", "",
+                                 "a\\b", "a\x00", "é/ü b"])
+def test_v3_keys_checked_alike_in_a_large_document(key, array_doc):
+    """A document whose keys all pass the joined check (``_plain_keys``) and one with a
+    key that must be checked alone give what ``relative_path`` says for each key."""
+    metadata = {f"n{i}": array_doc() for i in range(50)}
+    metadata[key] = array_doc()
+    try:
+        rel = relative_path(key)
+    except MetadataError as exc:
+        with pytest.raises(MetadataError, match="consolidated_metadata key") as info:
+            parse_v3({"kind": "inline", "metadata": metadata}, "g")
+        assert str(exc) in str(info.value)
+        return
+    if not rel:
+        with pytest.raises(MetadataError, match="must name a node below the group"):
+            parse_v3({"kind": "inline", "metadata": metadata}, "g")
+        return
+    nodes = parse_v3({"kind": "inline", "metadata": metadata}, "g")
+    assert sorted(nodes) == sorted([f"n{i}" for i in range(50)] + [rel])
+    assert isinstance(nodes[rel], ArrayMetadataV3)

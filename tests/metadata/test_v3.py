@@ -346,3 +346,22 @@ def test_create_accepts_zarrc_codec_objects():
         {"name": "zstd", "configuration": {"level": 1, "checksum": False}},
         {"name": "crc32c"},
     ]
+
+
+def test_documents_alike_but_their_attributes_share_the_parsed_members(array_doc):
+    first = ArrayMetadataV3.from_json(array_doc(attributes={"i": 1}), "/a")
+    second = ArrayMetadataV3.from_json(array_doc(attributes={"i": 2, "units": [1, 2]}), "/b")
+    assert second.codecs is first.codecs and second.fill_value is first.fill_value
+    assert dict(first.attributes) == {"i": 1} and dict(second.attributes) == {"i": 2, "units": [1, 2]}
+    assert second.to_json()["attributes"] == {"i": 2, "units": [1, 2]}
+    assert second.to_json() == {**first.to_json(), "attributes": {"i": 2, "units": [1, 2]}}
+    assert second == ArrayMetadataV3.from_json(array_doc(attributes={"i": 2, "units": [1, 2]}))
+    # 0 and 0.0 and false are different documents
+    assert ArrayMetadataV3.from_json(array_doc(fill_value=False, data_type="bool")).fill_value == np.False_
+    raises(array_doc(fill_value=0.5), "fill_value")
+    # the attributes are still checked
+    raises(array_doc(attributes=[1]), '"attributes"')
+    deep: object = 1
+    for _ in range(250):
+        deep = [deep]
+    raises(array_doc(attributes={"deep": deep}), "nested too deeply")

@@ -173,6 +173,8 @@ class Group(Node):
         """(dict, key) of the member at ``rel`` in the in-memory consolidated metadata
         of this group and of the groups it was reached through."""
         own = ((self._consolidated, rel),) if self._consolidated is not None else ()
+        if not self._mirrors:
+            return own
         return own + tuple((nodes, f"{key}/{rel}") for nodes, key in self._mirrors)
 
     def _note_member(self, rel: str, metadata: Any) -> None:
@@ -273,7 +275,7 @@ class Group(Node):
             found.append(name)
         return sorted(found)
 
-    def _member(self, name: str) -> Array | Group | None:
+    def _member(self, name: str, stacklevel: int = 4) -> Array | Group | None:
         """The member ``name``, or None: if there is no node there (a child the store
         lists without one), or (with a warning naming it and why) if its metadata
         cannot be read.  An array is prepared for the engine when first used, not
@@ -283,7 +285,8 @@ class Group(Node):
         except NodeNotFoundError:
             return None
         except UNREADABLE as exc:
-            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning, stacklevel=4)
+            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning,
+                          stacklevel=stacklevel)
             return None
 
     def members(self, max_depth: int | None = 0, *,
@@ -299,19 +302,50 @@ class Group(Node):
         nothing.)"""
         if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
             raise ArgumentError(f"max_depth must be None or an integer >= 0, got {max_depth!r}")
-        found = []
-        # (from the store: each child read once, those without a node skipped, no
-        # separate check that a document is there)
-        for name in self._names() if self._consolidated is not None else self._stored_names():
-            node = self._member(name)
-            if node is not None:
-                found.append((name, node))
+        found: list[tuple[str, Array | Group]] = []
+        self._gather(max_depth, found, "")
+        return tuple(found)
+
+    def _gather(self, max_depth: int | None, found: list, prefix: str) -> None:
+        """``members(max_depth)``, each name after ``prefix``, appended to ``found``."""
+        start = len(found)
+        consolidated = self._consolidated
+        if consolidated is not None:
+            below = self._path + "/" if self._path != "/" else "/"
+            for name in self._names():
+                node = self._listed_member(consolidated, below, name)
+                if node is not None:
+                    found.append((prefix + name, node))
+        else:
+            # (from the store: each child read once, those without a node skipped, no
+            # separate check that a document is there)
+            for name in self._stored_names():
+                node = self._member(name, 5)
+                if node is not None:
+                    found.append((prefix + name, node))
         if max_depth is None or max_depth > 0:
             deeper = None if max_depth is None else max_depth - 1
-            for name, node in list(found):
+            for i in range(start, len(found)):
+                name, node = found[i]
                 if isinstance(node, Group):
-                    found += [(f"{name}/{sub}", n) for sub, n in node.members(deeper)]
-        return tuple(found)
+                    node._gather(deeper, found, name + "/")
+
+    def _listed_member(self, consolidated: ConsolidatedNodes, below: str, name: str) -> Array | Group | None:
+        """``_member(name)`` of a name the consolidated metadata lists (``below``: this
+        group's path and "/"), without checking it again as a path."""
+        if not name.strip("."):
+            return self._member(name, 6)        # (refused as a path: as _member words it)
+        try:
+            md = consolidated[name]
+        except KeyError:
+            return None
+        except UNREADABLE as exc:
+            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning, stacklevel=5)
+            return None
+        node = make_node(self._store, below + name, md, read_only=self._read_only, prepare_now=False,
+                         consolidated=None if md.node_type == "array" else consolidated.subtree(name))
+        node._mirrors = self._places(name)
+        return node
 
     def nmembers(self, max_depth: int | None = 0) -> int:
         """How many members ``members(max_depth)`` gives."""

@@ -104,6 +104,19 @@ def relative_path(key: Any) -> str:
     return path
 
 
+def _plain_keys(entries: dict) -> bool:
+    """True if every key of ``entries`` is a str that ``relative_path`` gives back as it
+    is and none is "" (checked on the keys joined: no NUL, backslash, "//", leading or
+    trailing "/", and no segment starting with "." at all); False: check each."""
+    try:
+        joined = "\x00" + "\x00".join(entries) + "\x00"
+    except TypeError:
+        return False
+    return (joined.count("\x00") == len(entries) + 1 and "\\" not in joined and "//" not in joined
+            and "\x00/" not in joined and "/\x00" not in joined and "\x00\x00" not in joined
+            and "\x00." not in joined and "/." not in joined)
+
+
 def _sort_key(path: str) -> tuple[int, str, str]:
     # zarr-python's order: shallow nodes first, then by NFKC case-folded path.
     return path.count("/"), unicodedata.normalize("NFKC", path).casefold(), path
@@ -224,6 +237,12 @@ class ConsolidatedNodes(MutableMapping):
             value = self._parse(full, value)
             self._entries[full] = value
         return value
+
+    def get(self, rel: str, default: Any = None) -> Any:
+        try:
+            return self[rel]
+        except KeyError:
+            return default
 
     def __contains__(self, rel: object) -> bool:
         if not isinstance(rel, str) or (self._base and not rel):
@@ -481,24 +500,36 @@ def _parse_v3(member: Mapping, group: str, label: str, doc: str, depth: int = 1)
     pending: dict[str, Any] = {}
     keys: dict[str, str] = {}          # (the keys that differ from their paths)
     nested: dict[str, Any] = {}
+    held = False
+    if type(entries) is dict and _plain_keys(entries) \
+            and all(type(value) is dict for value in entries.values()):
+        # (the usual document: every key a normalised path, every entry an object;
+        # only the groups' own members looked at)
+        pending = entries                # (copied by ConsolidatedNodes, or below)
+        entries = {key: value for key, value in entries.items() if value.get("node_type") == "group"
+                   and value.get("consolidated_metadata") is not None}
+        held = True
     for key, value in entries.items():
-        try:
-            rel = relative_path(key)
-            if not rel:
-                raise MetadataError(f"key {describe(key)} must name a node below the group")
-            if rel in pending:
-                raise MetadataError(f"keys {describe(keys.get(rel, rel))} and {describe(key)} "
-                                    "name the same node")
-        except MetadataError as exc:
-            raise MetadataError(f"{label} {exc}") from None
-        if rel != key:
-            keys[rel] = key
-        if type(value) is dict:          # (held raw, parsed by ``parse`` below when looked up)
-            pending[rel] = value
-        elif isinstance(value, Mapping):
-            pending[rel] = Pending(value.get("node_type"), doc, _entry_v3, value, group, rel, label, key)
+        if held:
+            rel = key
         else:
-            raise MetadataError(f"{label} key {describe(key)}: {describe(value)} must be an object")
+            try:
+                rel = relative_path(key)
+                if not rel:
+                    raise MetadataError(f"key {describe(key)} must name a node below the group")
+                if rel in pending:
+                    raise MetadataError(f"keys {describe(keys.get(rel, rel))} and {describe(key)} "
+                                        "name the same node")
+            except MetadataError as exc:
+                raise MetadataError(f"{label} {exc}") from None
+            if rel != key:
+                keys[rel] = key
+            if type(value) is dict:      # (held raw, parsed by ``parse`` below when looked up)
+                pending[rel] = value
+            elif isinstance(value, Mapping):
+                pending[rel] = Pending(value.get("node_type"), doc, _entry_v3, value, group, rel, label, key)
+            else:
+                raise MetadataError(f"{label} key {describe(key)}: {describe(value)} must be an object")
         node_type = value.get("node_type")
         inner = value.get("consolidated_metadata") if node_type == "group" else None
         if inner is not None and not _empty_inline(inner):
@@ -510,6 +541,8 @@ def _parse_v3(member: Mapping, group: str, label: str, doc: str, depth: int = 1)
             sub_nodes = _parse_v3(inner, node_path, f"{where_key} consolidated_metadata", doc, depth + 1)
             for sub, entry in sub_nodes.pending_items():
                 nested.setdefault(f"{rel}/{sub}", entry)
+    if nested and held:
+        pending = dict(pending)
     for rel, entry in nested.items():
         pending.setdefault(rel, entry)
 

@@ -10,6 +10,7 @@ MetadataError naming the document, the key and the value, e.g.
 from __future__ import annotations
 
 import json
+import marshal
 import unicodedata
 import warnings
 from collections.abc import Mapping, Sequence
@@ -295,7 +296,21 @@ class ArrayMetadataV3:
     @classmethod
     def from_json(cls, doc: Mapping | bytes | str, path: str = "") -> ArrayMetadataV3:
         """Parse an array's zarr.json (bytes, str or parsed dict).  ``path`` is the
-        node's path, used in error messages.  Raises MetadataError."""
+        node's path, used in error messages.  Raises MetadataError.
+
+        A parsed document whose members but its attributes are those of one parsed
+        before (``_TEMPLATES``) shares that one's checked members: only its
+        attributes are checked (a hierarchy of thousands of arrays holds few
+        distinct ones)."""
+        text = None
+        if type(doc) is dict and cls is ArrayMetadataV3:
+            text = _template_key(doc)
+            if text is not None:
+                template = _TEMPLATES.get(text)
+                if template is not None:
+                    found = template._with_attributes(doc.get("attributes", _NO_ATTRIBUTES))
+                    if found is not None:
+                        return found
         with error_context(where(path)):
             doc = load_json(doc)
             _check_header(doc, "array")
@@ -307,9 +322,26 @@ class ArrayMetadataV3:
             if nesting_depth(doc) > MAX_NESTING:
                 raise MetadataError(f"is nested too deeply (more than {MAX_NESTING} levels)")
             try:
-                return cls._from_parsed(doc)
+                parsed = cls._from_parsed(doc)
             except RecursionError:
                 raise MetadataError("is nested too deeply") from None
+        if text is not None:
+            if len(_TEMPLATES) >= _TEMPLATES_MAX:
+                _TEMPLATES.clear()
+            _TEMPLATES[text] = parsed
+        return parsed
+
+    def _with_attributes(self, attributes: Any) -> ArrayMetadataV3 | None:
+        """This metadata with ``attributes`` (a document's JSON object) instead of its
+        own, or None if they need ``from_json``'s checks (not an object, or nested
+        too deeply: its error)."""
+        if type(attributes) is not dict or nesting_depth(attributes) >= MAX_NESTING:
+            return None
+        copy = object.__new__(ArrayMetadataV3)
+        members = copy.__dict__
+        members.update(self.__dict__)
+        members["attributes"] = FrozenDict(attributes)
+        return copy
 
     @classmethod
     def _from_parsed(cls, doc: Mapping) -> ArrayMetadataV3:
@@ -415,6 +447,30 @@ class ArrayMetadataV3:
         out.update(zarr_format=3, node_type="array", storage_transformers=as_tuples(doc["storage_transformers"]))
         out.update(thaw(self.extra_fields))
         return out
+
+
+# Parsed array documents, by the serialised form (``marshal``'s version 2, which has
+# no references between objects: equal JSON values give equal bytes, and 1, 1.0 and
+# true differ) of their members but "attributes" (for up to ``_TEMPLATES_MAX``
+# distinct ones, each shorter than ``_TEMPLATE_BYTES``); every member of the
+# metadata is immutable but the attributes, which each node holds its own of.
+_TEMPLATES: dict[bytes, ArrayMetadataV3] = {}
+_TEMPLATES_MAX = 256
+_TEMPLATE_BYTES = 4096
+_NO_ATTRIBUTES: dict = {}
+
+
+def _template_key(doc: dict) -> bytes | None:
+    """``_TEMPLATES``' key of a parsed array document, or None (one without
+    ``codecs``, which warns when parsed; one holding values JSON has not, or too
+    deep or too long to keep)."""
+    if "codecs" not in doc:
+        return None
+    try:
+        key = marshal.dumps([item for item in doc.items() if item[0] != "attributes"], 2)
+    except (ValueError, RecursionError):
+        return None
+    return key if len(key) <= _TEMPLATE_BYTES else None
 
 
 def _check_chunk_sizes(key: str, chunk_shape: tuple[int, ...], codecs: Any, itemsize: int) -> None:
@@ -604,6 +660,12 @@ def dump_json(doc: Any) -> bytes:
 
 def metadata_from_json(doc: Mapping | bytes | str, path: str = "") -> ArrayMetadataV3 | GroupMetadataV3:
     """Parse a zarr.json document of either node type.  Raises MetadataError."""
+    if type(doc) is dict:           # (parsed: no checks of the text)
+        node_type = doc.get("node_type")
+        if node_type == "array":
+            return ArrayMetadataV3.from_json(doc, path)
+        if node_type == "group":
+            return GroupMetadataV3.from_json(doc, path)
     with error_context(where(path)):
         parsed = load_json(doc)
         node_type = parsed.get("node_type")
