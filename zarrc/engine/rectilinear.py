@@ -372,7 +372,8 @@ class ShapeChains:
         uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         if self._by_key is not None:
             got = self._by_key[uniq]
-            for at in np.flatnonzero(np.equal(got, None)).tolist():     # (shapes not seen before)
+            missing = np.flatnonzero(np.equal(got, None))  # type: ignore[call-overload]
+            for at in missing.tolist():     # (shapes not seen before)
                 got[at] = self._by_key[uniq[at]] = self.chain(coords[first[at]])
             chains = got.tolist()
         else:
