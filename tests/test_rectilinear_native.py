@@ -266,3 +266,73 @@ def test_sharded_rectilinear_writes_lock_the_shards_written_in_part(tmp_path):
     want = np.ones((60, 40), "i4")
     want[19:21, 15:25] = 2
     np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "s"))[...], want)
+
+
+# A grid whose chunks are nearly all of different shapes (24 x 24 edges, 576 shapes):
+# every selection is one batch in the kernels, each task with its shape's chain.
+MANY = [list(range(1, 25)), list(range(24, 0, -1))]
+MANY_SHAPE = (300, 300)
+
+
+def _many(store, filters=None, compressors=ZSTD):
+    a = zarrc.create_array(store, shape=MANY_SHAPE, chunks=MANY, dtype="i4", fill_value=-7,
+                           compressors=compressors, filters=filters)
+    data = np.arange(np.prod(MANY_SHAPE), dtype="i4").reshape(MANY_SHAPE)
+    a[...] = data
+    return a, data
+
+
+@pytest.fixture
+def batches(monkeypatch):
+    """The read and write batches the engine makes, by kind."""
+    from zarrc.engine import native, rectilinear
+    made = {"read": 0, "write": 0}
+
+    def counting(module, name, kind):
+        cls = getattr(module, name)
+
+        def make(*args, **kwargs):
+            made[kind] += 1
+            return cls(*args, **kwargs)
+        monkeypatch.setattr(module, name, make)
+    counting(rectilinear, "ReadBatch", "read")
+    counting(native, "WriteBatch", "write")
+    return made
+
+
+@pytest.mark.parametrize("on", ["files", "memory"])
+@pytest.mark.parametrize("filters", [None, [{"name": "transpose", "configuration": {"order": [1, 0]}}]])
+def test_many_shapes_are_one_batch(tmp_path, no_parts, batches, on, filters):
+    a, data = _many(str(tmp_path / "a") if on == "files" else zarrc.storage.MemoryStore(), filters)
+    rng = np.random.default_rng(3)
+    rows, cols = np.sort(rng.choice(300, 120, replace=False)), np.sort(rng.choice(300, 90, replace=False))
+    px, py = rng.integers(0, 300, 2000), rng.integers(0, 300, 2000)
+    mask = np.zeros(MANY_SHAPE, bool)
+    mask[px, py] = True
+    batches.update(read=0, write=0)
+    np.testing.assert_array_equal(a.oindex[rows, cols], data[np.ix_(rows, cols)])
+    np.testing.assert_array_equal(a.vindex[px, py], data[px, py])
+    np.testing.assert_array_equal(a.vindex[mask], data[mask])
+    np.testing.assert_array_equal(a.oindex[::7, [0, 1, 299]], data[::7, [0, 1, 299]])
+    assert batches["read"] == 4              # (one per selection: not one per chunk shape)
+    data[np.ix_(rows, cols)] = -data[np.ix_(rows, cols)]
+    a.oindex[rows, cols] = data[np.ix_(rows, cols)]
+    data[px, py] = 5
+    a.vindex[px, py] = 5
+    data[mask] += 1
+    a.vindex[mask] = data[mask]
+    data[10:290, 3:297] = 11                # (whole chunks and edges, at once)
+    a[10:290, 3:297] = 11
+    assert batches["write"] == 4
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(a.oindex[rows, cols], data[np.ix_(rows, cols)])
+
+
+def test_many_shapes_a_corrupt_chunk_is_named(tmp_path):
+    a, data = _many(str(tmp_path / "a"))
+    (tmp_path / "a" / "c" / "5" / "4").write_bytes(b"not zstd")     # rows 15..20, cols 90..109
+    for read in (lambda: a[...], lambda: a.oindex[np.arange(0, 300, 3), np.arange(0, 300, 2)],
+                 lambda: a.vindex[[0, 17, 299], [0, 92, 299]]):
+        with pytest.raises(CodecError, match="chunk c/5/4 of"):
+            read()
+    np.testing.assert_array_equal(a[:15], data[:15])

@@ -35,6 +35,8 @@ LAYOUTS = {
     "mixed": {"chunks": [[5, 25, 30], 30]},
     "runs": {"chunks": [[10] * 5 + [5, 5], [50, 50]]},
     "sharded": {"chunks": (5, 10), "shards": [[10, 20, 30], [40, 60]]},
+    # (nearly every chunk of its own shape: one batch for all of them in zarrc's kernels)
+    "many shapes": {"chunks": [list(range(1, 11)) + [5], list(range(1, 14)) + [9]]},
 }
 SELECTIONS = [np.s_[:], np.s_[3:47:3, 10:90:7], np.s_[29, 5:], np.s_[..., 99]]
 

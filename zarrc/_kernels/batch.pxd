@@ -68,6 +68,15 @@ cdef class _Batch:
     cdef ZcError* errs
     cdef int* status
     cdef size_t offs_needed
+    # chunks of several shapes (set_shapes): per shape class a view of this batch with
+    # that shape's chain (its arrays this batch's), each task's class, the order tasks
+    # are taken in (the largest chunks first); the arrays behind them
+    cdef bint is_view
+    cdef list views
+    cdef PyObject** view_ptrs
+    cdef const int64_t* view_of
+    cdef const int64_t* task_order
+    cdef object shape_arrays
 
     cdef setup(self, Chain chain, table, local, outidx, tasks, arr, tuple arr_strides,
                bytes fill, sources, bint writable)
@@ -76,6 +85,8 @@ cdef class _Batch:
                     const int64_t* ranges=*)
     cdef setup_common(self, Chain chain, arr, tuple arr_strides, bytes fill, sources,
                       bint writable)
+    cdef share(self, _Batch parent, Chain chain)
+    cdef set_shapes(self, view_of, list chains)
     cdef set_ranges(self, const int64_t[::1] owner, const int64_t[::1] offset,
                     const int64_t[::1] length, list holders)
     cdef set_coords_paths(self, bytes head, bytes separator, const int64_t[:, ::1] coords)
@@ -88,16 +99,6 @@ cdef class _Batch:
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil
     cdef Py_ssize_t take_task(self) noexcept nogil
     cdef void help_tasks(self, Scratch* s) noexcept nogil
-
-
-cdef class BatchGroup:
-    cdef readonly list batches
-    cdef PyObject** ptrs
-    cdef Py_ssize_t* starts
-    cdef Py_ssize_t n
-    cdef readonly Py_ssize_t ntasks
-    cdef Py_ssize_t next_task
-    cdef bint stream
 
 
 # Raise a task's ZcError as TaskError (MemoryError for ZC_NOMEM), context first.

@@ -26,6 +26,8 @@ from zarrc._kernels.plan cimport (PLAN_COL_COUNT, PLAN_COL_FULL, PLAN_COL_IDX, P
 
 import sys
 
+from numpy import argsort as _argsort, empty as _empty, int64 as _int64
+
 cdef extern from *:
     """
     #include "src/zc_platform.h"
@@ -235,8 +237,13 @@ cdef class _Batch:
         self.plan.table = self.plan.tasks = self.plan.coords = NULL
         self.local = self.outidx = NULL
         self.local32 = self.outidx32 = NULL
+        self.view_ptrs = NULL
+        self.view_of = self.task_order = NULL
 
     def __dealloc__(self):
+        if self.is_view:                # (its arrays are its parent's)
+            return
+        free(self.view_ptrs)
         if self.have_arr:
             PyBuffer_Release(&self.arr)
         self.close_files()
@@ -399,6 +406,72 @@ cdef class _Batch:
             max_count = max(max_count, self.table[t * PLAN_NCOLS + PLAN_COL_COUNT])
         self.offs_needed = 2 * <size_t>self.ndim * <size_t>max_count
         self.next_task = 0
+
+    cdef share(self, _Batch parent, Chain chain):
+        """This batch as a view of ``parent``'s tasks run with ``chain``: another chunk
+        shape's chain, of the same dimensions and item size.  Every array is the
+        parent's (which frees them and holds the view: set_shapes); task t is the
+        parent's task t."""
+        if chain.ndim != parent.ndim or chain.itemsize != parent.chain.itemsize:
+            raise ValueError("a chunk shape's chain differs in dimensions or item size")
+        self.is_view = True
+        self.chain = chain
+        self.ndim = parent.ndim
+        self.table, self.nrows, self.tasks, self.ntasks = parent.table, parent.nrows, parent.tasks, parent.ntasks
+        self.local, self.outidx = parent.local, parent.outidx
+        self.local32, self.outidx32 = parent.local32, parent.outidx32
+        memcpy(&self.arr, &parent.arr, sizeof(Py_buffer))
+        self.stream = parent.stream
+        memcpy(self.arr_strides, parent.arr_strides, sizeof(self.arr_strides))
+        self.fill = parent.fill
+        self.fill_ptr = parent.fill_ptr
+        self.src_data, self.src_len, self.src_path = parent.src_data, parent.src_len, parent.src_path
+        self.src_offset, self.src_fd = parent.src_offset, parent.src_fd
+        self.errs, self.status = parent.errs, parent.status
+        self.offs_needed = parent.offs_needed
+
+    cdef set_shapes(self, view_of, list chains):
+        """Chunks of several shapes in one batch: task t's chunk is of class
+        ``view_of[t]`` (int64) and is run with ``chains[view_of[t]]`` (through a view
+        of this batch per class, made here: C per chunk shape, no Python per chunk);
+        the tasks are taken largest chunks first."""
+        cdef const int64_t[::1] vv = view_of
+        cdef Py_ssize_t t, k, n = len(chains)
+        cdef int64_t[::1] size_of
+        cdef const int64_t[::1] ov
+        cdef _Batch view
+        if vv.shape[0] != self.ntasks or n == 0:
+            raise ValueError(f"{vv.shape[0]} chunk shape classes for {self.ntasks} tasks")
+        for t in range(self.ntasks):
+            if not 0 <= vv[t] < n:
+                raise ValueError(f"task {t}: chunk shape class {vv[t]} of {n}")
+        self.views = []
+        self.view_ptrs = <PyObject**>malloc(n * sizeof(PyObject*))
+        if self.view_ptrs == NULL:
+            raise MemoryError()
+        sizes = _empty(n, _int64)
+        size_of = sizes
+        for k in range(n):
+            view = type(self).__new__(type(self))
+            view.share(self, <Chain?>chains[k])
+            self.views.append(view)
+            self.view_ptrs[k] = <PyObject*>view
+            size_of[k] = -view.chain.chunk_nbytes
+        order = _argsort(sizes[view_of], kind="stable").astype(_int64, copy=False)   # (the largest first)
+        ov = order
+        self.shape_arrays = (view_of, order)
+        self.view_of = &vv[0] if self.ntasks else NULL
+        self.task_order = &ov[0] if self.ntasks else NULL
+        self.chain = <Chain>chains[0]
+
+    def chunk_bytes(self):
+        """The decoded bytes of the tasks' whole chunks (each of its own shape)."""
+        cdef Py_ssize_t t, total = 0
+        if self.view_ptrs == NULL:
+            return self.ntasks * self.chain.chunk_nbytes
+        for t in range(self.ntasks):
+            total += (<_Batch>self.view_ptrs[self.view_of[t]]).chain.chunk_nbytes
+        return total
 
     cdef set_ranges(self, const int64_t[::1] owner, const int64_t[::1] offset,
                     const int64_t[::1] length, list holders):
@@ -615,79 +688,4 @@ cdef class _Batch:
                     raise_task_error(&self.errs[t], "")
                 except (TaskError, MemoryError) as exc:
                     return t, exc
-        return None
-
-
-cdef class BatchGroup:
-    """Several batches run as one: their tasks taken from one counter by each
-    worker's ``run()`` (task t of the group is task t - starts[i] of batch i).  A
-    rectilinear grid's chunks of each shape are one batch, with the chain prepared
-    for that shape (read.pyx BasicReader); the group is run as a batch is
-    (zarrc.engine.batch.run_batch), its blocks never shared."""
-
-    def __cinit__(self, list batches):
-        cdef Py_ssize_t i
-        cdef _Batch b
-        self.batches = batches
-        self.n = len(batches)
-        self.ptrs = <PyObject**>malloc(max(1, self.n) * sizeof(PyObject*))
-        self.starts = <Py_ssize_t*>malloc((self.n + 1) * sizeof(Py_ssize_t))
-        if self.ptrs == NULL or self.starts == NULL:
-            raise MemoryError()
-        self.ntasks = 0
-        self.stream = False
-        for i in range(self.n):
-            b = <_Batch?>batches[i]
-            self.ptrs[i] = <PyObject*>b
-            self.starts[i] = self.ntasks
-            self.ntasks += b.ntasks
-            self.stream = self.stream or b.stream
-        self.starts[self.n] = self.ntasks
-        self.next_task = 0
-
-    def __dealloc__(self):
-        free(self.ptrs)
-        free(self.starts)
-
-    def run(self):
-        """Work through the group's tasks until none are left (call from each worker)."""
-        cdef Scratch local
-        cdef Scratch* s
-        cdef Py_ssize_t t, lo, hi, mid
-        memset(&local, 0, sizeof(Scratch))
-        with nogil:
-            s = worker_begin(&local)
-            while True:
-                t = zc_next_task(&self.next_task)
-                if t >= self.ntasks:
-                    break
-                lo = 0
-                hi = self.n - 1
-                while lo < hi:                  # the batch holding task t
-                    mid = (lo + hi + 1) >> 1
-                    if self.starts[mid] <= t:
-                        lo = mid
-                    else:
-                        hi = mid - 1
-                (<_Batch>self.ptrs[lo]).run_task(t - self.starts[lo], s)
-            worker_end(s, &local, self.stream)
-        zc_gil_taken()
-
-    def can_split(self, Py_ssize_t threads):
-        return False
-
-    def split_on(self):
-        pass
-
-    def close_files(self):
-        for b in self.batches:
-            b.close_files()
-
-    def first_error(self):
-        """(task index in the group, TaskError) of the first failed task, or None."""
-        cdef Py_ssize_t i
-        for i in range(self.n):
-            failed = self.batches[i].first_error()
-            if failed is not None:
-                return failed[0] + self.starts[i], failed[1]
         return None

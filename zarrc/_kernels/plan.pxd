@@ -33,4 +33,3 @@ cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p,
 cdef Py_ssize_t bound_search(const int64_t* b, Py_ssize_t nb, Py_ssize_t x) noexcept nogil
 cdef void plan_free(Plan* p) noexcept nogil
 cdef object int64_array(const int64_t* src, Py_ssize_t rows, Py_ssize_t cols)
-cdef Py_ssize_t plan_groups(Plan* plan, const int64_t* key, Plan** groups) except -1

@@ -12,7 +12,7 @@ of Python, not tens, which also leaves the GIL free for other reading threads.
 from cpython.long cimport PyLong_AsSsize_t
 from cpython.slice cimport PySlice_AdjustIndices, PySlice_Unpack
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, qsort
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -222,69 +222,6 @@ cdef int plan_selection(object selection, tuple shape, tuple chunks, Plan* p,
             idx[d] = 0
             d -= 1
     return 1
-
-
-cdef struct KeyedTask:
-    int64_t key
-    int64_t task
-
-
-cdef int keyed_order(const void* a, const void* b) noexcept nogil:
-    cdef const KeyedTask* x = <const KeyedTask*>a
-    cdef const KeyedTask* y = <const KeyedTask*>b
-    if x.key != y.key:
-        return -1 if x.key < y.key else 1
-    return -1 if x.task < y.task else (1 if x.task > y.task else 0)
-
-
-cdef Py_ssize_t plan_groups(Plan* plan, const int64_t* key, Plan** groups) except -1:
-    """Split the tasks of ``plan`` by ``key`` (one per task: a rectilinear grid's
-    chunk shape) into plans of one key each, in order of key, a group's tasks in
-    their order, each with its own copy of the table.  ``groups`` receives a new
-    array of them (the caller frees each with plan_free, then the array).  Returns
-    their number."""
-    cdef Py_ssize_t n = plan.ntasks, ndim = plan.ndim, t, a, z, g, ng = 0, i
-    cdef KeyedTask* order = <KeyedTask*>malloc(max(1, n) * sizeof(KeyedTask))
-    cdef Plan* out = NULL
-    cdef Plan* q
-    if order == NULL:
-        raise MemoryError()
-    try:
-        for t in range(n):
-            order[t].key = key[t]
-            order[t].task = t
-        qsort(order, <size_t>n, sizeof(KeyedTask), keyed_order)
-        for t in range(n):
-            ng += t == 0 or order[t].key != order[t - 1].key
-        out = <Plan*>calloc(max(1, ng), sizeof(Plan))
-        if out == NULL:
-            raise MemoryError()
-        a = 0
-        for g in range(ng):
-            z = a + 1
-            while z < n and order[z].key == order[a].key:
-                z += 1
-            q = &out[g]
-            q[0] = plan[0]
-            q.ntasks = z - a
-            q.table = <int64_t*>malloc(max(1, plan.nrows) * PLAN_NCOLS * sizeof(int64_t))
-            q.tasks = <int64_t*>malloc(max(1, q.ntasks * ndim) * sizeof(int64_t))
-            q.coords = <int64_t*>malloc(max(1, q.ntasks * ndim) * sizeof(int64_t))
-            if q.table == NULL or q.tasks == NULL or q.coords == NULL:
-                for i in range(g + 1):
-                    plan_free(&out[i])
-                free(out)
-                raise MemoryError()
-            memcpy(q.table, plan.table, plan.nrows * PLAN_NCOLS * sizeof(int64_t))
-            for i in range(q.ntasks):
-                t = order[a + i].task
-                memcpy(q.tasks + i * ndim, plan.tasks + t * ndim, ndim * sizeof(int64_t))
-                memcpy(q.coords + i * ndim, plan.coords + t * ndim, ndim * sizeof(int64_t))
-            a = z
-        groups[0] = out
-        return ng
-    finally:
-        free(order)
 
 
 cdef object int64_array(const int64_t* src, Py_ssize_t rows, Py_ssize_t cols):

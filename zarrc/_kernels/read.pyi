@@ -12,7 +12,8 @@ STREAM_MIN_BYTES: int
 class ReadBatch(_Batch):
     def __init__(self, chain: Chain, table: np.ndarray, local: np.ndarray, outidx: np.ndarray,
                  tasks: np.ndarray, out: Any, out_strides: tuple[int, ...], fill: bytes,
-                 sources: list[Any] | tuple[Any, ...]) -> None: ...
+                 sources: list[Any] | tuple[Any, ...],
+                 shapes: tuple[np.ndarray, list[Chain]] | None = None) -> None: ...
 
 class BasicReader:
     def __init__(self, chain: Chain, shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype,

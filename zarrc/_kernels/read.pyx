@@ -17,7 +17,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, memset, strerror
 
-from zarrc._kernels.batch cimport (MISSING, NOT_TAKEN, STREAM_MIN, BatchGroup, _Batch, add_calls, blocks_share,
+from zarrc._kernels.batch cimport (MISSING, NOT_TAKEN, STREAM_MIN, _Batch, add_calls, blocks_share,
                                    help_block, write_path, zc_add_count, zc_load_count)
 from zarrc._kernels.blosc cimport (ZC_PARTIAL_MAX, zc_blosc_decode_range, zc_blosc_decoded_size,
                                    zc_blosc_file_range, blosc_rows_blocks, blosc_rows_open,
@@ -29,7 +29,7 @@ from zarrc._kernels.copy cimport DimPlan, byteswap, copy_nd, fill_nd, prefault, 
 from zarrc._kernels.errors cimport ZC_NOMEM, ZC_SIZE, ZcError, fail, load_le32
 from zarrc._kernels.plan cimport (PLAN_COL_COUNT, PLAN_COL_IDX, PLAN_COL_OUT, PLAN_COL_STEP,
                                   PLAN_MAX_DIMS, PLAN_NCOLS, Plan, int64_array, plan_free,
-                                  plan_groups, plan_selection)
+                                  plan_selection)
 from zarrc._kernels.shard cimport SHARD_DAMAGED, SHARD_EMPTY, SHARD_ENTRY_BYTES, shard_place
 from zarrc._kernels.slabs cimport output_array
 from zarrc._kernels.zstd cimport zc_zstd_dctx_new, zc_zstd_decode_prefix, zc_zstd_decoded_size
@@ -152,8 +152,10 @@ cdef class ReadBatch(_Batch):
     cdef Py_ssize_t pending
 
     def __init__(self, Chain chain, table, local, outidx, tasks, out, tuple out_strides,
-                 bytes fill, sources):
+                 bytes fill, sources, tuple shapes=None):
         self.setup(chain, table, local, outidx, tasks, out, out_strides, fill, sources, True)
+        if shapes is not None:          # (chunks of several shapes: _Batch.set_shapes)
+            self.set_shapes(shapes[0], shapes[1])
 
     def can_split(self, Py_ssize_t threads):
         """Whether threads with no task left can share the blocks of a task's chunk:
@@ -162,7 +164,7 @@ cdef class ReadBatch(_Batch):
         block (a blocksize the codec names, if any); not for a while after sharing
         lost (src/blosc_rows.h: zc_blosc_rows_share_open)."""
         cdef size_t forced = self.chain.steps[0].blocksize
-        return (self.ntasks < threads and zc_blosc_rows_get() and self.chain.n == 1
+        return (self.view_ptrs == NULL and self.ntasks < threads and zc_blosc_rows_get() and self.chain.n == 1
                 and self.chain.steps[0].kind == BLOSC and self.chain.steps[0].ranges
                 and self.chain.swap_unit == 0 and self.chain.c_layout and self.ndim > 0
                 and self.chain.chunk_nbytes >= split_min_bytes
@@ -208,6 +210,10 @@ cdef class ReadBatch(_Batch):
 
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         cdef bint undecided = self.split
+        if self.view_ptrs != NULL:      # (its chunk shape's view: never split)
+            t = self.task_order[t]
+            (<ReadBatch>self.view_ptrs[self.view_of[t]]).read_task(t, s, &undecided)
+            return
         self.read_task(t, s, &undecided)
         self.decided(&undecided)
 
@@ -578,7 +584,7 @@ cdef class BasicReader:
     length in ``chunks``) or the cumulative chunk edges from 0 (int64), searched by
     the planner; ``classes`` each chunk's edge as a class number (equal edges, equal
     numbers); ``chain_of(coords)`` the Chain of chunk ``coords``' shape, asked once
-    per shape.  Each shape's tasks are one ReadBatch, run as one (BatchGroup).
+    per shape.  One ReadBatch runs every shape's tasks (_Batch.set_shapes).
     """
 
     cdef Chain chain
@@ -707,7 +713,7 @@ cdef class BasicReader:
             out_strides = iter(out.strides)
             strides = tuple([0 if plan.dropped[d] else next(out_strides) for d in range(plan.ndim)])
             if self.rect:
-                runner = self.setup_rect(&plan, out, strides)
+                batch = runner = self.setup_rect(&plan, out, strides)
             else:
                 batch = runner = ReadBatch.__new__(ReadBatch)
                 if self.sharded:
@@ -718,9 +724,8 @@ cdef class BasicReader:
                                      self.separator)
         finally:
             plan_free(&plan)           # (nothing left to free once the batch owns it)
-        subs = (<BatchGroup>runner).batches if type(runner) is BatchGroup else (runner,)
         # uncompressed chunks: only the selected bytes are read and copied
-        work = sum([x.ntasks * x.chain.chunk_nbytes for x in subs]) if self.chain.n else nbytes
+        work = batch.chunk_bytes() if self.chain.n else nbytes
         add_calls(1)
         try:
             # (one large blosc chunk: its blocks may be shared, see ReadBatch.can_split)
@@ -736,53 +741,38 @@ cdef class BasicReader:
         finally:
             add_calls(-1)
             runner.close_files()
-        for batch in subs:
-            for t in range(batch.ntasks):
-                if batch.status[t] < 0:       # (coords: of the inner chunks when sharded)
-                    self.raise_error(batch, int64_array(batch.plan.coords, batch.ntasks, batch.ndim))
+        for t in range(batch.ntasks):
+            if batch.status[t] < 0:       # (coords: of the inner chunks when sharded)
+                self.raise_error(batch, int64_array(batch.plan.coords, batch.ntasks, batch.ndim))
         return out
 
-    cdef object setup_rect(self, Plan* plan, out, tuple strides):
+    cdef ReadBatch setup_rect(self, Plan* plan, out, tuple strides):
         """The batch of a rectilinear grid's plan (its buffers then belong to the
-        batch): a ReadBatch if every task's chunk is of one shape, else a BatchGroup
-        of a ReadBatch per shape, each with its shape's chain (chain_of, once)."""
-        cdef Py_ssize_t t, d, g, ng, ndim = plan.ndim, ntasks = plan.ntasks
+        batch), each task's chunk run with its shape's chain (chain_of, once per
+        shape): one ReadBatch whatever the shapes (set_shapes)."""
+        cdef Py_ssize_t t, d, ndim = plan.ndim, ntasks = plan.ntasks
         cdef int64_t k
         cdef bint uniform = True
-        cdef Plan* groups = NULL
-        cdef int64_t* keys = <int64_t*>malloc(max(1, ntasks) * sizeof(int64_t))
-        cdef ReadBatch sub
-        if keys == NULL:
-            raise MemoryError()
-        try:
-            for t in range(ntasks):
-                k = 0
-                for d in range(ndim):
-                    if self.cls[d] != NULL:
-                        k = k * self.ncls[d] + self.cls[d][plan.coords[t * ndim + d]]
-                keys[t] = k
-                uniform = uniform and k == keys[0]
-            if uniform:
-                sub = ReadBatch.__new__(ReadBatch)
-                sub.setup_plan(self.shape_chain(plan.coords, ndim), plan, out, strides,
-                               self.fill, self.head, self.separator)
-                return sub
-            ng = plan_groups(plan, keys, &groups)
-            subs = []
-            try:
-                for g in range(ng):
-                    sub = ReadBatch.__new__(ReadBatch)
-                    chain = self.shape_chain(groups[g].coords, ndim)
-                    sub.setup_plan(chain, &groups[g], out, strides, self.fill, self.head, self.separator)
-                    subs.append(sub)
-            finally:
-                for g in range(ng):
-                    plan_free(&groups[g])
-                free(groups)
-            subs.sort(key=lambda x: -x.chain.chunk_nbytes)    # (the largest chunks first)
-            return BatchGroup(subs)
-        finally:
-            free(keys)
+        cdef int64_t[::1] kv
+        cdef ReadBatch batch = ReadBatch.__new__(ReadBatch)
+        keys = np.empty(ntasks, np.int64)
+        kv = keys
+        for t in range(ntasks):
+            k = 0
+            for d in range(ndim):
+                if self.cls[d] != NULL:
+                    k = k * self.ncls[d] + self.cls[d][plan.coords[t * ndim + d]]
+            kv[t] = k
+            uniform = uniform and k == kv[0]
+        batch.setup_plan(self.shape_chain(plan.coords, ndim), plan, out, strides, self.fill, self.head,
+                         self.separator)
+        if not uniform:
+            _, first, view_of = np.unique(keys, return_index=True, return_inverse=True)
+            chains = []
+            for t in first.tolist():
+                chains.append(self.shape_chain(batch.plan.coords + t * ndim, ndim))
+            batch.set_shapes(view_of.astype(np.int64, copy=False).reshape(-1), chains)
+        return batch
 
     cdef Chain shape_chain(self, const int64_t* coords, Py_ssize_t ndim):
         """The chain of the chunk at ``coords``: of its shape (chain_of, once)."""

@@ -91,6 +91,8 @@ cdef class WriteBatch(_Batch):
 
     def __dealloc__(self):
         cdef Py_ssize_t t
+        if self.is_view:                # (its arrays are its parent's)
+            return
         if self.results != NULL:
             for t in range(self.ntasks):
                 free(self.results[t])
@@ -113,7 +115,7 @@ cdef class WriteBatch(_Batch):
 
     def __init__(self, Chain chain, table, local, outidx, tasks, value, tuple value_strides,
                  bytes fill, sources, bytes temp_tag=None, bint write_empty=False,
-                 bint commit_now=False):
+                 bint commit_now=False, tuple shapes=None):
         cdef Py_ssize_t t
         self.setup(chain, table, local, outidx, tasks, value, value_strides, fill, sources, False)
         self.temp_tag = chunk_files.temp_tag() if temp_tag is None else temp_tag
@@ -132,6 +134,18 @@ cdef class WriteBatch(_Batch):
             self.results[t] = NULL
             self.result_len[t] = 0
             self.result_cap[t] = 0
+        if shapes is not None:          # (chunks of several shapes: _Batch.set_shapes)
+            self.set_shapes(shapes[0], shapes[1])
+
+    cdef share(self, _Batch parent, Chain chain):
+        """A view of ``parent`` (a WriteBatch) with another chunk shape's chain: its
+        outcomes and results are the parent's too."""
+        cdef WriteBatch p = <WriteBatch?>parent
+        _Batch.share(self, parent, chain)
+        self.temp_tag, self.temp_tag_ptr = p.temp_tag, p.temp_tag_ptr
+        self.write_empty, self.commit_now = p.write_empty, p.commit_now
+        self.outcomes, self.results, self.result_len, self.result_cap = (p.outcomes, p.results, p.result_len,
+                                                                         p.result_cap)
 
     def adopt(self, WriteBatch spent):
         """Take the encoded chunks' buffers of ``spent``, a batch whose results are no
@@ -139,6 +153,8 @@ cdef class WriteBatch(_Batch):
         reused, not allocated and faulted in again.  ``spent`` can be used no more.
         Call before run()."""
         cdef Py_ssize_t t, n = 0
+        if self.view_ptrs != NULL or spent.view_ptrs != NULL:
+            raise ValueError("a batch of several chunk shapes adopts no buffers")
         if self.next_spare or self.nspare:
             raise ValueError("this batch has adopted buffers already")
         for t in range(spent.ntasks):
@@ -159,6 +175,9 @@ cdef class WriteBatch(_Batch):
     cdef void run_task(self, Py_ssize_t t, Scratch* s) noexcept nogil:
         if self.committing:
             self.commit_task(t)
+        elif self.view_ptrs != NULL:    # (its chunk shape's view)
+            t = self.task_order[t]
+            (<WriteBatch>self.view_ptrs[self.view_of[t]]).encode_task(t, s)
         else:
             self.encode_task(t, s)
 

@@ -114,22 +114,24 @@ class NativeStrategy(Strategy):
                          coords[lo:lo + per_batch], value, strides)
 
 
-def write_batch(arr, table, local, outidx, tasks, coords, value, strides) -> None:
+def write_batch(arr, table, local, outidx, tasks, coords, value, strides, shapes_of=None) -> None:
     """Encode and store one batch of chunk tasks.  On a store with conditional
     writes, the partial chunks another writer changed meanwhile are written again
-    (read, modified, written anew) until none is left."""
+    (read, modified, written anew) until none is left.  ``shapes_of(coords)``: chunks
+    of several shapes (a rectilinear grid: ShapeChains.of), each encoded with its
+    shape's chain in the one batch."""
     lost: set[str] = set()
     for _ in b.conflict_attempts(arr, "chunks", lost):
         if lost:
             again = np.array([k in lost for k in arr.chunk_keys(coords)], dtype=bool)
             tasks, coords = tasks[again], coords[again]
             lost.clear()
-        lost.update(_write_once(arr, table, local, outidx, tasks, coords, value, strides))
+        lost.update(_write_once(arr, table, local, outidx, tasks, coords, value, strides, shapes_of))
         if not lost:
             return
 
 
-def _write_once(arr, table, local, outidx, tasks, coords, value, strides) -> set[str]:
+def _write_once(arr, table, local, outidx, tasks, coords, value, strides, shapes_of=None) -> set[str]:
     """One attempt of ``write_batch``: the keys not stored because another writer
     changed them since they were read (only on a store with conditional writes)."""
     if arr.path_head is not None:
@@ -159,9 +161,10 @@ def _write_once(arr, table, local, outidx, tasks, coords, value, strides) -> set
     # chunks wholly overwritten need no old data, so nothing can fail half way:
     # each file is written as soon as its chunk is encoded
     commit_now = paths and bool(b.tasks_full(table, tasks).all())
-    batch = WriteBatch(arr.chain, table, local, outidx, np.ascontiguousarray(tasks), value, strides,
-                       arr.fill, sources, temp_tag(), write_empty, commit_now)
-    b.run_batch(batch, len(tasks))
+    shapes, chains = shapes_of(coords) if shapes_of is not None else (None, [arr.chain])
+    batch = WriteBatch(chains[0], table, local, outidx, np.ascontiguousarray(tasks), value, strides,
+                       arr.fill, sources, temp_tag(), write_empty, commit_now, shapes)
+    b.run_batch(batch, len(tasks), batch.chunk_bytes())
     if paths and not commit_now and batch.first_error() is not None:
         batch.discard()           # (the chunks encoded before the error wait in temporary files)
     b.raise_task_error(batch, arr, keys)

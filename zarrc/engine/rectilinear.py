@@ -4,13 +4,16 @@ Unsharded, with a native chain, the array is read and written through its whole
 grid (``ShapeChains``): the kernels' planners search each rectilinear dimension's
 boundaries (``plan_basic`` / ``plan_points`` given ``bounds``: the cumulative
 edges; a regular dimension keeps its chunk length), and each chunk is decoded and
-encoded with the chain prepared for its own shape (once per shape).  Ints and
-slices of plain chunk files are read by the grid's one-call ``BasicReader`` (the
-tasks of each chunk shape one ReadBatch, run as one ``BatchGroup``); other
+encoded with the chain prepared for its own shape (once per shape).  Whatever the
+chunk shapes, a selection is one batch: each task carries its shape's class, and the
+batch runs it with that class's chain (``_Batch.set_shapes``: a view of the batch
+per shape, made in C), so no Python runs per chunk or per shape.  Ints and slices
+of plain chunk files are read by the grid's one-call ``BasicReader``; other
 selections, planned on the grid (``zarrc.core.indexing`` over the ``Edges``;
-coordinates and masks grouped by chunk in the kernels, ``GridPoints``), read as a
-ReadBatch per chunk shape in one BatchGroup; writes go to the native strategy's
-``write_batch`` per chunk shape, locked by engine.api.write as a regular array's.
+coordinates and masks grouped by chunk in the kernels, ``GridPoints``), read as one
+ReadBatch (``ShapeChains.of``: each task's class by numpy); writes go to the native
+strategy's ``write_batch`` with the same classes, locked by engine.api.write as a
+regular array's.
 
 Sharded with one level of ``sharding_indexed`` and a native inner chain, the array
 is not this strategy's: engine.prepare gives it the sharded strategy over the whole
@@ -29,16 +32,13 @@ own one-call reader where it has one, the touched parts at once, largest first.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
-import operator
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from typing import Any
 
 import numpy as np
 
-from zarrc._kernels.batch import BatchGroup
 from zarrc._kernels.chain import Chain
 from zarrc._kernels.read import BasicReader, ReadBatch
 from zarrc.core import indexing
@@ -53,6 +53,9 @@ from zarrc.runtime.threads import PARALLEL_MIN_BYTES, counted_call, run_each
 
 # part (one run number per dimension) -> (the regular array's shape, its chunk shape,
 # its first chunk's coordinates in the whole grid) -> the part's strategy
+# ShapeChains keeps its chains in a table by shape key up to this many keys
+KEY_TABLE_MAX = 1 << 16
+
 PartFactory = Callable[[tuple[int, ...], tuple[int, ...], tuple[int, ...]], Strategy]
 
 
@@ -268,8 +271,7 @@ class RectilinearStrategy(Strategy):
         """A planned selection read through the whole grid (unsharded, native chain):
         coordinate and mask selections grouped by chunk in the kernels (plan_points
         on the grid's boundaries), projections as planned (chunk numbers of the whole
-        grid); each chunk shape's tasks one ReadBatch with its shape's chain, the
-        batches run as one (BatchGroup).  On a store whose reads wait on a network,
+        grid); one ReadBatch, each task with its shape's chain.  On a store whose reads wait on a network,
         in windows of ``fetch_window`` chunks, as a regular array's
         (NativeStrategy._read_streamed): the windows after the one decoding already
         being fetched (batch.fetched_ahead)."""
@@ -292,30 +294,16 @@ class RectilinearStrategy(Strategy):
 
     def _read_shapes(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray, tasks: np.ndarray,
                      coords: np.ndarray, out: np.ndarray, strides: tuple[int, ...], sources: Any) -> None:
-        """Tasks ``tasks`` (chunks ``coords``, batch ``sources``) read as a ReadBatch
-        per chunk shape (ShapeChains.groups: numpy, no Python per chunk), run as one."""
+        """Tasks ``tasks`` (chunks ``coords``, batch ``sources``) read as one ReadBatch,
+        each chunk with its shape's chain (ShapeChains.of: numpy, no Python per chunk
+        or per shape once the shapes' chains are made)."""
         arr = self.arr
-        shapes = self.shapes
-        assert shapes is not None
-        batches, spans = [], []
-        for at in shapes.groups(coords):
-            chain = shapes.chain(coords[at[0]])
-            sub = coords[at]
-            part: tuple | list
-            if isinstance(sources, tuple):
-                part = sources[:3] + (sub,)
-            else:        # (a list's items taken by one C call)
-                part = list(operator.itemgetter(*at.tolist())(sources)) if len(at) > 1 else [sources[at[0]]]
-            batches.append(ReadBatch(chain, table, local, outidx, np.ascontiguousarray(tasks[at]), out,
-                                     strides, arr.fill, part))
-            spans.append(sub)
-        if len(batches) > 1:                 # (the largest chunks first)
-            order = sorted(range(len(batches)), key=lambda i: -batches[i].chain.chunk_nbytes)
-            batches, spans = [batches[i] for i in order], [spans[i] for i in order]
-        work = sum(x.ntasks * x.chain.chunk_nbytes for x in batches) if batches[0].chain.ncodecs else out.nbytes
-        b.run_batch(batches[0] if len(batches) == 1 else BatchGroup(batches), len(tasks), work)
-        for batch, sub in zip(batches, spans):
-            b.raise_task_error(batch, arr, lambda sub=sub: arr.chunk_keys(sub))
+        assert self.shapes is not None
+        shapes, chains = self.shapes.of(coords)
+        batch = ReadBatch(chains[0], table, local, outidx, tasks, out, strides, arr.fill, sources, shapes)
+        work = batch.chunk_bytes() if chains[0].ncodecs else out.nbytes
+        b.run_batch(batch, len(tasks), work)
+        b.raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
 
     def write_parts(self, dims: indexing.Plan, value: np.ndarray
                     ) -> Iterator[tuple[Strategy, indexing.Plan, np.ndarray]]:
@@ -338,23 +326,10 @@ class RectilinearStrategy(Strategy):
         if self.shapes is not None:
             table, local, outidx, tasks, coords = b.planned(dims)
             strides = b.array_strides(dims, value.strides)
-            jobs = []
-            for at in self.shapes.groups(coords):
-                chain = self.shapes.chain(coords[at[0]])
-                arr = dataclasses.replace(self.arr, chain=chain)
-                per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, chain.chunk_nbytes))
-                jobs += [(arr, at[lo:lo + per_batch], chain.chunk_nbytes) for lo in range(0, len(at), per_batch)]
-
-            def write_one(job: tuple[ChunkedArray, np.ndarray, int]) -> None:
-                arr, span, _ = job
-                write_batch(arr, table, local, outidx, tasks[span], coords[span], value, strides)
-
-            if len(jobs) == 1 or config.threads <= 1:
-                for job in jobs:
-                    write_one(job)
-            else:                    # (the shapes at once, the most bytes first, as _read_boxes)
-                jobs.sort(key=lambda job: -len(job[1]) * job[2])
-                run_each(jobs, write_one, min(config.threads, len(jobs)))
+            per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, self.shapes.largest(coords)))
+            for lo in range(0, len(tasks), per_batch):
+                write_batch(self.arr, table, local, outidx, tasks[lo:lo + per_batch], coords[lo:lo + per_batch],
+                            value, strides, self.shapes.of)
             return
         for part, sub, part_value in self.write_parts(dims, value):
             part.write_from(sub, part_value)
@@ -372,8 +347,12 @@ class ShapeChains:
         self.bounds = tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims)
         self.classes = tuple(np.unique(d.edges, return_inverse=True)[1].astype(np.int64).reshape(-1)
                              if isinstance(d, Edges) else None for d in grid.dims)
+        self.radix = [int(c.max()) + 1 if c is not None and len(c) else 1 for c in self.classes]
         self._chain_of = chain_of
         self._chains: dict[tuple[int, ...], Chain] = {}
+        # chains by shape key, where the keys are few enough for a table
+        nkeys = int(np.prod(self.radix, dtype=object))
+        self._by_key = np.full(nkeys, None, object) if nkeys <= KEY_TABLE_MAX else None
 
     def chain(self, coords: Any) -> Chain:
         """The chain of chunk ``coords``' shape."""
@@ -383,18 +362,36 @@ class ShapeChains:
             chain = self._chains[shape] = self._chain_of(shape)
         return chain
 
-    def groups(self, coords: np.ndarray) -> list[np.ndarray]:
-        """The tasks (rows of ``coords``) of each chunk shape: one index array per shape."""
+    def of(self, coords: np.ndarray) -> tuple[tuple[np.ndarray, list[Chain]] | None, list[Chain]]:
+        """(a batch's ``shapes`` argument: each task's class and the chain of each
+        class, or None when every chunk ``coords`` is of one shape; those chains).
+        numpy only, once every shape's chain is made (kept by shape key)."""
+        key = self._keys(coords)
+        if not len(key) or (key == key[0]).all():
+            return None, [self.chain(coords[0] if len(coords) else (0,) * len(self.dims))]
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        if self._by_key is not None:
+            got = self._by_key[uniq]
+            missing = np.flatnonzero(np.equal(got, None))  # type: ignore[call-overload]
+            for at in missing.tolist():     # (shapes not seen before)
+                got[at] = self._by_key[uniq[at]] = self.chain(coords[first[at]])
+            chains = got.tolist()
+        else:
+            chains = [self.chain(coords[f]) for f in first.tolist()]
+        return (inverse.astype(np.int64, copy=False).reshape(-1), chains), chains
+
+    def largest(self, coords: np.ndarray) -> int:
+        """The decoded bytes of the largest of chunks ``coords``."""
+        _, chains = self.of(coords)
+        return max(c.chunk_nbytes for c in chains)
+
+    def _keys(self, coords: np.ndarray) -> np.ndarray:
+        """Each chunk's shape key (the mixed radix of its dimensions' classes)."""
         key = np.zeros(len(coords), np.int64)
         for d, cls in enumerate(self.classes):
             if cls is not None:
-                key = key * (int(cls.max()) + 1) + cls[coords[:, d]]
-        if not len(key) or (key == key[0]).all():
-            return [np.arange(len(key))]
-        order = np.argsort(key, kind="stable")
-        ordered = key[order]
-        cuts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        return np.split(order, cuts[1:])
+                key = key * self.radix[d] + cls[coords[:, d]]
+        return key
 
     def reader(self, arr: ChunkedArray) -> BasicReader:
         """The one-call native reader of ints and slices over the whole grid of ``arr``,
