@@ -47,57 +47,46 @@ find_uv() {
   echo "$tools/bin/uv"
 }
 
-# ensure_mpi: Open MPI (Debian's openmpi-bin and libopenmpi-dev: mpiexec, and the library
-# and mpicc that mpi4py, in the test extra, needs) where mpiexec is missing, installed
-# with apt-get when we are root or may use sudo without a password.  When it cannot be
-# installed, say so: the MPI tests then skip, naming the reason.
-ensure_mpi() {
-  command -v mpiexec >/dev/null 2>&1 && return 0
-  local sudo=
+# apt_ensure WHAT TESTS PACKAGES...: install Debian's PACKAGES with apt-get (when we are
+# root or may use sudo without a password; `apt-get update` first if the plain install
+# fails) for WHAT, with $APT_EXTRA's options too; when that cannot be done, say so: TESTS
+# then skip, naming the reason.
+apt_ensure() {
+  local what=$1 tests=$2 sudo=
+  shift 2
   if [ "$(id -u)" != 0 ]; then
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
       sudo="sudo -n"
     else
-      echo "note: no mpiexec, and Open MPI cannot be installed (not root, no sudo): the MPI tests will skip" >&2
+      echo "note: no $what, and $* cannot be installed (not root, no sudo): $tests will skip" >&2
       return 0
     fi
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "note: no mpiexec, and no apt-get to install Open MPI with: the MPI tests will skip" >&2
+    echo "note: no $what, and no apt-get to install $* with: $tests will skip" >&2
     return 0
   fi
-  echo "installing Open MPI (openmpi-bin libopenmpi-dev) with apt-get" >&2
-  local apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -y -q"
-  $apt install openmpi-bin libopenmpi-dev >/dev/null 2>&1 \
-    || { $apt update >/dev/null && $apt install openmpi-bin libopenmpi-dev >/dev/null; } \
-    || echo "note: installing Open MPI failed: the MPI tests will skip" >&2
+  echo "installing $what ($*) with apt-get" >&2
+  local apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -y -q ${APT_EXTRA:-}"
+  $apt install "$@" >/dev/null 2>&1 \
+    || { $apt update >/dev/null && $apt install "$@" >/dev/null; } \
+    || echo "note: installing $* failed: $tests will skip" >&2
 }
 
-# ensure_gdal: GDAL with its Zarr driver and Python bindings for tests/test_gdal_interop.py:
-# Debian's python3-gdal (bookworm: GDAL 3.6, the multidimensional API included), built for
-# the system's /usr/bin/python3, which the tests run GDAL in (a subprocess: the venv's
-# Python cannot import it).  Installed with apt-get when we are root or may use sudo
-# without a password (~30 s, 36 MB); otherwise say so: those tests then skip, naming why.
+# ensure_mpi: Open MPI (Debian's openmpi-bin and libopenmpi-dev: mpiexec, and the library
+# and mpicc that mpi4py, in the test extra, needs) where mpiexec is missing.
+ensure_mpi() {
+  command -v mpiexec >/dev/null 2>&1 && return 0
+  apt_ensure "Open MPI" "the MPI tests" openmpi-bin libopenmpi-dev
+}
+
+# ensure_gdal: GDAL with its Zarr driver and Python bindings for the GDAL interop tests
+# (tests/interop/test_gdal_*.py): Debian's python3-gdal (bookworm: GDAL 3.6, the
+# multidimensional API included), built for the system's /usr/bin/python3, which the tests
+# run GDAL in (a subprocess: the venv's Python cannot import it); ~30 s, 36 MB.
 ensure_gdal() {
   [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "from osgeo import gdal" >/dev/null 2>&1 && return 0
-  local sudo=
-  if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      sudo="sudo -n"
-    else
-      echo "note: no GDAL Python bindings, and python3-gdal cannot be installed (not root, no sudo): the GDAL interop tests will skip" >&2
-      return 0
-    fi
-  fi
-  if ! command -v apt-get >/dev/null 2>&1; then
-    echo "note: no GDAL Python bindings, and no apt-get to install python3-gdal with: the GDAL interop tests will skip" >&2
-    return 0
-  fi
-  echo "installing GDAL (python3-gdal) with apt-get" >&2
-  local apt="$sudo env DEBIAN_FRONTEND=noninteractive apt-get -y -q --no-install-recommends"
-  $apt install python3-gdal >/dev/null 2>&1 \
-    || { $apt update >/dev/null && $apt install python3-gdal >/dev/null; } \
-    || echo "note: installing python3-gdal failed: the GDAL interop tests will skip" >&2
+  APT_EXTRA=--no-install-recommends apt_ensure "GDAL Python bindings" "the GDAL interop tests" python3-gdal
 }
 
 # lower_bound_pins PYTHON: print "name==X" for each ">=X" of pyproject.toml's [project]

@@ -175,3 +175,20 @@ def describe_many(paths: list[str], npy_dir: str) -> dict[str, dict[str, Any]]:
     """``describe`` of each of ``paths``, in one run of GDAL: path -> its description."""
     os.makedirs(npy_dir, exist_ok=True)
     return run(DESCRIBE, paths=[str(p) for p in paths], npy=str(npy_dir))["stores"]
+
+
+def sample(dtype: str, shape: tuple[int, ...], seed: int, scale: float, specials: list[float]) -> Any:
+    """Seeded values of ``dtype`` over its whole range (ints), normal around 0 with
+    ``scale`` (floats, the first row starting with ``specials``), or complex."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        out = rng.normal(0, scale, shape).astype(dt)
+        out[(0,) * (len(shape) - 1) + (slice(0, len(specials)),)] = specials
+        return out
+    if dt.kind == "c":
+        return (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, shape, dtype=dt.newbyteorder("="), endpoint=True).astype(dt)

@@ -58,17 +58,8 @@ CASES = case_list()
 
 
 def values(dtype: str, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        out = rng.normal(0, 1e3, SHAPE).astype(dt)
-        out[0, :3] = [np.inf, -np.inf, -0.0]
-    elif dt.kind == "c":
-        out = (rng.normal(size=SHAPE) + 1j * rng.normal(size=SHAPE)).astype(dt)
-    else:
-        info = np.iinfo(dt)
-        out = rng.integers(info.min, info.max, SHAPE, dtype=dt.newbyteorder("="), endpoint=True).astype(dt)
-    out[5:10, 6:12] = FILLS[dt.kind] or 0                  # a chunk left unwritten
+    out = gdal_peer.sample(dtype, SHAPE, seed, 1e3, [np.inf, -np.inf, -0.0])
+    out[5:10, 6:12] = FILLS[np.dtype(dtype).kind] or 0                 # a chunk left unwritten
     return out
 
 

@@ -55,16 +55,7 @@ CASES = case_list()
 
 
 def values(dtype: str, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        out = rng.normal(0, 1e4, SHAPE).astype(dt)
-        out[0, :3] = [np.nan, np.inf, -0.0]
-        return out
-    if dt.kind == "c":
-        return (rng.normal(size=SHAPE) + 1j * rng.normal(size=SHAPE)).astype(dt)
-    info = np.iinfo(dt)
-    return rng.integers(info.min, info.max, SHAPE, dtype=dt, endpoint=True)
+    return gdal_peer.sample(dtype, SHAPE, seed, 1e4, [np.nan, np.inf, -0.0])
 
 
 WRITE = """
