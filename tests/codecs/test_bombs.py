@@ -196,3 +196,119 @@ def test_v3_header_claims_are_refused_before_allocating() -> None:
             zarrc.open_array(store, path="a", mode="r")[...]
         if claim_at == 0:       # (blosc's kernel finds the frame too short for 1 GiB first)
             assert f"claims {claim} bytes, the chunk's codecs expect 32768" in str(info.value), info.value
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_zfpy_header_claims_are_refused_before_allocating(fmt) -> None:
+    # zfpy allocates the array its header describes: a header whose sizes claim more
+    # than the chunk is refused before zfpy runs (v2 compressor "zfpy", v3
+    # numcodecs.zfpy); an untouched one reads
+    pytest.importorskip("zfpy")
+    import numcodecs
+    import numpy as np
+
+    import zarrc
+    from zarrc.errors import CodecError
+    from zarrc.stores import MemoryStore
+    store = MemoryStore()
+    values = np.linspace(0, 1, 64 * 8).reshape(64, 8)
+    if fmt == 2:
+        a = zarrc.create_array(store, name="a", shape=(64, 8), chunks=(64, 8), dtype="f8", zarr_format=2,
+                               compressors=numcodecs.ZFPY(mode=4))
+        key = "a/0.0"
+    else:
+        a = zarrc.create_array(store, name="a", shape=(64, 8), chunks=(64, 8), dtype="f8",
+                               serializer={"name": "numcodecs.zfpy", "configuration": {"mode": 4}},
+                               compressors=None)
+        key = "a/c/0/0"
+    a[...] = values
+    np.testing.assert_array_equal(zarrc.open_array(store, path="a", mode="r")[...], values)
+    good = bytearray(store.get(key))
+    assert good[:3] == b"zfp"
+    head = int.from_bytes(good[:16], "little")
+    head |= ((1 << 24) - 1) << (32 + 4)         # nx - 1: 2**24 - 1 (2**27 doubles, 1 GiB)
+    good[:16] = head.to_bytes(16, "little")
+    store.set(key, bytes(good))
+    with pytest.raises(CodecError, match=r"claims \d+ bytes") as info:
+        zarrc.open_array(store, path="a", mode="r")[...]
+    assert "4096" in str(info.value), info.value
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i4", "i8"])
+@pytest.mark.parametrize("shape", [(1,), (37,), (5, 9), (1, 1), (3, 5, 6), (1, 2, 3, 5), (4, 4, 4, 4)])
+def test_zfp_streams_fit_the_padding_their_decoder_may_read(dtype, shape) -> None:
+    # zfp reads its stream without checking where it ends: zarrc follows each stream
+    # with zeros up to the most its blocks can take, so a truncated chunk is decoded
+    # from zeros, not from memory past the buffer.  The bound holds for the largest
+    # streams zfp writes (noise, reversible mode: every bit plane), and a truncated
+    # stream decodes from the padding, the same each time.
+    zfpy = pytest.importorskip("zfpy")
+    import numpy as np
+
+    from zarrc.codecs.bounded import zfp_padded
+    rng = np.random.default_rng(7)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        values = (rng.standard_normal(shape) * 1e30).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        values = rng.integers(info.min, info.max, shape, dtype=dt, endpoint=True)
+    full = bytes(zfpy.compress_numpy(values))              # (reversible: lossless, largest)
+    padded = zfp_padded(full)
+    assert isinstance(padded, np.ndarray) and len(padded) >= len(full), (len(padded), len(full))
+    np.testing.assert_array_equal(zfpy.decompress_numpy(bytes(padded)), values)
+    cut = zfp_padded(full[:16])
+    assert len(cut) == len(padded) and not cut[16:].any()
+    first = zfpy.decompress_numpy(bytes(cut))
+    np.testing.assert_array_equal(zfpy.decompress_numpy(bytes(zfp_padded(full[:16]))), first)
+
+
+@pytest.mark.parametrize("fmt", ["v2 zfpy", "v3 numcodecs.zfpy", "v3 zfp"])
+def test_truncated_fixed_rate_zfp_chunks_are_refused(fmt) -> None:
+    # a fixed-rate zfp stream is as long as its rate says: a shorter one is refused
+    # before zfp reads past its end
+    zfpy = pytest.importorskip("zfpy")
+    import numcodecs
+    import numpy as np
+
+    import zarrc
+    from zarrc.errors import CodecError
+    from zarrc.stores import MemoryStore
+    store = MemoryStore()
+    values = np.linspace(0, 1, 64 * 8).reshape(64, 8)
+    kw: dict = {"shape": (64, 8), "chunks": (64, 8), "dtype": "f8"}
+    if fmt == "v2 zfpy":
+        a = zarrc.create_array(store, name="a", zarr_format=2, **kw,
+                               compressors=numcodecs.ZFPY(mode=zfpy.mode_fixed_rate, rate=16))
+        key = "a/0.0"
+    else:
+        serializer = ({"name": "numcodecs.zfpy", "configuration": {"mode": zfpy.mode_fixed_rate, "rate": 16}}
+                      if fmt == "v3 numcodecs.zfpy" else
+                      {"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 16}})
+        a = zarrc.create_array(store, name="a", serializer=serializer, compressors=None, **kw)
+        key = "a/c/0/0"
+    a[...] = values
+    np.testing.assert_allclose(zarrc.open_array(store, path="a", mode="r")[...], values, atol=1e-3)
+    store.set(key, store.get(key)[:200])
+    with pytest.raises(CodecError, match="truncated"):
+        zarrc.open_array(store, path="a", mode="r")[...]
+
+
+def test_v2_zfpy_chunks_are_zarr_pythons_bytes(tmp_path) -> None:
+    # zfpy codes the dimensions it is given: zarrc hands it the chunk's, as zarr-python
+    # does, so both write the same chunks (and the 2-d blocks compress better)
+    zfpy = pytest.importorskip("zfpy")
+    zarr = pytest.importorskip("zarr")
+    import numcodecs
+    import numpy as np
+
+    import zarrc
+    values = np.linspace(0, 1, 64 * 24).reshape(64, 24)
+    kw = {"shape": (64, 24), "chunks": (64, 8), "dtype": "f8", "zarr_format": 2,
+          "compressors": numcodecs.ZFPY(mode=zfpy.mode_fixed_accuracy, tolerance=1e-3)}
+    zarr.create_array(str(tmp_path / "zp"), **kw)[...] = values
+    zarrc.create_array(str(tmp_path / "zc"), **kw)[...] = values
+    for key in ("0.0", "0.1", "0.2"):
+        assert (tmp_path / "zp" / key).read_bytes() == (tmp_path / "zc" / key).read_bytes(), key
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "zp"))[...],
+                                  np.asarray(zarr.open_array(str(tmp_path / "zc"))[...]))

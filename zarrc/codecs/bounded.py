@@ -3,7 +3,8 @@ Python (v2 compressors before numcodecs filters, the bytes -> bytes codecs of a 
 chain run by ``ChainChunkCodec``): a stream that claims, or turns out, to hold more
 than ``limit`` bytes is refused once ``limit + 1`` bytes are out (bz2, lzma, and
 zlib / gzip where numcodecs would run them), a header claiming more is refused
-before anything is allocated (numcodecs' lz4, blosc, zstd's content size), and
+before anything is allocated (numcodecs' lz4, blosc, zstd's content size, zfpy's
+dimensions; a zfp stream is also followed by zeros its decoder may read), and
 zarrc's kernels decode into a buffer of the exact size when it is known (blosc,
 zstd, gzip, zlib), so a decompression bomb never allocates more than the chunk it
 should be.  :func:`decode_within` is the one entry; :func:`encoded_bound` the
@@ -13,9 +14,12 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import math
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from zarrc.errors import CodecError, ZarrcError
 
@@ -164,13 +168,74 @@ def _zstd_content_size(head: bytes) -> int | None:
     return value + 256 if width == 2 else value
 
 
+ZFP_ITEM_BYTES = (4, 8, 4, 8)                # (int32, int64, float, double)
+ZFP_DIM_BITS = ((48,), (24, 24), (16, 16, 16), (12, 12, 12, 12))
+
+
+def zfp_header(head: bytes) -> tuple[int, list[int], int] | None:
+    """(item size, sizes x first, the fewest bits a block takes) that a zfp stream's
+    full header (zfpy's) records, read least significant bit first from little-endian
+    words: the magic ("zfp" and the codec version, 32 bits); 52 bits of metadata (the
+    scalar type, 2 bits; the dimension count less one, 2 bits; each size less one in
+    48 bits); the mode, 12 bits (below 2048: fixed rate, that many bits less one a
+    block; 4095: 52 bits more, the block's fewest bits less one first, 15 bits; else
+    no fewest); None where ``head`` is not such a header."""
+    if len(head) < 12 or head[:3] != b"zfp":
+        return None
+    word = int.from_bytes(head[:24], "little")
+    meta = (word >> 32) & ((1 << 52) - 1)
+    sizes, rest = [], meta >> 4
+    for width in ZFP_DIM_BITS[(meta >> 2) & 3]:
+        sizes.append((rest & ((1 << width) - 1)) + 1)
+        rest >>= width
+    mode = (word >> 84) & 0xFFF
+    minbits = mode + 1 if mode < 2048 else ((word >> 96) & 0x7FFF) + 1 if mode == 0xFFF else 0
+    return ZFP_ITEM_BYTES[meta & 3], sizes, minbits
+
+
+def zfp_claim(head: bytes) -> int | None:
+    """The decoded size a zfp stream's full header records (:func:`zfp_header`)."""
+    found = zfp_header(head)
+    return None if found is None else found[0] * math.prod(found[1])
+
+
+def zfp_padded(data: Any, shape: Sequence[int] | None = None, itemsize: int = 0,
+               minbits: int = 0) -> Any:
+    """``data``, a zfp stream of values of ``shape`` and ``itemsize`` whose blocks
+    take at least ``minbits`` bits (fixed rate: that many; ``shape`` None: as its full
+    header says), followed by as many zero bytes as its blocks could take more: zfp
+    reads its stream without checking where it ends, so a truncated one would read
+    past the buffer.  A block of 4**d values takes its ``minbits``, or at most (8 x
+    itemsize + 1) bits a value and its header; the zeros are untouched pages.
+    CodecError if the stream is shorter than its blocks' ``minbits`` (truncated)."""
+    view = memoryview(data).cast("B")
+    if shape is None:
+        found = zfp_header(bytes(view[:24]))
+        if found is None:
+            return data
+        itemsize, shape, minbits = found
+    blocks = math.prod(-(-max(int(n), 1) // 4) for n in shape)
+    if view.nbytes * 8 < blocks * minbits:
+        raise CodecError(f"zfp: the stream holds {view.nbytes} bytes, its {blocks} blocks of at "
+                         f"least {minbits} bits need more (truncated)")
+    block = max(4 ** max(len(shape), 1) * (8 * itemsize + 1), minbits) + 64
+    need = 24 + (blocks * block + 63) // 8
+    if view.nbytes >= need:
+        return data
+    out = np.zeros(need, np.uint8)
+    out[:view.nbytes] = np.frombuffer(view, np.uint8)
+    return out
+
+
 def header_claim(codec: Any, data: Any) -> int | None:
     """The decoded size the header of ``data`` claims, for a compressor that allocates
-    it before decoding (numcodecs' LZ4, blosc, zstd with a content size), or None."""
+    it before decoding (numcodecs' LZ4, blosc, zstd with a content size, zfpy), or None."""
     cid = codec_id(codec)
     if cid == "lz4":
         return claimed_size(getattr(codec, "decoder", codec), data)
     head = bytes(memoryview(data).cast("B")[:18])
+    if cid == "zfpy":
+        return zfp_claim(head)
     if cid == "blosc" and len(head) >= 16:
         return int.from_bytes(head[4:8], "little")
     if cid == "zstd":
@@ -198,6 +263,8 @@ def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str) -> 
         if claim is not None and (claim > limit or (exact and claim != limit)):
             raise CodecError(f"{what}: header claims {claim} bytes, the chunk's codecs "
                              f"expect {'' if exact else 'at most '}{limit}")
+        if cid == "zfpy":
+            data = zfp_padded(data)
         try:
             found = (native or codec).decode(data)
         except (ZarrcError, MemoryError):

@@ -189,6 +189,11 @@ class V2ChunkCodec:
 
     def encode(self, chunk: np.ndarray) -> bytes:
         data: Any = np.ravel(chunk, order=self.order)
+        if not self.filters and self.order == "C" and getattr(self.compressor, "codec_id", None) == "zfpy":
+            # (zfpy codes as many dimensions as it is given: the chunk's, as zarr-python
+            # hands it over, so that the chunks are the same bytes; F order, which
+            # zarr-python's zfpy refuses, stays flat)
+            data = np.ascontiguousarray(chunk)
         for f in self.filters:
             data = self._run(f, "encode", data)
         if self.compressor is not None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from zarrc.codecs._base import Codec, Fail, codec_fail
+from zarrc.codecs.bounded import zfp_padded
 from zarrc.codecs.registry import register
 from zarrc.errors import CodecError
 from zarrc.metadata.codecs import ARRAY_TO_BYTES, required_members
@@ -146,7 +147,11 @@ class Zfp(Codec):
         work = self._promote(np.zeros(0, dtype.newbyteorder("="))).dtype
         zshape = tuple(shape) if shape else (1,)
         try:
-            arr = zfpy._decompress(bytes(data), zfpy.dtype_to_ztype(work), zshape, **self._params())
+            rate = self.config.get("rate") if self.config["mode"] == "fixed_rate" else None
+            minbits = int(4 ** len(zshape) * float(rate) + 0.5) if rate is not None else 0
+            stream = zfp_padded(data, zshape, work.itemsize, minbits)   # (zfp reads without bounds)
+            stream = stream if isinstance(stream, np.ndarray) else bytes(stream)
+            arr = zfpy._decompress(stream, zfpy.dtype_to_ztype(work), zshape, **self._params())
         except (RuntimeError, ValueError, TypeError) as exc:   # what zfpy reports of bad data
             raise CodecError(f"zfp: chunk does not decompress: {exc}") from None
         arr = np.asarray(arr)
