@@ -87,7 +87,12 @@ try:
     error = None
 except zarrc.errors.ZarrcError as exc:
     error = type(exc).__name__
-print(json.dumps({"error": error, "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10}))
+try:    # (this process' own peak: ru_maxrss keeps the peak of the process it was spawned from)
+    with open("/proc/self/status") as status:
+        peak_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+except OSError:
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"error": error, "maxrss_mib": peak_kib >> 10}))
 """
 
 
