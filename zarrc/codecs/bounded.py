@@ -107,15 +107,6 @@ def filter_sizes(filters: list[Any], count: int, dtype: Any) -> list[int | None]
     return sizes
 
 
-def claimed_size(codec: Any, data: Any) -> int | None:
-    """The decoded size the header of ``data`` claims for a numcodecs compressor that
-    allocates it before decoding (LZ4: a little-endian int32 first), or None."""
-    if getattr(codec, "codec_id", None) != "lz4":
-        return None
-    head = bytes(memoryview(data).cast("B")[:4])
-    return int.from_bytes(head, "little", signed=True) if len(head) == 4 else None
-
-
 COMPRESSORS = frozenset({"zstd", "zlib", "gzip", "bz2", "lzma", "lz4", "blosc"})
 CHECKSUMS = frozenset({"crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3"})  # 4 bytes each
 SLACK = 1 << 16
@@ -231,9 +222,9 @@ def header_claim(codec: Any, data: Any) -> int | None:
     """The decoded size the header of ``data`` claims, for a compressor that allocates
     it before decoding (numcodecs' LZ4, blosc, zstd with a content size, zfpy), or None."""
     cid = codec_id(codec)
-    if cid == "lz4":
-        return claimed_size(getattr(codec, "decoder", codec), data)
     head = bytes(memoryview(data).cast("B")[:18])
+    if cid == "lz4":            # (a little-endian int32 first)
+        return int.from_bytes(head[:4], "little", signed=True) if len(head) >= 4 else None
     if cid == "zfpy":
         return zfp_claim(head)
     if cid == "blosc" and len(head) >= 16:
