@@ -108,12 +108,12 @@ def test_a_huge_basic_read_is_refused_before_it_is_planned() -> None:
     assert got["error"] == "SelectionTooLargeError" and got["maxrss_mib"] < 512, (got, proc.stderr)
 
 
-def test_basic_output_items() -> None:
+def test_basic_output_counts() -> None:
     shape = (10, 20, 30)
-    assert batch.basic_output_items((slice(None), 3), shape) == 10 * 30
-    assert batch.basic_output_items((Ellipsis, slice(0, 5)), shape) == 10 * 20 * 5
-    assert batch.basic_output_items((1, Ellipsis, 2), shape) == 20
-    assert batch.basic_output_items(Ellipsis, shape) == 6000
-    assert batch.basic_output_items((slice(None, None, 3),), shape) == 4 * 20 * 30
+    assert batch.basic_output_counts((slice(None), 3), shape) == [10, 1, 30]
+    assert batch.basic_output_counts((Ellipsis, slice(0, 5)), shape) == [10, 20, 5]
+    assert batch.basic_output_counts((1, Ellipsis, 2), shape) == [1, 20, 1]
+    assert batch.basic_output_counts(Ellipsis, shape) == [10, 20, 30]
+    assert batch.basic_output_counts((slice(None, None, 3),), shape) == [4, 20, 30]
     for other in ((np.arange(3),), (Ellipsis, Ellipsis), (1, 2, 3, 4), (True,)):
-        assert batch.basic_output_items(other, shape) is None
+        assert batch.basic_output_counts(other, shape) is None

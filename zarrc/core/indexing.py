@@ -273,7 +273,7 @@ def normalize_selection(selection, shape: tuple[int, ...]) -> list:
     indices, and unsupported types.
     """
     result: list[int | slice] = []
-    for dim, (s, size) in enumerate(zip(_expand_ellipsis(selection, len(shape)), shape)):
+    for dim, (s, size) in enumerate(zip(expand_ellipsis(selection, len(shape)), shape)):
         if isinstance(s, slice):
             result.append(slice(*_slice_indices(s, dim, size)))
             continue
@@ -338,7 +338,7 @@ def _is_index_array(x) -> bool:
     return _is_int_list(x) or _is_int_array(x) or _is_bool_array(x) or _is_bool_list(x)
 
 
-def _expand_ellipsis(selection, ndim: int) -> tuple:
+def expand_ellipsis(selection, ndim: int) -> tuple:
     """One item per dimension: ``...`` replaced by slices, missing trailing
     dimensions added (zarr-python's rules)."""
     items = selection if isinstance(selection, tuple) else (selection,)
@@ -376,7 +376,7 @@ def plan_orthogonal(selection, shape: tuple[int, ...], chunks: tuple[int | Edges
     indices counted from the end) or a boolean array of the dimension's length.
     Ints drop their dimension; arrays give as many elements as they select."""
     dims = []
-    for dim, (s, size, chunk) in enumerate(zip(_expand_ellipsis(selection, len(shape)), shape, chunks)):
+    for dim, (s, size, chunk) in enumerate(zip(expand_ellipsis(selection, len(shape)), shape, chunks)):
         if type(s) is list:
             s = np.asarray(s)
         if _is_integer(s):
@@ -416,7 +416,7 @@ def plan_blocks(selection, shape: tuple[int, ...], chunks: tuple[int | Edges, ..
     over blocks of shape ``blocks`` (the array's chunk grid; for a sharded array,
     the shards, as zarr-python), planned over ``chunks``.  No dimension is dropped."""
     dims = []
-    for dim, (s, size, chunk, block) in enumerate(zip(_expand_ellipsis(selection, len(shape)),
+    for dim, (s, size, chunk, block) in enumerate(zip(expand_ellipsis(selection, len(shape)),
                                                       shape, chunks, blocks)):
         nblocks = block.nchunks if isinstance(block, Edges) else -(-size // block)
         bound = functools.partial(_block_start, block=block)

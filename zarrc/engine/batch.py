@@ -17,6 +17,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Any
 
 import numpy as np
@@ -67,25 +68,13 @@ def too_large(shape: Sequence[int], dtype: Any, exc: BaseException | None = None
                                   f"({nbytes} bytes), {why}")
 
 
-def basic_output_items(selection: Any, shape: Sequence[int]) -> int | None:
-    """The items a selection of ints, slices and an Ellipsis selects from ``shape``
-    (None for other selections, or one that does not fit ``shape``): counted without
-    planning, whose tables grow with the chunks selected."""
-    counts = basic_output_counts(selection, shape)
-    return None if counts is None else math.prod(counts)
-
-
 def basic_output_counts(selection: Any, shape: Sequence[int]) -> list[int] | None:
     """Per dimension, the positions ``selection`` (ints, slices, an Ellipsis) takes
-    (1 for an int), or None (see basic_output_items)."""
-    items = selection if isinstance(selection, tuple) else (selection,)
-    ellipses = [k for k, i in enumerate(items) if i is Ellipsis]
-    if len(ellipses) > 1:
-        return None
-    if ellipses:
-        at = ellipses[0]
-        items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
-    if len(items) > len(shape):
+    (1 for an int), counted without planning, whose tables grow with the chunks
+    selected; None for other selections, or one that does not fit ``shape``."""
+    try:
+        items = indexing.expand_ellipsis(selection, len(shape))
+    except indexing.SelectionError:
         return None
     counts = []
     for item, size in zip(items, shape):
@@ -98,7 +87,7 @@ def basic_output_counts(selection: Any, shape: Sequence[int]) -> list[int] | Non
             return None
         else:
             counts.append(1)
-    return counts + [int(n) for n in shape[len(items):]]
+    return counts
 
 
 def refuse_huge_read(selection: Any, shape: Sequence[int], dtype: np.dtype) -> None:
@@ -374,8 +363,6 @@ def fetched_ahead(parts: Sequence[Any], fetch: Callable[[Any], Any], drop: Calla
         while pending:
             first = 0
             if as_done and not pending[0][1].done():
-                from concurrent.futures import FIRST_COMPLETED, wait
-
                 wait([future for _, future in pending], return_when=FIRST_COMPLETED)
                 first = next((i for i, (_, future) in enumerate(pending) if future.done()), 0)
             part, future = pending.pop(first)
