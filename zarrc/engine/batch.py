@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -345,6 +346,22 @@ def conflict_attempts(arr: ChunkedArray, what: str, lost: set[str]) -> Iterator[
         yield attempt
     raise StoreError(f"{arr.name}: {what} {sorted(lost)[:5]} were changed by other writers on each of "
                      f"{CONFLICT_RETRIES + 1} conditional writes")
+
+
+def fetched_windows(arr: ChunkedArray, coords: np.ndarray, window: int
+                    ) -> Generator[tuple[int, int, Any, Any], None, None]:
+    """(lo, hi, the batch sources of chunks ``coords[lo:hi]``, their keys) of each
+    window of ``window`` chunks, for a store whose reads wait on a network: the
+    windows after the one the caller decodes already being fetched
+    (``Store.fetch_many`` through ``fetched_ahead``), so that at most three windows'
+    bytes are held.  Close it when done (``contextlib.closing``): the fetches left
+    are cancelled."""
+    keys = arr.chunk_keys(coords)
+    spans = [(lo, min(lo + window, len(coords))) for lo in range(0, len(coords), window)]
+    with closing(fetched_ahead(spans, lambda span: arr.store.fetch_many(keys[span[0]:span[1]]),
+                               lambda fetch: fetch.cancel())) as parts:
+        for (lo, hi), sources in parts:
+            yield lo, hi, sources, keys[lo:hi]
 
 
 def fetched_ahead(parts: Sequence[Any], fetch: Callable[[Any], Any], drop: Callable[[Any], object],

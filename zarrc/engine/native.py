@@ -93,15 +93,12 @@ class NativeStrategy(Strategy):
         the store, which keeps its requests in flight without a pause between
         windows); at most three windows' bytes are held."""
         arr = self.arr
-        keys = arr.chunk_keys(coords)
-        spans = [(lo, min(lo + window, len(tasks))) for lo in range(0, len(tasks), window)]
-        with closing(b.fetched_ahead(spans, lambda span: arr.store.fetch_many(keys[span[0]:span[1]]),
-                                     lambda fetch: fetch.cancel())) as parts:
-            for (lo, hi), sources in parts:
+        with closing(b.fetched_windows(arr, coords, window)) as windows:
+            for lo, hi, sources, keys in windows:
                 batch = ReadBatch(self.chain, table, local, outidx, tasks[lo:hi], out, strides, arr.fill,
                                   sources)
                 b.run_batch(batch, hi - lo)
-                b.raise_task_error(batch, arr, keys[lo:hi])
+                b.raise_task_error(batch, arr, keys)
 
     @counted_call
     def write_from(self, dims: indexing.Plan, value: np.ndarray) -> None:

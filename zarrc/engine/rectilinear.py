@@ -285,11 +285,8 @@ class RectilinearStrategy(Strategy):
             sources, _ = b.chunk_sources(arr, coords)
             self._read_shapes(table, local, outidx, tasks, coords, out, strides, sources)
             return
-        keys = arr.chunk_keys(coords)
-        spans = [(lo, min(lo + window, len(tasks))) for lo in range(0, len(tasks), window)]
-        with closing(b.fetched_ahead(spans, lambda span: arr.store.fetch_many(keys[span[0]:span[1]]),
-                                     lambda fetch: fetch.cancel())) as parts:
-            for (lo, hi), sources in parts:
+        with closing(b.fetched_windows(arr, coords, window)) as windows:
+            for lo, hi, sources, _ in windows:
                 self._read_shapes(table, local, outidx, tasks[lo:hi], coords[lo:hi], out, strides, sources)
 
     def _read_shapes(self, table: np.ndarray, local: np.ndarray, outidx: np.ndarray, tasks: np.ndarray,
