@@ -17,7 +17,6 @@ import math
 import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import closing
 from typing import Any
 
@@ -380,6 +379,9 @@ def fetched_ahead(parts: Sequence[Any], fetch: Callable[[Any], Any], drop: Calla
         while pending:
             first = 0
             if as_done and not pending[0][1].done():
+                # (here: `import zarrc` does not import concurrent.futures, tests/test_import.py)
+                from concurrent.futures import FIRST_COMPLETED, wait
+
                 wait([future for _, future in pending], return_when=FIRST_COMPLETED)
                 first = next((i for i, (_, future) in enumerate(pending) if future.done()), 0)
             part, future = pending.pop(first)
