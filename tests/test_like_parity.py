@@ -1,6 +1,6 @@
 """``zeros_like`` / ``ones_like`` / ``full_like`` / ``empty_like``, top-level and
 ``Group``'s, against zarr-python's on sharded, chunked and v2 sources (issue 32,
-item 6): both forms go through one helper (``zarrc.group.like_arguments``), and the
+item 6): both forms go through one helper (``zarrc.core.like.like_arguments``), and the
 metadata document each library writes is the same.  zarr-python (3.1 and 3.4) takes
 a sharded source's ``chunks`` (its inner chunks) as the new chunk grid and copies its
 whole codec list, so the new array's shards are its inner chunks: zarrc does too."""

@@ -28,7 +28,7 @@ from zarrc.api.synchronous import (
 )
 from zarrc.core.array import Array
 from zarrc.core.create import array_metadata, check_mode, node_path
-from zarrc.core.group import like_arguments
+from zarrc.core.like import like_arguments
 from zarrc.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -176,7 +176,7 @@ def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
 
 
 def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
-    """An empty array like ``a`` (see :func:`zarrc.core.group.like_arguments`); keywords override."""
+    """An empty array like ``a`` (see :func:`zarrc.core.like.like_arguments`); keywords override."""
     return empty(**(like_arguments(a, zarr_format) | kwargs))
 
 

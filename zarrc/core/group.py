@@ -22,6 +22,7 @@ from zarrc.core.array import Array, AsyncArray, array_config, as_store
 from zarrc.core.consolidate import entry_of, forget, read_group
 from zarrc.core.create import DEFAULT
 from zarrc.core.hierarchy import write_hierarchy
+from zarrc.core.like import as_data, like_arguments, split_codecs
 from zarrc.core.multiscales_levels import Multiscales, of_group
 from zarrc.core.node import AsyncNode, Node
 from zarrc.errors import (
@@ -35,7 +36,6 @@ from zarrc.errors import (
     NodeTypeError,
     ZarrcUserWarning,
 )
-from zarrc.metadata.codecs import category_of
 from zarrc.metadata.consolidated import ConsolidatedNodes
 from zarrc.metadata.dtypes import as_data_type
 from zarrc.metadata.names import check_node_name, join_path, key_prefix
@@ -223,7 +223,7 @@ class Group(Node):
     def __setitem__(self, name: str, value: Any) -> None:
         """``g["x"] = values``: a new array ``x`` holding ``values`` (replacing any node
         there), with the default settings, as zarr-python."""
-        data = _as_data(value)
+        data = as_data(value)
         self.create_array(name, data=data, overwrite=True)
 
     def __delitem__(self, name: str) -> None:
@@ -285,9 +285,13 @@ class Group(Node):
         except NodeNotFoundError:
             return None
         except UNREADABLE as exc:
-            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning,
-                          stacklevel=stacklevel)
+            self._skipped(name, exc, stacklevel + 1)
             return None
+
+    def _skipped(self, name: str, exc: Exception, stacklevel: int) -> None:
+        """Warn that member ``name`` is skipped, and why (``exc``)."""
+        warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning,
+                      stacklevel=stacklevel)
 
     def members(self, max_depth: int | None = 0, *,
                 use_consolidated_for_children: bool = True) -> tuple[tuple[str, Array | Group], ...]:
@@ -340,7 +344,7 @@ class Group(Node):
         except KeyError:
             return None
         except UNREADABLE as exc:
-            warnings.warn(f"group {self._path}: member {name!r} is skipped: {exc}", ZarrcUserWarning, stacklevel=5)
+            self._skipped(name, exc, 6)
             return None
         node = make_node(self._store, below + name, md, read_only=self._read_only, prepare_now=False,
                          consolidated=None if md.node_type == "array" else consolidated.subtree(name))
@@ -449,7 +453,7 @@ class Group(Node):
         if data is not None:
             if shape is not None or dtype is not None:
                 raise ArgumentError("create_array takes data, or shape and dtype, not both")
-            data = _as_data(data)
+            data = as_data(data)
             shape, dtype = data.shape, data.dtype
         elif shape is None or dtype is None:
             raise ArgumentTypeError("create_array needs shape and dtype (or data)")
@@ -507,7 +511,7 @@ class Group(Node):
     def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         """``zeros`` like ``data``: its shape, dtype and chunks (and, for a zarrc
         array of this group's format, its codecs), keywords overriding them, as
-        ``zarrc.zeros_like`` (``like_arguments``)."""
+        ``zarrc.zeros_like`` (``core.like.like_arguments``)."""
         return self.zeros(name=name, **(self._like(data) | kwargs))
 
     def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
@@ -536,7 +540,7 @@ class Group(Node):
         ``dtype``; ArgumentError if its shape is not ``shape``)."""
         if data is None or (shape is None and dtype is None):
             return self.create_array(name, shape=shape, dtype=dtype, data=data, **kwargs)
-        data = _as_data(data)
+        data = as_data(data)
         if shape is not None and create.array_metadata(shape=shape, dtype="u1").shape != data.shape:
             raise ArgumentError(f"data of shape {data.shape} given for an array of shape {shape}")
         arr = self.create_array(name, shape=data.shape, dtype=data.dtype if dtype is None else dtype,
@@ -617,70 +621,6 @@ class GroupInfo:
 
     def __repr__(self) -> str:
         return "\n".join(f"{k:<12}: {v}" for k, v in self.rows)
-
-
-def _as_data(value: Any) -> Any:
-    """``value`` as array data: a zarrc Array read whole, an object with a shape and
-    dtype as it is, anything else through numpy."""
-    if isinstance(value, Array):
-        return value[...]
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return value
-    return np.asarray(value)
-
-
-def split_codecs(codecs: Any) -> dict[str, Any]:
-    """A whole v3 codec list (codec objects or spec dicts) as create_array's
-    ``filters``, ``serializer`` and ``compressors``."""
-    if isinstance(codecs, (Mapping, str)) or hasattr(codecs, "to_dict"):
-        codecs = [codecs]
-    parts: dict[str, Any] = {"filters": [], "serializer": "auto", "compressors": []}
-    for codec in codecs:
-        spec = codec.to_dict() if hasattr(codec, "to_dict") and not isinstance(codec, Mapping) else codec
-        name = spec if isinstance(spec, str) else spec.get("name") if isinstance(spec, Mapping) else None
-        category = category_of(name) if isinstance(name, str) else None
-        if category == "array->array":
-            parts["filters"].append(codec)
-        elif category == "bytes->bytes":
-            parts["compressors"].append(codec)
-        elif category == "array->bytes":
-            parts["serializer"] = codec
-        else:
-            raise ArgumentError(f"codecs: {codec!r} is not a known codec")
-    return parts
-
-
-def like_arguments(a: Any, zarr_format: int | None) -> dict[str, Any]:
-    """zarr-python's ``*_like`` keywords for an array like ``a``, the one helper of the
-    top-level ``zeros_like`` ... and of ``Group.zeros_like`` ...: its shape, its
-    ``chunks`` (a sharded array's inner chunks, as zarr-python) and dtype; for a
-    zarrc Array also its fill value and format, and, when the new array
-    (``zarr_format``; None: the source's) has its format, its codecs (v3: the whole
-    list, sharding included; v2: filters, compressor and order)."""
-    out: dict[str, Any] = {}
-    shape = getattr(a, "shape", None)
-    if isinstance(shape, tuple):
-        out["shape"] = shape
-        chunks = getattr(a, "chunks", None)
-        if isinstance(chunks, tuple) and len(chunks) == len(shape):
-            out["chunks"] = chunks
-    if hasattr(a, "dtype"):
-        out["dtype"] = a.dtype
-    if isinstance(a, Array):
-        md = a.metadata
-        out["fill_value"] = md.fill_value
-        if md.zarr_format == 3:
-            out["dtype"] = md.data_type
-        zarr_format = md.zarr_format if zarr_format is None else zarr_format
-        if md.zarr_format == zarr_format:
-            if md.zarr_format == 2:
-                out.update(order=md.order, filters=[dict(f) for f in md.filters or ()] or None,
-                           compressor=None if md.compressor is None else dict(md.compressor))
-            else:
-                out["codecs"] = md.to_json()["codecs"]
-    if zarr_format is not None:
-        out["zarr_format"] = zarr_format
-    return out
 
 
 def as_sync(value: Any) -> Any:
