@@ -8,7 +8,8 @@ dimensions; a zfp stream is also followed by zeros its decoder may read), and
 zarrc's kernels decode into a buffer of the exact size when it is known (blosc,
 zstd, gzip, zlib), so a decompression bomb never allocates more than the chunk it
 should be; pcodec decodes into a buffer of the chunk's items (or of the bound),
-its stream refused where it holds more.  :func:`decode_within` is the one entry;
+its stream refused where it holds more, and zstd frames that record no size into a
+buffer of the bound.  :func:`decode_within` is the one entry;
 :func:`encoded_bound` the size a codec's output may reach, for the stages before it."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrc._kernels import errors as kernel_errors
 from zarrc.errors import CodecError, ZarrcError
 from zarrc.runtime.config import config
 
@@ -243,6 +245,23 @@ def header_claim(codec: Any, data: Any) -> int | None:
     return None
 
 
+def _zstd_at_most(native: Any, data: Any, limit: int, what: str, note: str) -> Any:
+    """zstd frames that record no content size (streamed ones) decoded by zarrc's
+    kernel into a buffer of ``limit`` bytes (pages untouched until written), which a
+    stream decoding to more is refused as it fills (CodecError naming ``what``,
+    ``note`` after the bound); one decoding to fewer (the kernel says how many) is
+    decoded again into a buffer of its size."""
+    try:
+        return native.decode(data, np.empty(limit, np.uint8))
+    except CodecError as exc:
+        code, actual = getattr(exc, "code", None), getattr(exc, "actual", -1)
+        if code == kernel_errors.TOO_LARGE:
+            raise CodecError(f"{what}: decodes to more than the {limit} bytes a chunk holds{note}") from None
+        if code != kernel_errors.SIZE or not 0 <= actual < limit:
+            raise
+    return native.decode(data, np.empty(actual, np.uint8))
+
+
 # what a refusal by zarrc.config.vlen_chunk_bytes adds to its message
 VLEN_NOTE = (" (zarrc.config.vlen_chunk_bytes, the most a chunk of variable-length items may "
              "decode to: raise it, zarrc.config.set(vlen_chunk_bytes=...), to read this chunk)")
@@ -327,7 +346,8 @@ def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str, dty
         if cid == "zfpy":
             data = zfp_padded(data)
         try:
-            found = (native or codec).decode(data)
+            found = (_zstd_at_most(native, data, limit, what, note) if cid == "zstd" and claim is None and native
+                     else (native or codec).decode(data))
         except (ZarrcError, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 (any codec's own error classes)
