@@ -188,3 +188,18 @@ def test_sizeless_zstd_frames_of_variable_length_items_stop_at_the_setting() -> 
     store.set("a/c/0", frame[:-50])
     with pytest.raises(CodecError, match="chunk a/c/0 of /a: zstd"):
         a[...]
+
+
+def test_inner_chunks_of_variable_length_items_stop_at_the_setting() -> None:
+    # a shard's inner chunks of strings are chunks of variable-length items too
+    store = MemoryStore()
+    a = zarrc.create_array(store, name="a", shape=(8,), chunks=(4,), shards=(8,), dtype=str,
+                           compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    items = ["x" * (1 << 20)] * 4 + ["a", "b", "", "dé"]
+    a[...] = np.array(items, dtype=object)
+    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
+        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: inner chunk \(0,\): zstd: .*1048576 "
+                                             r"\(zarrc.config.vlen_chunk_bytes"):
+            a[...]
+    with zarrc.config.set(vlen_chunk_bytes=8 << 20):
+        assert list(a[...]) == items
