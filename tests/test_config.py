@@ -47,6 +47,7 @@ def test_defaults(monkeypatch):
         assert process_cores() == len(os.sched_getaffinity(0))
     assert fresh.split_bytes == 2 << 20
     assert fresh.pool_bytes == 1 << 30
+    assert fresh.vlen_chunk_bytes == 1 << 30
 
 
 @pytest.mark.parametrize("raw, threads", [("3", 3), ("1", 1), ("", process_cores())])
@@ -127,6 +128,7 @@ def test_pool_bytes_is_handed_to_the_kernels():
     ({"threads": True}, "positive integer, got True"),
     ({"threads": None}, "positive integer, got None"),
     ({"split_bytes": 0}, "split_bytes must be a positive integer"),
+    ({"vlen_chunk_bytes": 0}, "vlen_chunk_bytes must be a positive integer, got 0"),
     ({"pool_bytes": -1}, "pool_bytes must be an integer >= 0, got -1"),
     ({"pool_bytes": 1.5}, "integer >= 0"),
     ({"threads": 2, "split_bytes": 0}, "split_bytes"),       # one bad value: none is set
@@ -149,7 +151,8 @@ def test_unknown_attribute():
 def test_repr_lists_every_setting():
     with config.set(threads=3, split_bytes=1000, pool_bytes=0):
         assert repr(config) == ("zarrc.config(threads=3, split_bytes=1000, pool_bytes=0, "
-                                "write_empty_chunks=False, write_locking='os', concurrency=10)")
+                                "write_empty_chunks=False, write_locking='os', concurrency=10, "
+                                "vlen_chunk_bytes=1073741824)")
 
 
 @pytest.mark.parametrize("make", ["create_array", "group.create_array", "zeros"])

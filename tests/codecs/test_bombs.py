@@ -15,6 +15,7 @@ import sys
 import zlib
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ pytest.importorskip("numcodecs")
 
 BOMB = 2 << 30              # what each bomb decodes to
 MIB = 1 << 20
+PCODEC_VALUES = 1 << 26     # the values the pcodec bomb holds (512 MiB of float64)
 
 
 def zstd_zeros(total: int) -> bytes:
@@ -59,6 +61,10 @@ def bomb(kind: str) -> bytes:
         return body + b"\x03\x00" + crc.to_bytes(4, "little") + (BOMB % (1 << 32)).to_bytes(4, "little")
     if kind == "zstd":
         return zstd_zeros(BOMB)
+    if kind == "pcodec":        # (2**26 float64 zeros, 512 MiB, in 4 KB; np.zeros maps no memory)
+        import numpy as np
+        from pcodec import ChunkConfig, standalone
+        return bytes(standalone.simple_compress(np.zeros(PCODEC_VALUES), ChunkConfig()))
     part = bz2.compress(bytes(64 * MIB), 1) if kind == "bz2" else lzma.compress(bytes(64 * MIB), preset=0)
     return part * (BOMB // (64 * MIB))
 
@@ -104,9 +110,12 @@ except Exception as exc:
 """
 
 
-def read_bomb(tmp_path: Path, meta: dict, key: str, kind: str) -> dict:
+def read_bomb(tmp_path: Path, meta: dict, key: str, kind: str, wrap: Any = None) -> dict:
+    """What reading the bomb ``kind`` (``wrap``ped: in another codec's frame) as chunk
+    ``key`` of the array ``meta`` describes did, in a subprocess: its error and how
+    much its peak memory grew."""
     path = tmp_path / "bomb"
-    path.write_bytes(bomb(kind))
+    path.write_bytes(bomb(kind) if wrap is None else wrap(bomb(kind)))
     proc = subprocess.run([sys.executable, "-c", READ, json.dumps(meta), key, str(path)],
                           capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -318,3 +327,174 @@ def test_v2_zfpy_chunks_are_zarr_pythons_bytes(tmp_path) -> None:
         assert (tmp_path / "zp" / key).read_bytes() == (tmp_path / "zc" / key).read_bytes(), key
     np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "zp"))[...],
                                   np.asarray(zarr.open_array(str(tmp_path / "zc"))[...]))
+
+
+# pcodec's streams record their values' count: numcodecs' PCodec.decode allocates it.
+# name: (metadata, chunk key, the bytes the chunk's codecs expect of pcodec: the chunk's
+# 32 KiB, after item-wise filters too; where the filters leave pcodec's output unknown
+# (a checksum before it), 4 times the chunk plus 1 MiB, as a v3 chain bounds it)
+PCODEC_CASES = {
+    "v3 numcodecs.pcodec": (v3_meta([{"name": "numcodecs.pcodec", "configuration": {"level": 8}}]),
+                            "a/c/0", 32768),
+    "v3 numcodecs.pcodec, then zstd": (v3_meta([{"name": "numcodecs.pcodec", "configuration": {"level": 8}},
+                                                {"name": "zstd", "configuration": {"level": 1}}]),
+                                       "a/c/0", 32768),
+    "v2 pcodec": (v2_meta({"id": "pcodec"}, None), "a/0", 32768),
+    "v2 pcodec after delta": (v2_meta({"id": "pcodec"}, [DELTA]), "a/0", 32768),
+    "v2 pcodec after shuffle": (v2_meta({"id": "pcodec"}, [{"id": "shuffle", "elementsize": 8}]), "a/0", 32768),
+    "v2 pcodec after fletcher32": (v2_meta({"id": "pcodec"}, [{"id": "fletcher32"}]), "a/0", 4 * 32768 + MIB),
+}
+
+
+@pytest.mark.parametrize("name", list(PCODEC_CASES))
+def test_a_pcodec_stream_claiming_512_mib_is_refused_before_it_is_held(tmp_path, name) -> None:
+    # a 4 KB stream of 2**26 values in a chunk of 4096 float64: decoded into a buffer
+    # of the chunk's bytes (pcodec.standalone.simple_decompress_into), which it overfills
+    pytest.importorskip("pcodec", reason="pcodec is not installed (numcodecs[pcodec], Python 3.11+)")
+    meta, key, limit = PCODEC_CASES[name]
+    if name.endswith("then zstd"):         # (the stream behind a compressor: zstd's frame of it)
+        from zarrc.codecs.zstd import Zstd
+        (tmp_path / "zstd").mkdir()
+        got = read_bomb(tmp_path / "zstd", meta, key, "pcodec", wrap=lambda data: Zstd(level=1).encode(data))
+    else:
+        got = read_bomb(tmp_path, meta, key, "pcodec")
+    assert got["error"] == "CodecError" and got["zarrc"], got
+    assert key.split("/", 1)[1] in got["message"] and "pcodec" in got["message"], got
+    assert f"more than the {limit // 8} float64 values ({limit} bytes)" in got["message"], got
+    assert got["grew_kib"] < 256 * 1024, got
+
+
+def test_pcodec_streams_of_fewer_values_or_another_type_are_refused() -> None:
+    # exactly the chunk's values of the chunk's type: a stream of fewer (another
+    # chunk's), of int32s, or cut short is a CodecError naming the key
+    pytest.importorskip("pcodec", reason="pcodec is not installed (numcodecs[pcodec], Python 3.11+)")
+    import numpy as np
+    from pcodec import ChunkConfig, standalone
+
+    import zarrc
+    from zarrc.errors import CodecError
+    from zarrc.stores import MemoryStore
+    for fmt, meta, key in ((3, v3_meta([{"name": "numcodecs.pcodec", "configuration": {"level": 8}}]), "a/c/0"),
+                           (2, v2_meta({"id": "pcodec"}, None), "a/0")):
+        store = MemoryStore()
+        for k, v in meta.items():
+            store.set(k, json.dumps(v).encode())
+        values = np.linspace(0, 1, 4096)
+        store.set(key, bytes(standalone.simple_compress(values, ChunkConfig())))
+        np.testing.assert_array_equal(zarrc.open_array(store, path="a", mode="r")[:4096], values)
+        for data, match in ((standalone.simple_compress(values[:100], ChunkConfig()), "holds 100 float64 values"),
+                            (standalone.simple_compress(values.astype("i4"), ChunkConfig()), "decode failed"),
+                            (standalone.simple_compress(values, ChunkConfig())[:-40], "decode failed")):
+            store.set(key, bytes(data))
+            with pytest.raises(CodecError, match=f"chunk {key} of /a: .*pcodec.*{match}"):
+                zarrc.open_array(store, path="a", mode="r")[...]
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint16", "float16", "int32", "uint32", "float32",
+                                   "int64", "uint64", "float64"])
+def test_pcodec_chunks_zarr_python_writes_read_bit_for_bit(tmp_path, dtype) -> None:
+    # v3 numcodecs.pcodec and v2 pcodec (alone and after delta), edge chunks included,
+    # written by zarr-python through numcodecs, read by zarrc exactly; and zarrc's read back
+    pytest.importorskip("pcodec", reason="pcodec is not installed (numcodecs[pcodec], Python 3.11+)")
+    zarr = pytest.importorskip("zarr")
+    codecs3 = pytest.importorskip("zarr.codecs.numcodecs")
+    import numcodecs
+    import numpy as np
+
+    import zarrc
+    rng = np.random.default_rng(3)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        values = rng.standard_normal((37, 29)).astype(dt)
+        values[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    else:
+        info = np.iinfo(dt)
+        values = rng.integers(info.min, info.max, (37, 29), dtype=dt, endpoint=True)
+    kw = {"shape": values.shape, "chunks": (16, 10), "dtype": dtype}
+    nodes = {
+        "v3": dict(kw, compressors=None, serializer=codecs3.PCodec(level=8)),
+        "v2": dict(kw, zarr_format=2, compressors=numcodecs.PCodec(level=8), filters=None),
+        "v2 delta": dict(kw, zarr_format=2, compressors=numcodecs.PCodec(), filters=[numcodecs.Delta(dtype=dtype)]),
+    }
+    for name, args in nodes.items():
+        if name == "v2 delta" and dt.kind == "f":
+            continue                    # (delta of floats is not exact)
+        path = str(tmp_path / name.replace(" ", "_"))
+        zarr.create_array(path, **args)[...] = values
+        got = zarrc.open_array(path, mode="r")[...]
+        assert got.dtype == dt and got.tobytes() == values.tobytes(), name
+        mine = str(tmp_path / f"zarrc_{name.replace(' ', '_')}")
+        zarrc.create_array(mine, **args)[...] = values
+        assert np.asarray(zarr.open_array(mine, mode="r")[...]).tobytes() == values.tobytes(), name
+
+
+VLEN_CASES = {
+    "v3 string, zstd": ({"a/zarr.json": {
+        "zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "string",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+        "codecs": [{"name": "vlen-utf8"}, {"name": "zstd", "configuration": {"level": 1}}]}}, "a/c/0"),
+    "v3 bytes, numcodecs.zstd": ({"a/zarr.json": {
+        "zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "bytes",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+        "codecs": [{"name": "vlen-bytes"}, {"name": "numcodecs.zstd", "configuration": {"level": 1}}]}},
+        "a/c/0"),
+    "v2 vlen-utf8, zstd": ({"a/.zarray": {
+        "zarr_format": 2, "shape": [8], "chunks": [4], "dtype": "|O", "fill_value": "", "order": "C",
+        "filters": [{"id": "vlen-utf8"}], "compressor": {"id": "zstd", "level": 1}}}, "a/0"),
+}
+
+
+@pytest.mark.parametrize("name", list(VLEN_CASES))
+def test_a_2_gib_bomb_of_variable_length_items_is_refused_at_the_setting(tmp_path, name) -> None:
+    # nothing in the metadata bounds a chunk of strings or bytes: it may decompress to
+    # zarrc.config.vlen_chunk_bytes (1 GiB), a 2 GiB zstd bomb refused before it is held
+    meta, key = VLEN_CASES[name]
+    got = read_bomb(tmp_path, meta, key, "zstd")
+    assert got["error"] == "CodecError" and got["zarrc"], got
+    assert key.split("/", 1)[1] in got["message"], got
+    assert f"at most {1 << 30}" in got["message"] and "zarrc.config.vlen_chunk_bytes" in got["message"], got
+    assert got["grew_kib"] < 256 * 1024, got
+
+
+@pytest.mark.parametrize("name", list(VLEN_CASES) + ["v2 vlen-bytes, gzip"])
+def test_variable_length_chunks_read_within_the_setting_and_are_refused_beyond_it(name) -> None:
+    # a chunk of 4 items of 1 MiB (4 MiB decompressed, a few KB stored): read with the
+    # setting at 8 MiB, refused at 1 MiB naming the key and the setting, read again
+    # once it is raised; small chunks read under the small setting
+    import numcodecs
+    import numpy as np
+
+    import zarrc
+    from zarrc.errors import CodecError
+    from zarrc.stores import MemoryStore
+    if name == "v2 vlen-bytes, gzip":
+        meta, key = ({"a/.zarray": {**VLEN_CASES["v2 vlen-utf8, zstd"][0]["a/.zarray"], "fill_value": None,
+                                    "filters": [{"id": "vlen-bytes"}], "compressor": {"id": "gzip", "level": 1}}},
+                     "a/0")
+    else:
+        meta, key = VLEN_CASES[name]
+    store = MemoryStore()
+    for k, v in meta.items():
+        store.set(k, json.dumps(v).encode())
+    binary = "bytes" in name
+    item = (lambda s: s.encode()) if binary else (lambda s: s)
+    big = [item(c * MIB) for c in "abcd"]
+    small = [item(s) for s in ("e", "fé", "", "g" * 100)]
+    a = zarrc.open_array(store, path="a")
+    with zarrc.config.set(vlen_chunk_bytes=8 * MIB):
+        a[:4] = np.array(big, dtype=object)
+        a[4:] = np.array(small, dtype=object)
+        assert list(a[...]) == big + small
+    assert len(store.get(key)) < 64 * 1024
+    with zarrc.config.set(vlen_chunk_bytes=MIB):
+        assert list(a[4:]) == small
+        with pytest.raises(CodecError, match=f"chunk {key} of /a: .*vlen_chunk_bytes") as info:
+            a[...]
+        assert str(MIB) in str(info.value), info.value
+    assert list(zarrc.open_array(store, path="a", mode="r")[:4]) == big
+    if name.startswith("v2"):           # (numcodecs decodes the same chunk alike)
+        codec = numcodecs.get_codec(meta["a/.zarray"]["compressor"])
+        vlen = numcodecs.get_codec(meta["a/.zarray"]["filters"][0])
+        assert list(vlen.decode(codec.decode(store.get(key)))) == big

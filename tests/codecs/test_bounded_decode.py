@@ -150,3 +150,56 @@ def test_lz4_header_claiming_more_than_the_chunk_is_refused_before_decoding() ->
     finally:
         tracemalloc.stop()
     assert peak < (8 << 20), peak
+
+
+def sizeless_zstd(raw: bytes) -> bytes:
+    """A zstd frame of ``raw`` that records no content size (as a streaming encoder
+    writes it): zarrc's frame with its size field dropped and a window descriptor of
+    128 MiB instead of the single segment."""
+    from zarrc.codecs.zstd import Zstd
+    frame = Zstd(level=1).encode(raw)
+    fhd = frame[4]
+    single = (fhd >> 5) & 1
+    start = 5 + (0 if single else 1) + (single, 2, 4, 8)[fhd >> 6]
+    return frame[:4] + bytes([fhd & 0x07, 0x88]) + frame[start:]
+
+
+def test_sizeless_zstd_frames_of_variable_length_items_stop_at_the_setting() -> None:
+    # no header to check: the frame is decoded into a buffer of the setting's bytes,
+    # refused as it overfills it (naming the key and the setting), read whole within it
+    import numcodecs
+    store = MemoryStore()
+    a = zarrc.create_array(store, name="a", shape=(8,), chunks=(4,), dtype=str,
+                           compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    items = ["ab" * (1 << 19), "c" * (1 << 20), "d", ""]
+    a[:4] = np.array(items, dtype=object)
+    raw = bytes(numcodecs.VLenUTF8().encode(np.array(items, dtype=object)))
+    frame = sizeless_zstd(raw)
+    assert frame[5] == 0x88 and len(frame) < 64 * 1024
+    store.set("a/c/0", frame)
+    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
+        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: zstd: decodes to more than the 1048576 "
+                                             r"bytes a chunk holds \(zarrc.config.vlen_chunk_bytes"):
+            a[...]
+    with zarrc.config.set(vlen_chunk_bytes=len(raw)):
+        assert list(a[:4]) == items
+    with zarrc.config.set(vlen_chunk_bytes=8 << 20):
+        assert list(a[:4]) == items
+    store.set("a/c/0", frame[:-50])
+    with pytest.raises(CodecError, match="chunk a/c/0 of /a: zstd"):
+        a[...]
+
+
+def test_inner_chunks_of_variable_length_items_stop_at_the_setting() -> None:
+    # a shard's inner chunks of strings are chunks of variable-length items too
+    store = MemoryStore()
+    a = zarrc.create_array(store, name="a", shape=(8,), chunks=(4,), shards=(8,), dtype=str,
+                           compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    items = ["x" * (1 << 20)] * 4 + ["a", "b", "", "dé"]
+    a[...] = np.array(items, dtype=object)
+    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
+        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: inner chunk \(0,\): zstd: .*1048576 "
+                                             r"\(zarrc.config.vlen_chunk_bytes"):
+            a[...]
+    with zarrc.config.set(vlen_chunk_bytes=8 << 20):
+        assert list(a[...]) == items

@@ -7,8 +7,10 @@ before anything is allocated (numcodecs' lz4, blosc, zstd's content size, zfpy's
 dimensions; a zfp stream is also followed by zeros its decoder may read), and
 zarrc's kernels decode into a buffer of the exact size when it is known (blosc,
 zstd, gzip, zlib), so a decompression bomb never allocates more than the chunk it
-should be.  :func:`decode_within` is the one entry; :func:`encoded_bound` the
-size a codec's output may reach, for the stages before it."""
+should be; pcodec decodes into a buffer of the chunk's items (or of the bound),
+its stream refused where it holds more, and zstd frames that record no size into a
+buffer of the bound.  :func:`decode_within` is the one entry;
+:func:`encoded_bound` the size a codec's output may reach, for the stages before it."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from zarrc._kernels import errors as kernel_errors
 from zarrc.errors import CodecError, ZarrcError
+from zarrc.runtime.config import config
 
 
 def decompressor_of(codec: Any) -> Callable[[], Any] | None:
@@ -40,11 +44,12 @@ def decompressor_of(codec: Any) -> Callable[[], Any] | None:
     return None
 
 
-def bounded_decode(codec: Any, data: Any, limit: int, what: str) -> bytes | None:
+def bounded_decode(codec: Any, data: Any, limit: int, what: str, note: str = "") -> bytes | None:
     """``codec``'s decoding of ``data`` (concatenated streams, as bz2.decompress and
     lzma.decompress read them), or None if ``codec`` is not one decoded here.
-    Raises CodecError (naming ``what``) if it decodes to more than ``limit`` bytes,
-    before more than ``limit + 1`` are held, or if the data are corrupt."""
+    Raises CodecError (naming ``what``, ``note`` after the bound) if it decodes to
+    more than ``limit`` bytes, before more than ``limit + 1`` are held, or if the
+    data are corrupt."""
     make = decompressor_of(codec)
     if make is None:
         return None
@@ -62,7 +67,7 @@ def bounded_decode(codec: Any, data: Any, limit: int, what: str) -> bytes | None
             raise CodecError(f"{what} decode failed: {exc}") from None
         total += len(part)
         if total > limit:
-            raise CodecError(f"{what}: decodes to more than the {limit} bytes a chunk holds")
+            raise CodecError(f"{what}: decodes to more than the {limit} bytes a chunk holds{note}")
         parts.append(part)
         if not d.eof:
             raise CodecError(f"{what} decode failed: the data end before the end-of-stream marker")
@@ -77,34 +82,40 @@ _ITEMWISE = {"delta": ("astype", "dtype"), "fixedscaleoffset": ("astype", "dtype
              "astype": ("encode_dtype", "decode_dtype"), "bitround": (None, None)}
 
 
-def filter_sizes(filters: list[Any], count: int, dtype: Any) -> list[int | None]:
-    """The bytes a chunk of ``count`` items of ``dtype`` is at each step of a v2
-    chain's numcodecs ``filters`` (in encode order): ``[chunk, after filter 0, ...]``,
-    None from the first filter whose output size is not set by its input (a vlen or
-    compressing filter, an item type that does not match).  Item-wise filters
+def filter_steps(filters: list[Any], count: int, dtype: Any) -> list[tuple[int | None, Any]]:
+    """(the bytes, the item type) a chunk of ``count`` items of ``dtype`` is at each
+    step of a v2 chain's numcodecs ``filters`` (in encode order): ``[chunk, after
+    filter 0, ...]``; the bytes None from the first filter whose output size is not
+    set by its input (a vlen or compressing filter, an item type that does not
+    match), the type None from there or after shuffle (bytes).  Item-wise filters
     (delta, fixedscaleoffset, quantize, categorize, astype, bitround) keep the count
-    and change the item size; shuffle keeps the bytes."""
-    import numpy as np
+    and change the item type; shuffle keeps the bytes."""
     dt = np.dtype(dtype)
-    sizes: list[int | None] = [None if dt.kind == "O" else count * dt.itemsize]
+    steps: list[tuple[int | None, Any]] = [(None, None) if dt.kind == "O" else (count * dt.itemsize, dt)]
     for f in filters:
         cid = getattr(f, "codec_id", None)
-        known = sizes[-1] is not None or (cid == "categorize" and dt.kind == "O" and len(sizes) == 1)
+        size = steps[-1][0]
+        known = size is not None or (cid == "categorize" and dt.kind == "O" and len(steps) == 1)
         if not known:
-            sizes.append(None)
+            steps.append((None, None))
         elif cid == "shuffle":
-            sizes.append(sizes[-1])
+            steps.append((size, None))
         elif cid in _ITEMWISE:
             out_attr, in_attr = _ITEMWISE[cid]
             takes = getattr(f, in_attr, None) if in_attr else None
             if takes is not None and np.dtype(takes).itemsize != dt.itemsize and dt.kind != "O":
-                sizes.append(None)
+                steps.append((None, None))
                 continue
             dt = np.dtype(getattr(f, out_attr)) if out_attr else dt
-            sizes.append(count * dt.itemsize)
+            steps.append((count * dt.itemsize, dt if out_attr or steps[-1][1] is not None else None))
         else:
-            sizes.append(None)
-    return sizes
+            steps.append((None, None))
+    return steps
+
+
+def filter_sizes(filters: list[Any], count: int, dtype: Any) -> list[int | None]:
+    """The bytes at each step of :func:`filter_steps`."""
+    return [size for size, _ in filter_steps(filters, count, dtype)]
 
 
 COMPRESSORS = frozenset({"zstd", "zlib", "gzip", "bz2", "lzma", "lz4", "blosc"})
@@ -234,30 +245,109 @@ def header_claim(codec: Any, data: Any) -> int | None:
     return None
 
 
-def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str) -> Any:
+def _zstd_at_most(native: Any, data: Any, limit: int, what: str, note: str) -> Any:
+    """zstd frames that record no content size (streamed ones) decoded by zarrc's
+    kernel into a buffer of ``limit`` bytes (pages untouched until written), which a
+    stream decoding to more is refused as it fills (CodecError naming ``what``,
+    ``note`` after the bound); one decoding to fewer (the kernel says how many) is
+    decoded again into a buffer of its size."""
+    try:
+        return native.decode(data, np.empty(limit, np.uint8))
+    except CodecError as exc:
+        code, actual = getattr(exc, "code", None), getattr(exc, "actual", -1)
+        if code == kernel_errors.TOO_LARGE:
+            raise CodecError(f"{what}: decodes to more than the {limit} bytes a chunk holds{note}") from None
+        if code != kernel_errors.SIZE or not 0 <= actual < limit:
+            raise
+    return native.decode(data, np.empty(actual, np.uint8))
+
+
+# what a refusal by zarrc.config.vlen_chunk_bytes adds to its message
+VLEN_NOTE = (" (zarrc.config.vlen_chunk_bytes, the most a chunk of variable-length items may "
+             "decode to: raise it, zarrc.config.set(vlen_chunk_bytes=...), to read this chunk)")
+
+
+def vlen_limit() -> int:
+    """The most bytes a chunk of variable-length items may decompress to, now
+    (``zarrc.config.vlen_chunk_bytes``)."""
+    return int(config.vlen_chunk_bytes)
+
+
+# the number types a pcodec stream may hold (pcodec checks a stream's type against
+# the output's before it decodes anything)
+PCODEC_TYPES = ("u2", "i2", "f2", "u4", "i4", "f4", "u8", "i8", "f8")
+
+
+def pcodec_within(data: Any, limit: int, exact: bool, dtype: Any, what: str, note: str = "") -> np.ndarray:
+    """A pcodec standalone stream ``data`` decoded into a buffer of ``limit`` bytes
+    (pcodec's ``simple_decompress_into``, which writes what fits and tells whether
+    the stream ended): ``limit // itemsize`` items of ``dtype`` (the chunk's, or
+    after item-wise filters), or, ``dtype`` None, of the type the stream holds (each
+    of pcodec's types tried; a wrong one is refused before any value is decoded).
+    So a stream claiming more values than the chunk allocates nothing beyond it.
+    CodecError naming ``what`` for a stream holding more values than fit (``note``
+    after the bound) or, ``exact``, fewer; for a corrupt or truncated stream."""
+    try:
+        from pcodec import standalone
+    except ImportError:
+        raise CodecError(f"{what}: decoding pcodec needs the pcodec package (pip install pcodec)") from None
+    src = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
+    types = [np.dtype(dtype).newbyteorder("=")] if dtype is not None else [np.dtype(t) for t in PCODEC_TYPES]
+    buf = np.empty(limit, np.uint8)         # (pages untouched until written)
+    failures = []
+    for dt in types:
+        out = buf[:limit - limit % dt.itemsize].view(dt)
+        try:
+            progress = standalone.simple_decompress_into(src, out)
+        except (RuntimeError, TypeError, ValueError) as exc:
+            failures.append(str(exc))
+            continue
+        if not progress.finished and progress.n_processed < out.size:
+            raise CodecError(f"{what} decode failed: the stream ends after {progress.n_processed} "
+                             f"values, before its end marker (truncated)")
+        if not progress.finished:
+            raise CodecError(f"{what}: the stream holds more than the {out.size} {dt} values "
+                             f"({limit} bytes) the chunk's codecs expect{note}")
+        got = progress.n_processed
+        if exact and got * dt.itemsize != limit:
+            raise CodecError(f"{what}: the stream holds {got} {dt} values, the chunk's codecs "
+                             f"expect {limit // dt.itemsize} ({limit} bytes)")
+        return out[:got]
+    real = [f for f in failures if "number type" not in f] or failures
+    raise CodecError(f"{what} decode failed: {real[0]}")
+
+
+def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str, dtype: Any = None,
+                  note: str = "") -> Any:
     """``codec``'s decoding of ``data`` (a bytes -> bytes codec: numcodecs', a v3
-    ``numcodecs.<id>`` one or zarrc's) where the result is ``limit`` bytes (``exact``)
-    or at most ``limit``: decoded by zarrc's kernel into a buffer of that size, as a
-    stream stopped at ``limit + 1`` bytes, or after a header check.  CodecError naming
-    ``what`` for data decoding to more (before it is held, except for codecs none of
-    these apply to, whose output is checked after they ran) or, ``exact``, to less."""
+    ``numcodecs.<id>`` one or zarrc's; or pcodec, whose output holds items of
+    ``dtype`` if given) where the result is ``limit`` bytes (``exact``) or at most
+    ``limit``: decoded by zarrc's kernel into a buffer of that size, as a stream
+    stopped at ``limit + 1`` bytes, into a buffer of ``limit`` bytes (pcodec), or
+    after a header check.  CodecError naming ``what`` (``note`` after the bound:
+    what sets it) for data decoding to more (before it is held, except for codecs
+    none of these apply to, whose output is checked after they ran) or, ``exact``,
+    to less."""
     cid = codec_id(codec)
+    if cid == "pcodec":
+        return pcodec_within(data, limit, exact, dtype, what, note)
     native = _native(codec) if cid in COMPRESSORS else None
     if native is not None and exact:
         out = bytearray(limit)
         native.decode(data, out)
         return out
     decoder = getattr(codec, "decoder", codec)
-    found = bounded_decode(decoder, data, limit, what)
+    found = bounded_decode(decoder, data, limit, what, note)
     if found is None:
         claim = header_claim(codec, data)
         if claim is not None and (claim > limit or (exact and claim != limit)):
             raise CodecError(f"{what}: header claims {claim} bytes, the chunk's codecs "
-                             f"expect {'' if exact else 'at most '}{limit}")
+                             f"expect {'' if exact else 'at most '}{limit}{note}")
         if cid == "zfpy":
             data = zfp_padded(data)
         try:
-            found = (native or codec).decode(data)
+            found = (_zstd_at_most(native, data, limit, what, note) if cid == "zstd" and claim is None and native
+                     else (native or codec).decode(data))
         except (ZarrcError, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 (any codec's own error classes)
@@ -265,7 +355,7 @@ def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str) -> 
     n = found.nbytes if hasattr(found, "nbytes") else len(found)
     if n > limit or (exact and n != limit):
         raise CodecError(f"{what} gives {n} bytes where the chunk's codecs expect "
-                         f"{'' if exact else 'at most '}{limit}")
+                         f"{'' if exact else 'at most '}{limit}{note if n > limit else ''}")
     return found
 
 

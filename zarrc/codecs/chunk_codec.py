@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrc.codecs.bounded import codec_id, decode_within, encoded_bound
+from zarrc.codecs.bounded import VLEN_NOTE, codec_id, decode_within, encoded_bound, vlen_limit
 from zarrc.codecs.bytes import Bytes
 from zarrc.codecs.numcodecs_v3 import NumcodecsCodec
 from zarrc.codecs.packbits import PackBits
@@ -99,14 +99,15 @@ def shard_bound(codec: ShardingIndexed, shape: tuple[int, ...], dtype: np.dtype)
     return nchunks * size + codec.index_format.nbytes(nchunks)
 
 
-def decode_bounded(codecs: Any, limits: list[tuple[int | None, bool]], data: Any) -> Any:
+def decode_bounded(codecs: Any, limits: list[tuple[int | None, bool]], data: Any, note: str = "") -> Any:
     """``data`` through the bytes -> bytes ``codecs`` in reverse, each decode bounded
-    by its entry of ``limits`` (encode order; see ChainChunkCodec._limits)."""
+    by its entry of ``limits`` (encode order; see ChainChunkCodec._limits; ``note``:
+    what sets them, for the errors)."""
     for codec, (limit, exact) in zip(reversed(codecs), reversed(limits)):
         if limit is None:
             data = codec.decode(data)
         else:
-            data = decode_within(codec, data, limit, exact, getattr(codec, "name", "codec"))
+            data = decode_within(codec, data, limit, exact, getattr(codec, "name", "codec"), note=note)
     return data
 
 
@@ -151,12 +152,17 @@ class ChainChunkCodec:
             if array_to_bytes is None:
                 raise CodecError("sharding_indexed in a chain run in Python needs the engine's shard codec")
             self.shard = array_to_bytes(a2b, shape, dt)
+        # variable-length items: bounded by zarrc.config.vlen_chunk_bytes, read per chunk
+        self.variable = dt.kind == "O" and self.shard is None
         self.limits = self._limits()
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
         try:
-            data = decode_bounded(self.chain.bytes_to_bytes, self.limits, data)
+            if self.variable:
+                data = decode_bounded(self.chain.bytes_to_bytes, self._limits(), data, VLEN_NOTE)
+            else:
+                data = decode_bounded(self.chain.bytes_to_bytes, self.limits, data)
             arr = self._to_array(data)
             for codec, shape, dt in reversed(self.stages):
                 if isinstance(codec, Transpose):
@@ -175,9 +181,10 @@ class ChainChunkCodec:
         """(the most bytes each bytes -> bytes codec's decode may give, whether exactly
         that many), in encode order (codecs.bounded): the ``bytes`` codec's chunk of
         fixed-size items exactly, an array -> bytes codec that compresses (numcodecs'
-        pcodec, zfpy; zfp) at most 4 times the chunk plus 1 MiB, through each codec
-        after it by ``encoded_bound``; None where nothing bounds it (variable-length
-        items, sharding, unknown codecs)."""
+        pcodec, zfpy; zfp) at most 4 times the chunk plus 1 MiB, variable-length items
+        at most ``zarrc.config.vlen_chunk_bytes``, through each codec after it by
+        ``encoded_bound``; None where nothing bounds it (sharding of variable-length
+        items, unknown codecs)."""
         a2b = self.chain.array_to_bytes
         raw = math.prod(self.stored_shape) * self.stored_dtype.itemsize
         size: int | None = None
@@ -189,6 +196,8 @@ class ChainChunkCodec:
                 size = 4 * raw + (1 << 20)
         elif self.stored_dtype.kind != "O" and isinstance(a2b, ShardingIndexed):
             size = shard_bound(a2b, self.stored_shape, self.stored_dtype)
+        elif self.variable:
+            size = vlen_limit()
         return carried(self.chain.bytes_to_bytes, size, exact)
 
     def _sized(self, items: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -220,9 +229,9 @@ class ChainChunkCodec:
             return a2b.unpack(data, shape, dt)
         if isinstance(a2b, Zfp):      # (no header: the chunk's shape and type come from here)
             return a2b.decode_array(data, shape, dt)
-        if codec_id(a2b) == "zfpy":     # (allocates what its header says, reads without bounds)
-            return self._sized(decode_within(a2b, data, math.prod(shape) * dt.itemsize, True, a2b.name),
-                               shape, dt)
+        if codec_id(a2b) in ("zfpy", "pcodec"):     # (would allocate what the stream claims)
+            return self._sized(decode_within(a2b, data, math.prod(shape) * dt.itemsize, True, a2b.name,
+                                             dtype=dt), shape, dt)
         return self._sized(a2b.decode(data), shape, dt)
 
     def encode(self, chunk: np.ndarray) -> bytes:

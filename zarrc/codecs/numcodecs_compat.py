@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrc.codecs._base import Codec, NativeStep
-from zarrc.codecs.bounded import check_size, decode_within, filter_sizes
+from zarrc.codecs.bounded import VLEN_NOTE, check_size, codec_id, decode_within, filter_steps, vlen_limit
 from zarrc.codecs.registry import CODECS
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.errors import CodecError, MetadataError, ZarrcError
@@ -151,11 +151,25 @@ class V2ChunkCodec:
                         else numcodecs_codec(f, "filters") for f in filters]
         self.defilters = [decoder_of(f) for f in self.filters]
         # the bytes at each step of the filters (None: not set by the step before), so
-        # that a decode making more than its step holds is refused (codecs.bounded)
-        self.sizes = filter_sizes(self.defilters, math.prod(self.chunks), self.dtype)
+        # that a decode making more than its step holds is refused (codecs.bounded),
+        # and the item type the compressor was given (pcodec's output), if known
+        steps = filter_steps(self.defilters, math.prod(self.chunks), self.dtype)
+        self.sizes = [size for size, _ in steps]
+        self.compressed_type = steps[-1][1]
 
     def _run(self, codec: Any, method: str, data: Any) -> Any:
         return call_codec(codec, method, data)
+
+    def _loose_bound(self) -> tuple[int | None, bool, str]:
+        """(the most bytes the compressor may decode to, False, what sets it, for the
+        errors) where the filters leave its output's size unknown: a chunk of
+        variable-length items (object codecs) ``zarrc.config.vlen_chunk_bytes``,
+        pcodec 4 times the chunk plus 1 MiB (as a v3 chain bounds it); else None."""
+        if self.dtype.kind == "O":
+            return vlen_limit(), False, VLEN_NOTE
+        if codec_id(self.decompressor) == "pcodec":
+            return 4 * math.prod(self.chunks) * self.dtype.itemsize + (1 << 20), False, ""
+        return None, False, ""
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
@@ -163,11 +177,14 @@ class V2ChunkCodec:
             # the compressor's output is what the filters take (the chunk without them):
             # a stream decoding to more is refused before it is all held (bounded), a
             # header claiming more before the codec allocates it
-            limit, name = self.sizes[-1], _codec_name(self.decompressor)
+            limit, exact, note = self.sizes[-1], True, ""
+            if limit is None:
+                limit, exact, note = self._loose_bound()
             if limit is None:
                 data = self._run(self.decompressor, "decode", data)
             else:
-                data = decode_within(self.decompressor, data, limit, True, name)
+                data = decode_within(self.decompressor, data, limit, exact, _codec_name(self.decompressor),
+                                     dtype=self.compressed_type, note=note)
         elif self.defilters:
             data = check_size(data, self.sizes[-1], "the stored chunk (no compressor)")
         for i in reversed(range(len(self.defilters))):

@@ -23,6 +23,17 @@
     ``MADV_FREE``): it counts in the process's resident size, but the kernel takes
     it back without writing it anywhere when it runs short of memory.  Linux only.
 
+``vlen_chunk_bytes``
+    The most bytes one chunk of variable-length items (``vlen-utf8``, ``vlen-bytes``,
+    zarr-python's ``string`` and ``bytes`` types; other v2 object codecs) may
+    decompress to, default 1 GiB: its items have no fixed size, so nothing in the
+    metadata bounds what a compressed chunk decodes to, and a small stream could
+    claim more memory than the machine has.  1 GiB is far above the chunks zarr
+    writers make (zarr-python suggests chunks of 1 MB and more, a few hundred MB at
+    most), and a chunk's items as Python objects take several times their bytes, so
+    a larger chunk is rarely readable anyway; a read refused by it names this
+    setting.  Read when a chunk is decoded.
+
 ``write_empty_chunks``
     Default of arrays opened or created without ``write_empty_chunks`` (read when
     the array object is made): False (default) deletes a chunk written with only
@@ -92,6 +103,9 @@ ZARR_PYTHON_KEYS = {"array.write_empty_chunks": "write_empty_chunks", "threading
 # of ``async.concurrency``
 DEFAULT_CONCURRENCY = 10
 
+# what one chunk of variable-length items may decompress to unless set (see above)
+VLEN_CHUNK_BYTES = 1 << 30
+
 
 class _Restore:
     def __init__(self, config: Config, old: dict) -> None:
@@ -111,7 +125,7 @@ class Config:
 
     _defaults: ClassVar[dict] = {"threads": None, "split_bytes": 2 << 20, "pool_bytes": 1 << 30,
                                  "write_empty_chunks": False, "write_locking": "os",
-                                 "concurrency": DEFAULT_CONCURRENCY}
+                                 "concurrency": DEFAULT_CONCURRENCY, "vlen_chunk_bytes": VLEN_CHUNK_BYTES}
     _may_be_zero = frozenset({"pool_bytes"})
 
     def __init__(self) -> None:
