@@ -166,6 +166,28 @@ def test_zstd_without_size_decoding_to_more_or_fewer_bytes_than_out():
         Zstd().decode(enc, out=bytearray(len(RAW) + 1))
 
 
+def _sizeless_rle_frame(blocks, size=1 << 17, byte=b"\x07"):
+    """A zstd frame recording no content size (window 128 KiB) of ``blocks`` RLE
+    blocks of ``size`` copies of ``byte`` each: one byte of input per block."""
+    frame = bytearray(b"\x28\xb5\x2f\xfd\x00\x38")
+    for i in range(blocks):
+        frame += (int(i == blocks - 1) | 1 << 1 | size << 3).to_bytes(3, "little") + byte
+    return bytes(frame)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 8, 40])
+def test_zstd_without_size_of_rle_blocks_decodes_and_its_cut_frames_are_refused(blocks):
+    # the growing decode (no size recorded, no out) stopped when the input was read
+    # and room was left, before zstd had flushed an RLE block's output: a valid
+    # frame refused as truncated (1, 2 and 8 blocks)
+    import numcodecs
+    frame = _sizeless_rle_frame(blocks)
+    assert Zstd().decode(frame) == bytes(numcodecs.Zstd().decode(frame)) == b"\x07" * (blocks << 17)
+    for cut in (1, 4):
+        with pytest.raises(CodecError, match="truncated"):
+            Zstd().decode(frame[:-cut])
+
+
 def test_gzip_member_truncated_inside_a_second_member():
     enc = Gzip().encode(RAW[:6000]) + Gzip().encode(RAW[6000:])
     with pytest.raises(CodecError, match="gzip: input truncated"):

@@ -255,7 +255,7 @@ cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,
     cdef ZSTD_inBuffer inb
     cdef ZSTD_outBuffer outb
     cdef size_t cap = n * 4 if n * 4 > 65536 else 65536
-    cdef size_t r = 1
+    cdef size_t r = 1, before
     cdef uint8_t* buf = <uint8_t*>malloc(cap)
     cdef uint8_t* grown
     if dctx == NULL or buf == NULL:
@@ -279,12 +279,17 @@ cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,
             buf = grown
             outb.dst = buf
             outb.size = cap
+        before = outb.pos
         r = ZSTD_decompressStream(dctx, &outb, &inb)
         if ZSTD_isError(r):
             ZSTD_freeDCtx(dctx)
             free(buf)
             return zstd_fail(err, r, 0, n)
-        if inb.pos == inb.size and outb.pos < outb.size:
+        # done when every frame is read and flushed (r == 0); with the input read
+        # and room left, a call that gave nothing more means the frame is cut short
+        # (one that did may still hold decoded bytes to flush: an RLE block is one
+        # byte of input for up to 128 KiB of output)
+        if inb.pos == inb.size and (r == 0 or (outb.pos < outb.size and outb.pos == before)):
             break
     ZSTD_freeDCtx(dctx)
     if r != 0:
