@@ -203,3 +203,29 @@ def test_inner_chunks_of_variable_length_items_stop_at_the_setting() -> None:
             a[...]
     with zarrc.config.set(vlen_chunk_bytes=8 << 20):
         assert list(a[...]) == items
+
+
+def test_codecs_around_a_shard_of_variable_length_items_stop_at_its_inner_chunks_bound() -> None:
+    # [sharding_indexed, zstd]: the zstd around the shard may decode to at most its
+    # inner chunks at the setting's bound and its index: a bomb beyond is refused
+    # before it is held, a shard within reads
+    store = MemoryStore()
+    codecs = [{"name": "sharding_indexed", "configuration": {
+                  "chunk_shape": [2], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                                       {"name": "crc32c"}],
+                  "codecs": [{"name": "vlen-utf8"}]}},
+              {"name": "zstd", "configuration": {"level": 1}}]
+    a = zarrc.create_array(store, name="a", shape=(4,), chunks=(4,), dtype=str, fill_value="")
+    md = store.get("a/zarr.json")
+    doc = json.loads(bytes(md))
+    doc["codecs"] = codecs
+    store.set("a/zarr.json", json.dumps(doc).encode())
+    a = zarrc.open_array(store, path="a")
+    items = ["y" * (1 << 19), "b", "", "dé"]
+    a[...] = np.array(items, dtype=object)
+    assert list(a[...]) == items
+    with zarrc.config.set(vlen_chunk_bytes=1 << 18):      # 2 inner chunks of 256 KiB + the index < 600 KiB
+        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: zstd: .*\(zarrc.config.vlen_chunk_bytes"):
+            a[...]
+    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
+        assert list(a[...]) == items

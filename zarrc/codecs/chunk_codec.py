@@ -84,13 +84,16 @@ def as_dtype(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def shard_bound(codec: ShardingIndexed, shape: tuple[int, ...], dtype: np.dtype) -> int | None:
     """The most bytes a shard of ``shape`` may be (its inner chunks at their bound, as
     ChainChunkCodec._limits bounds a chunk, items taken as 8 bytes or more since the
-    inner codecs may widen them, and its index), or None (nested sharding, an inner
-    codec without a bound)."""
+    inner codecs may widen them, those of variable-length items
+    ``zarrc.config.vlen_chunk_bytes``, and its index), or None (nested sharding, an
+    inner codec without a bound)."""
     inner = codec.inner
     if isinstance(inner.array_to_bytes, ShardingIndexed):
         return None
     raw = math.prod(codec.chunk_shape) * max(dtype.itemsize, 8)
     size: int | None = raw if isinstance(inner.array_to_bytes, Bytes) else 4 * raw + (1 << 20)
+    if dtype.kind == "O":       # (variable-length items: as many bytes as the setting allows now)
+        size = vlen_limit()
     for c in inner.bytes_to_bytes:
         size, _ = encoded_bound(c, size, False)
     if size is None:
@@ -152,8 +155,9 @@ class ChainChunkCodec:
             if array_to_bytes is None:
                 raise CodecError("sharding_indexed in a chain run in Python needs the engine's shard codec")
             self.shard = array_to_bytes(a2b, shape, dt)
-        # variable-length items: bounded by zarrc.config.vlen_chunk_bytes, read per chunk
-        self.variable = dt.kind == "O" and self.shard is None
+        # variable-length items (in a shard too): bounded by zarrc.config.vlen_chunk_bytes,
+        # read per chunk
+        self.variable = dt.kind == "O"
         self.limits = self._limits()
 
     def decode(self, raw: Any) -> np.ndarray:
@@ -182,9 +186,9 @@ class ChainChunkCodec:
         that many), in encode order (codecs.bounded): the ``bytes`` codec's chunk of
         fixed-size items exactly, an array -> bytes codec that compresses (numcodecs'
         pcodec, zfpy; zfp) at most 4 times the chunk plus 1 MiB, variable-length items
-        at most ``zarrc.config.vlen_chunk_bytes``, through each codec after it by
-        ``encoded_bound``; None where nothing bounds it (sharding of variable-length
-        items, unknown codecs)."""
+        at most ``zarrc.config.vlen_chunk_bytes`` (a shard's inner chunks of them too),
+        through each codec after it by ``encoded_bound``; None where nothing bounds it
+        (nested sharding, unknown codecs)."""
         a2b = self.chain.array_to_bytes
         raw = math.prod(self.stored_shape) * self.stored_dtype.itemsize
         size: int | None = None
@@ -194,7 +198,7 @@ class ChainChunkCodec:
                 size, exact = raw, True
             elif isinstance(a2b, (NumcodecsCodec, Zfp, PackBits)):
                 size = 4 * raw + (1 << 20)
-        elif self.stored_dtype.kind != "O" and isinstance(a2b, ShardingIndexed):
+        elif isinstance(a2b, ShardingIndexed):
             size = shard_bound(a2b, self.stored_shape, self.stored_dtype)
         elif self.variable:
             size = vlen_limit()

@@ -33,6 +33,7 @@ import numpy as np
 from zarrc._kernels.chain import Chain
 from zarrc._kernels.read import ReadBatch
 from zarrc._kernels.write import WriteBatch
+from zarrc.codecs.bounded import VLEN_NOTE
 from zarrc.codecs.chain import CodecChain
 from zarrc.codecs.chunk_codec import ChainChunkCodec, carried, decode_bounded, runs_natively, shard_bound
 from zarrc.codecs.shard_index import EMPTY, DamagedShardError, damaged_error
@@ -109,9 +110,9 @@ class ShardCodec:
         self.stored_shape = tuple(self.shape[p] for p in self.perm)
         self.after = chain.bytes_to_bytes
         # (what each of them may decode to: the shard's inner chunks and index at their
-        # bound, so that a decompression bomb is refused before it is held)
-        bound = None if self.dtype.kind == "O" else shard_bound(codec, self.stored_shape, self.dtype)
-        self.after_limits = carried(self.after, bound, False)
+        # bound, so that a decompression bomb is refused before it is held; variable-
+        # length items' by zarrc.config.vlen_chunk_bytes when a shard is decoded)
+        self.after_limits = carried(self.after, shard_bound(codec, self.stored_shape, self.dtype), False)
         self.codec = codec
         codec.chunks_per_shard(self.stored_shape)     # MetadataError unless the inner shape divides it
         self.level = ShardLevel(codec, self.stored_shape, codec.chunk_shape)
@@ -144,7 +145,11 @@ class ShardCodec:
     # ------------------------------------------------------------ decode
 
     def decode(self, raw: Any) -> np.ndarray:
-        data = decode_bounded(self.after, self.after_limits, raw)
+        if self.dtype.kind == "O":
+            data = decode_bounded(self.after, carried(self.after, shard_bound(self.codec, self.stored_shape,
+                                                                             self.dtype), False), raw, VLEN_NOTE)
+        else:
+            data = decode_bounded(self.after, self.after_limits, raw)
         blob = data if type(data) is bytes else bytes(data)
         table, problems = self.index_format.parse(blob, self.level.nchunks, "decoded shard")
         table[list(problems)] = EMPTY      # (damaged inner chunks: the rest decoded, see below)
