@@ -229,3 +229,32 @@ def test_codecs_around_a_shard_of_variable_length_items_stop_at_its_inner_chunks
             a[...]
     with zarrc.config.set(vlen_chunk_bytes=1 << 20):
         assert list(a[...]) == items
+
+
+@pytest.mark.parametrize("name", ["zlib", "bz2", "zstd"])
+@pytest.mark.parametrize("before", [None, "fletcher32"])
+def test_a_compressor_among_the_filters_is_bounded_as_the_compressor_is(name, before) -> None:
+    # v2 filters [<compressor>] (or [<compressor>, fletcher32]: its output size unknown)
+    # and no compressor: a bomb is refused before it is held (the chunk's 32 bytes
+    # exactly; after fletcher32, 4 times the chunk plus 1 MiB), good chunks read
+    import numcodecs
+    config = {"zlib": {"id": "zlib", "level": 1}, "bz2": {"id": "bz2", "level": 1},
+              "zstd": {"id": "zstd", "level": 1}}[name]
+    filters = [config] if before is None else [{"id": before}, config]
+    chain = [numcodecs.get_codec(dict(f)) for f in filters]
+
+    def encoded(raw: bytes) -> bytes:
+        for codec in chain:
+            raw = bytes(codec.encode(raw))
+        return raw
+    data = np.array([0.5, 1.25, 2.0, 3.5])
+    np.testing.assert_array_equal(v2_filtered(filters, None, encoded(data.tobytes()))[...], data)
+    a = v2_filtered(filters, None, encoded(bytes(64 << 20)) if before is None else chain[-1].encode(bytes(64 << 20)))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CodecError, match=f"chunk a/0 of /a: {name}.*(decodes to more|claims)"):
+            a[...]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (8 << 20), peak

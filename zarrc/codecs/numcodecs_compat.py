@@ -19,7 +19,15 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrc.codecs._base import Codec, NativeStep
-from zarrc.codecs.bounded import VLEN_NOTE, check_size, codec_id, decode_within, filter_steps, vlen_limit
+from zarrc.codecs.bounded import (
+    COMPRESSORS,
+    VLEN_NOTE,
+    check_size,
+    codec_id,
+    decode_within,
+    filter_steps,
+    vlen_limit,
+)
 from zarrc.codecs.registry import CODECS
 from zarrc.codecs.vlen import VLenBytes, VLenUTF8
 from zarrc.errors import CodecError, MetadataError, ZarrcError
@@ -120,6 +128,10 @@ def _codec_name(codec: Any) -> str:
     return getattr(codec, "codec_id", None) or type(codec).__name__
 
 
+# codecs that may sit among a v2 array's filters and decode to more than they are
+# given: decoded as the compressor is, bounded (codecs.bounded)
+FILTER_COMPRESSORS = COMPRESSORS | {"pcodec", "zfpy"}
+
 class V2ChunkCodec:
     """Decodes and encodes whole chunks of a v2 array in Python: the compressor, then
     the filters in reverse (decode), as the v2 spec orders them.
@@ -160,16 +172,28 @@ class V2ChunkCodec:
     def _run(self, codec: Any, method: str, data: Any) -> Any:
         return call_codec(codec, method, data)
 
-    def _loose_bound(self) -> tuple[int | None, bool, str]:
-        """(the most bytes the compressor may decode to, False, what sets it, for the
-        errors) where the filters leave its output's size unknown: a chunk of
-        variable-length items (object codecs) ``zarrc.config.vlen_chunk_bytes``,
-        pcodec 4 times the chunk plus 1 MiB (as a v3 chain bounds it); else None."""
+    def _loose_bound(self, codec: Any) -> tuple[int | None, bool, str]:
+        """(the most bytes ``codec`` (the compressor, or a compressor among the
+        filters) may decode to, False, what sets it, for the errors) where the filters
+        leave its output's size unknown: a chunk of variable-length items (object
+        codecs) ``zarrc.config.vlen_chunk_bytes``; pcodec, or a compressor among the
+        filters, 4 times the chunk plus 1 MiB (as a v3 chain bounds its compressing
+        array -> bytes codecs); else None."""
         if self.dtype.kind == "O":
             return vlen_limit(), False, VLEN_NOTE
-        if codec_id(self.decompressor) == "pcodec":
+        if codec_id(codec) == "pcodec" or codec is not self.decompressor:
             return 4 * math.prod(self.chunks) * self.dtype.itemsize + (1 << 20), False, ""
         return None, False, ""
+
+    def _decompressed(self, codec: Any, data: Any, size: int | None, dtype: Any = None) -> Any:
+        """``codec``'s decoding of ``data``, bounded (``decode_within``): to ``size``
+        bytes exactly if known, else to its ``_loose_bound`` if any."""
+        limit, exact, note = size, True, ""
+        if limit is None:
+            limit, exact, note = self._loose_bound(codec)
+        if limit is None:
+            return self._run(codec, "decode", data)
+        return decode_within(codec, data, limit, exact, _codec_name(codec), dtype=dtype, note=note)
 
     def decode(self, raw: Any) -> np.ndarray:
         data = raw
@@ -177,19 +201,15 @@ class V2ChunkCodec:
             # the compressor's output is what the filters take (the chunk without them):
             # a stream decoding to more is refused before it is all held (bounded), a
             # header claiming more before the codec allocates it
-            limit, exact, note = self.sizes[-1], True, ""
-            if limit is None:
-                limit, exact, note = self._loose_bound()
-            if limit is None:
-                data = self._run(self.decompressor, "decode", data)
-            else:
-                data = decode_within(self.decompressor, data, limit, exact, _codec_name(self.decompressor),
-                                     dtype=self.compressed_type, note=note)
+            data = self._decompressed(self.decompressor, data, self.sizes[-1], self.compressed_type)
         elif self.defilters:
             data = check_size(data, self.sizes[-1], "the stored chunk (no compressor)")
         for i in reversed(range(len(self.defilters))):
             f = self.defilters[i]
-            data = check_size(self._run(f, "decode", data), self.sizes[i], _codec_name(f))
+            if codec_id(f) in FILTER_COMPRESSORS:     # (a compressor among the filters: bounded alike)
+                data = check_size(self._decompressed(f, data, self.sizes[i]), self.sizes[i], _codec_name(f))
+            else:
+                data = check_size(self._run(f, "decode", data), self.sizes[i], _codec_name(f))
         n = math.prod(self.chunks)
         if self.dtype.kind == "O":
             arr = np.asarray(data, dtype=object).reshape(-1)
