@@ -190,6 +190,31 @@ def test_sizeless_zstd_frames_of_variable_length_items_stop_at_the_setting() -> 
         a[...]
 
 
+def test_a_sizeless_zstd_frame_after_a_sized_one_stops_at_the_setting() -> None:
+    # the first frame's header claims little; the total of the frames is unknown, so
+    # they are decoded into a buffer of the setting's bytes as a sizeless frame is
+    import numcodecs
+    store = MemoryStore()
+    a = zarrc.create_array(store, name="a", shape=(4,), chunks=(4,), dtype=str,
+                           compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    items = ["ab" * (1 << 19), "c" * (1 << 20), "d", ""]
+    raw = bytes(numcodecs.VLenUTF8().encode(np.array(items, dtype=object)))
+    frames = bytes(numcodecs.Zstd(1).encode(raw[:1000])) + sizeless_zstd(raw[1000:])
+    store.set("a/c/0", frames)
+    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
+        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: zstd: decodes to more than the 1048576 "
+                                             r"bytes a chunk holds \(zarrc.config.vlen_chunk_bytes"):
+            a[...]
+    with zarrc.config.set(vlen_chunk_bytes=4 << 20):
+        assert list(a[...]) == items
+    sized = bytes(numcodecs.Zstd(1).encode(raw[:1000])) + bytes(numcodecs.Zstd(1).encode(raw[1000:]))
+    store.set("a/c/0", sized)
+    with zarrc.config.set(vlen_chunk_bytes=1 << 20):      # (their recorded total: refused before decoding)
+        with pytest.raises(CodecError, match=r"zstd: decodes to more than the 1048576 bytes"):
+            a[...]
+    assert list(a[...]) == items
+
+
 def test_inner_chunks_of_variable_length_items_stop_at_the_setting() -> None:
     # a shard's inner chunks of strings are chunks of variable-length items too
     store = MemoryStore()

@@ -246,16 +246,18 @@ def header_claim(codec: Any, data: Any) -> int | None:
 
 
 def _zstd_at_most(native: Any, data: Any, limit: int, what: str, note: str) -> Any:
-    """zstd frames that record no content size (streamed ones) decoded by zarrc's
-    kernel into a buffer of ``limit`` bytes (pages untouched until written), which a
-    stream decoding to more is refused as it fills (CodecError naming ``what``,
-    ``note`` after the bound); one decoding to fewer (the kernel says how many) is
-    decoded again into a buffer of its size."""
+    """zstd frames decoded by zarrc's kernel into a buffer of ``limit`` bytes (pages
+    untouched until written): frames whose sizes are all recorded are refused before
+    any is decoded if they add up to more (the kernel checks them first), those of
+    which one records none (streamed ones; a later frame after a sized first one) as
+    they fill it (CodecError naming ``what``, ``note`` after the bound); frames
+    decoding to fewer (the kernel says how many: their recorded total, or what they
+    gave) are decoded again into a buffer of that size."""
     try:
         return native.decode(data, np.empty(limit, np.uint8))
     except CodecError as exc:
         code, actual = getattr(exc, "code", None), getattr(exc, "actual", -1)
-        if code == kernel_errors.TOO_LARGE:
+        if code == kernel_errors.TOO_LARGE or (code == kernel_errors.SIZE and actual > limit):
             raise CodecError(f"{what}: decodes to more than the {limit} bytes a chunk holds{note}") from None
         if code != kernel_errors.SIZE or not 0 <= actual < limit:
             raise
@@ -346,7 +348,7 @@ def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str, dty
         if cid == "zfpy":
             data = zfp_padded(data)
         try:
-            found = (_zstd_at_most(native, data, limit, what, note) if cid == "zstd" and claim is None and native
+            found = (_zstd_at_most(native, data, limit, what, note) if cid == "zstd" and native
                      else (native or codec).decode(data))
         except (ZarrcError, MemoryError):
             raise
