@@ -350,3 +350,17 @@ def test_random_bytes():
         data = prefixes[i % len(prefixes)] + body
         for codec in codecs:
             attempt(codec, data, RAW, rng, sized=False)   # not an encoding of RAW
+
+
+def test_zstd_decode_with_a_limit_refuses_more_and_holds_at_most_one_byte_beyond():
+    from zarrc._kernels import errors
+    from zarrc._kernels import zstd as z
+    sizeless = _sizeless_rle_frame(8)                            # 1 MiB, no size recorded
+    sized = z.zstd_compress(b"\x07" * (1 << 20))
+    for frame in (sizeless, sized, sized + sizeless):
+        n = len(z.zstd_decode(frame))
+        assert z.zstd_decode(frame, n) == b"\x07" * n
+        for limit in (0, 1000, n - 1):
+            with pytest.raises(errors.KernelError, match=f"more than the {limit} bytes") as got:
+                z.zstd_decode(frame, limit)
+            assert got.value.code == errors.TOO_LARGE

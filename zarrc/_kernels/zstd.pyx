@@ -246,16 +246,21 @@ cdef bint has_empty_compressed_block(const uint8_t* src, size_t n) noexcept nogi
     return False
 
 
-cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,
+cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out, Py_ssize_t limit,
                                  ZcError* err) noexcept nogil:
-    """Stream-decode frames whose size is not recorded, into a growing malloc buffer."""
+    """Stream-decode frames whose size is not recorded, into a growing malloc buffer of
+    at most ``limit`` bytes (-1: no limit; beyond it ZC_TOO_LARGE, once limit + 1
+    bytes are held)."""
     if has_empty_compressed_block(src, n):
         return fail(err, ZC_CORRUPT, 0, 0, "zstd frame holds an empty compressed block")
     cdef ZSTD_DCtx* dctx = ZSTD_createDCtx()
     cdef ZSTD_inBuffer inb
     cdef ZSTD_outBuffer outb
     cdef size_t cap = n * 4 if n * 4 > 65536 else 65536
+    cdef size_t stop = <size_t>limit + 1 if limit >= 0 else <size_t>-1    # (the most ever held)
     cdef size_t r = 1, before
+    if cap > stop:
+        cap = stop
     cdef uint8_t* buf = <uint8_t*>malloc(cap)
     cdef uint8_t* grown
     if dctx == NULL or buf == NULL:
@@ -270,7 +275,11 @@ cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,
     outb.pos = 0
     while True:
         if outb.pos == outb.size:
-            cap *= 2
+            if cap == stop:                   # (limit + 1 bytes held: more than the limit)
+                ZSTD_freeDCtx(dctx)
+                free(buf)
+                return fail(err, ZC_TOO_LARGE, <size_t>limit, 0, NULL)
+            cap = cap * 2 if cap * 2 < stop else stop
             grown = <uint8_t*>realloc(buf, cap)
             if grown == NULL:
                 ZSTD_freeDCtx(dctx)
@@ -295,6 +304,9 @@ cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out,
     if r != 0:
         free(buf)
         return fail(err, ZC_TRUNCATED, n + 1, n, "zstd frame")
+    if limit >= 0 and outb.pos > <size_t>limit:
+        free(buf)
+        return fail(err, ZC_TOO_LARGE, <size_t>limit, 0, NULL)
     out[0] = buf
     return <Py_ssize_t>outb.pos
 
@@ -328,14 +340,19 @@ def zstd_decode_into(data, out):
     return r
 
 
-def zstd_decode(data):
-    """Decode zstd frames into new bytes."""
+def zstd_decode(data, Py_ssize_t limit=-1):
+    """Decode zstd frames into new bytes; with a ``limit`` >= 0, of at most that many
+    (frames recording a larger total refused before anything is allocated, others
+    once they have decoded to one byte more)."""
     cdef View src = View(data)
     cdef ZcError err
     cdef Py_ssize_t r, size = zc_zstd_decoded_size(src.ptr(), src.size(), &err)
     cdef uint8_t* grown = NULL
     cdef bytes out
     if size == -1:
+        raise_error("zstd", &err, src.size())
+    if limit >= 0 and size > limit:
+        fail(&err, ZC_TOO_LARGE, <size_t>limit, 0, NULL)
         raise_error("zstd", &err, src.size())
     cdef uint8_t* dst
     if size >= 0:
@@ -347,7 +364,7 @@ def zstd_decode(data):
             raise_error("zstd", &err, src.size())
         return out
     with nogil:
-        r = zstd_decode_grow(src.ptr(), src.size(), &grown, &err)
+        r = zstd_decode_grow(src.ptr(), src.size(), &grown, limit, &err)
     if r < 0:
         raise_error("zstd", &err, src.size())
     try:

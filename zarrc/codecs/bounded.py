@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from zarrc._kernels import errors as kernel_errors
-from zarrc.errors import CodecError, ZarrcError
+from zarrc._kernels import zstd as zstd_kernel
+from zarrc.errors import CodecError, ZarrcError, from_kernel
 from zarrc.runtime.config import config
 
 
@@ -245,23 +246,18 @@ def header_claim(codec: Any, data: Any) -> int | None:
     return None
 
 
-def _zstd_at_most(native: Any, data: Any, limit: int, what: str, note: str) -> Any:
-    """zstd frames decoded by zarrc's kernel into a buffer of ``limit`` bytes (pages
-    untouched until written): frames whose sizes are all recorded are refused before
-    any is decoded if they add up to more (the kernel checks them first), those of
-    which one records none (streamed ones; a later frame after a sized first one) as
-    they fill it (CodecError naming ``what``, ``note`` after the bound); frames
-    decoding to fewer (the kernel says how many: their recorded total, or what they
-    gave) are decoded again into a buffer of that size."""
+def _zstd_at_most(data: Any, limit: int, what: str, note: str) -> Any:
+    """zstd frames decoded by zarrc's kernel to at most ``limit`` bytes: frames whose
+    sizes are all recorded into a buffer of their total, refused before it is
+    allocated if that is more; others (streamed frames; a sizeless frame after a sized
+    one) into a buffer grown up to ``limit`` + 1 bytes, refused there.  CodecError
+    naming ``what`` (``note`` after the bound)."""
     try:
-        return native.decode(data, np.empty(limit, np.uint8))
-    except CodecError as exc:
-        code, actual = getattr(exc, "code", None), getattr(exc, "actual", -1)
-        if code == kernel_errors.TOO_LARGE or (code == kernel_errors.SIZE and actual > limit):
+        return zstd_kernel.zstd_decode(data, limit)
+    except kernel_errors.KernelError as exc:
+        if exc.code == kernel_errors.TOO_LARGE:
             raise CodecError(f"{what}: decodes to more than the {limit} bytes a chunk holds{note}") from None
-        if code != kernel_errors.SIZE or not 0 <= actual < limit:
-            raise
-    return native.decode(data, np.empty(actual, np.uint8))
+        raise from_kernel(exc, f"{what}: ") from None
 
 
 # what a refusal by zarrc.config.vlen_chunk_bytes adds to its message
@@ -348,7 +344,7 @@ def decode_within(codec: Any, data: Any, limit: int, exact: bool, what: str, dty
         if cid == "zfpy":
             data = zfp_padded(data)
         try:
-            found = (_zstd_at_most(native, data, limit, what, note) if cid == "zstd" and native
+            found = (_zstd_at_most(data, limit, what, note) if cid == "zstd" and native
                      else (native or codec).decode(data))
         except (ZarrcError, MemoryError):
             raise
