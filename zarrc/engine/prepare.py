@@ -72,7 +72,7 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
     MetadataError for codecs the engine cannot run together.  A rectilinear array
     gets a ``RectilinearStrategy`` whose parts are prepared here too, as regular
     arrays whose chunk ``(0, ...)`` is the whole array's chunk ``first`` (one level
-    of sharding with a native chain: a ``ShardedStrategy`` over the whole grid)."""
+    of sharding or more with a native chain: a ``ShardedStrategy`` over the whole grid)."""
     prefix = key_prefix(path)
     encoding = ChunkKeyEncoding.from_metadata(md)
     if md.zarr_format == 3 and md.chunk_edges is not None and first is None:
@@ -107,11 +107,11 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
                          encoding: ChunkKeyEncoding) -> Prepared:
     """A rectilinear array (engine.rectilinear): unsharded with a native chain, read
     and written through the whole grid (ShapeChains: a chain per chunk shape; the
-    whole grid's BasicReader for plain chunk files); sharded once with a native
-    chain, by the sharded strategy over the whole grid (its top ShardLevel's
-    ``offsets``: the shards' cumulative edges; for shard files behind the
-    BasicReader, given where each shard starts); else (nested shards, codecs only
-    Python runs) through its parts, prepared as regular arrays."""
+    whole grid's BasicReader for plain chunk files); sharded with a native
+    chain, nested too, by the sharded strategy over the whole grid (its top
+    ShardLevel's ``offsets``: the shards' cumulative edges; one level of shard files
+    behind the BasicReader, given where each shard starts); else (codecs only Python
+    runs) through its parts, prepared as regular arrays."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
 
@@ -125,16 +125,17 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
     sample = one.strategy.arr
     inner = sample.chunks if sample.levels else None
     prefix = key_prefix(path)
-    if len(sample.levels) == 1 and sample.chain is not None and sample.codec is None and md.shape:
-        # one level of sharding, a native chain: the sharded strategy over the whole
-        # grid, its shards located by a boundary search (ShardLevel.offsets)
+    if sample.levels and sample.chain is not None and sample.codec is None and md.shape:
+        # sharded (nested too), a native chain: the sharded strategy over the whole
+        # grid, its top level's shards located by a boundary search (ShardLevel.offsets;
+        # the levels inside are regular: their shapes are the codecs' chunk_shape)
         top = sample.levels[0]
         level = ShardLevel(top.codec, tuple(int(d.edges.max()) if isinstance(d, Edges) else d for d in grid.dims),
                            top.inner_shape, tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims))
         sharded = ChunkedArray(
             shape=md.shape, chunks=sample.chunks, dtype=sample.dtype, fill=sample.fill, chain=sample.chain,
             chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store, name=path,
-            write_empty_chunks=write_empty_chunks, levels=(level,), shard_cache=ShardIndexCache(),
+            write_empty_chunks=write_empty_chunks, levels=(level, *sample.levels[1:]), shard_cache=ShardIndexCache(),
             fill_object=sample.fill_object, prefix=prefix, files=store.file_prefix(prefix),
             path_separator=encoding.separator.encode())
         if sharded.files is not None:

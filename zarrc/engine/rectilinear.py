@@ -15,10 +15,10 @@ ReadBatch (``ShapeChains.of``: each task's class by numpy); writes go to the nat
 strategy's ``write_batch`` with the same classes, locked by engine.api.write as a
 regular array's.
 
-Sharded with one level of ``sharding_indexed`` and a native inner chain, the array
-is not this strategy's: engine.prepare gives it the sharded strategy over the whole
-grid (its shards located by a boundary search, ``ShardLevel.offsets``).  Nested
-shards, or codecs only Python runs: the grid is cut, per dimension, into its
+Sharded (nested too) with a native inner chain, the array is not this strategy's:
+engine.prepare gives it the sharded strategy over the whole grid (its top level's
+shards located by a boundary search, ``ShardLevel.offsets``; the levels inside are
+regular).  Codecs only Python runs: the grid is cut, per dimension, into its
 runs of equal edges (``RectilinearChunkGrid.runs``); a product of runs, one per
 dimension, is a *part*: a regular grid of the run's edges over a box of the array,
 stored under the array's own keys (chunk coordinates offset by the part's first
