@@ -3,9 +3,9 @@ zarr-python allows it: regular inner chunks dividing every shard edge): read and
 written through the sharded strategy over the whole grid (shards located by a
 boundary search, ``ShardLevel.offsets``, and the BasicReader's ``shard_starts`` for
 ints and slices of shard files; no regular part made), every selection
-kind against what zarr-python reads and writes, partial writes, resize and append; nested sharding (sub-shards inside the
-rectilinear shards) alike.
-Skips with zarr-python 3.1, which has no rectilinear grid."""
+kind against what zarr-python reads and writes, partial writes, resize and append;
+nested sharding (sub-shards inside the rectilinear shards) alike.  Skips with
+zarr-python 3.1, which has no rectilinear grid."""
 
 from __future__ import annotations
 
