@@ -188,3 +188,18 @@ def test_a_damaged_entry_is_named_in_the_shards_own_grid(tmp_path):
     b[12:16, 12:18] = 7                                # wholly over it: repaired
     data[12:16, 12:18] = 7
     np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "a"))[...], data)
+
+
+def test_a_shard_emptied_where_the_store_cannot_delete(tmp_path):
+    """A store that cannot delete keeps an emptied shard as an index of empty entries:
+    as many as that shard holds (3 x 1 sub-shards here, not the largest shard's 5 x 5)."""
+    store = zarrc.storage.MemoryStore()
+    store.supports_deletes = False
+    a, data = _make(store)
+    a[8:20, 12:18] = -1
+    data[8:20, 12:18] = -1
+    assert len(store.get("c/1/1")) == 3 * 16 + 4
+    np.testing.assert_array_equal(zarrc.open_array(store)[...], data)
+    a[10, 13] = 2
+    data[10, 13] = 2
+    np.testing.assert_array_equal(zarrc.open_array(store)[...], data)
