@@ -203,3 +203,25 @@ def test_a_shard_emptied_where_the_store_cannot_delete(tmp_path):
     a[10, 13] = 2
     data[10, 13] = 2
     np.testing.assert_array_equal(zarrc.open_array(store)[...], data)
+
+
+def test_writes_lock_the_shards_written_in_part(tmp_path):
+    """engine.locked.stored_coords: the top level's shards a write covers in part,
+    found by the boundary search (the inner chunks planned are the innermost)."""
+    from zarrc.core import indexing
+    from zarrc.engine.locked import stored_coords
+
+    a, _ = _make(str(tmp_path / "a"))
+    arr = a._chunked
+
+    def partial(sel, points=False):
+        plan = (indexing.plan_coordinate(sel, arr.shape, arr.chunks) if points else
+                indexing.plan_orthogonal(sel, arr.shape, arr.chunks)[0])
+        got = stored_coords(arr, plan, partial_only=True)
+        return set() if got is None else {tuple(r) for r in got.tolist()}
+
+    assert partial(np.s_[8:20, :]) == set()                    # a whole row of shards
+    assert partial(np.s_[8:20, 12:17]) == {(1, 1)}
+    assert partial(np.s_[8:40, 12:18]) == set()
+    assert partial(np.s_[[0, 21], 20]) == {(0, 2), (2, 2)}
+    assert partial((np.array([7, 8, 43]), np.array([0, 12, 47])), points=True) == {(0, 0), (1, 1), (3, 2)}
