@@ -210,6 +210,8 @@ def test_nested_zarr_python_writes_zarrc_reads_every_kind(tmp_path):
     ref[8:12, 12:18] = -1
     a = zarrc.open_array(str(tmp_path))
     assert type(a._engine) is ShardedStrategy and len(a._chunked.levels) == 2
+    assert a.read_chunk_sizes == z.read_chunk_sizes and a.write_chunk_sizes == z.write_chunk_sizes
+    assert a.nchunks_initialized == z.nchunks_initialized
     for kind, read, want in _nested_selections():
         np.testing.assert_array_equal(read(a), want(ref), err_msg=kind)
 
