@@ -31,7 +31,7 @@ from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
 from zarrc.engine.point import PointStrategy
-from zarrc.engine.python import PythonStrategy
+from zarrc.engine.python import GridCodecs, PythonStrategy
 from zarrc.engine.rectilinear import RectilinearStrategy, ShapeChains, planning_chunks
 from zarrc.engine.sharding.codec import chunk_codec, listed_chain, needs_whole_shards
 from zarrc.engine.sharding.index import ShardIndexCache, ShardLevel, sharding_levels
@@ -70,9 +70,9 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
             write_empty_chunks: bool = False, first: tuple[int, ...] | None = None) -> Prepared:
     """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
     MetadataError for codecs the engine cannot run together.  A rectilinear array
-    gets a ``RectilinearStrategy`` whose parts are prepared here too, as regular
-    arrays whose chunk ``(0, ...)`` is the whole array's chunk ``first`` (one level
-    of sharding or more with a native chain: a ``ShardedStrategy`` over the whole grid)."""
+    is read and written over its whole grid (``_prepare_rectilinear``); ``first``:
+    the array prepared is one chunk (or a part) of such a grid, whose chunk
+    ``(0, ...)`` is the whole array's chunk ``first``."""
     prefix = key_prefix(path)
     encoding = ChunkKeyEncoding.from_metadata(md)
     if md.zarr_format == 3 and md.chunk_edges is not None and first is None:
@@ -110,8 +110,10 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
     whole grid's BasicReader for plain chunk files); sharded with a native
     chain, nested too, by the sharded strategy over the whole grid (its top
     ShardLevel's ``offsets``: the shards' cumulative edges; one level of shard files
-    behind the BasicReader, given where each shard starts); else (codecs only Python
-    runs) through its parts, prepared as regular arrays."""
+    behind the BasicReader, given where each shard starts); codecs only Python runs
+    by the Python strategy over the whole grid (``GridCodecs``: each chunk shape's
+    codec, prepared as a one-chunk regular array's when first met); else (0-d)
+    through its parts, prepared as regular arrays."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
 
@@ -143,6 +145,19 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
         native = ShardedStrategy(sharded)
         return Prepared(BasicStrategy(native) if takes_basic(sharded) else native, encoding, one.codec_chain,
                         one.inner_chain)
+    if sample.codec is not None and md.shape:
+        # codecs only Python runs: the Python strategy over the whole grid, planned on
+        # its boundaries, with the codec of each chunk shape (made once per shape)
+        def codec_of(shape: tuple[int, ...]) -> Any:
+            return prepare(store, path, dataclasses.replace(md, shape=shape, chunk_shape=shape, chunk_edges=None),
+                           write_empty_chunks, (0,) * md.ndim).strategy.arr.codec
+        python = ChunkedArray(
+            shape=md.shape, chunks=grid.dims, dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
+            chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store, name=path,
+            write_empty_chunks=write_empty_chunks, codec=GridCodecs(grid.dims, codec_of),
+            fill_object=sample.fill_object, prefix=prefix, files=store.file_prefix(prefix),
+            path_separator=encoding.separator.encode())
+        return Prepared(PythonStrategy(python), encoding, one.codec_chain, one.inner_chain)
     chunked = ChunkedArray(
         shape=md.shape, chunks=planning_chunks(grid, inner), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
         chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,

@@ -18,7 +18,9 @@ regular array's.
 Sharded (nested too) with a native inner chain, the array is not this strategy's:
 engine.prepare gives it the sharded strategy over the whole grid (its top level's
 shards located by a boundary search, ``ShardLevel.offsets``; the levels inside are
-regular).  Codecs only Python runs: the grid is cut, per dimension, into its
+regular); with codecs only Python runs, the Python strategy over the whole grid
+(engine.python.GridCodecs: a codec per chunk shape).  Else (a 0-d array) the grid
+is cut, per dimension, into its
 runs of equal edges (``RectilinearChunkGrid.runs``); a product of runs, one per
 dimension, is a *part*: a regular grid of the run's edges over a box of the array,
 stored under the array's own keys (chunk coordinates offset by the part's first
