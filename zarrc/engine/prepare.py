@@ -67,21 +67,16 @@ class Prepared:
 
 
 def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
-            write_empty_chunks: bool = False, first: tuple[int, ...] | None = None) -> Prepared:
+            write_empty_chunks: bool = False) -> Prepared:
     """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
     MetadataError for codecs the engine cannot run together.  A rectilinear array
-    is read and written over its whole grid (``_prepare_rectilinear``); ``first``:
-    the array prepared is one chunk (or a part) of such a grid, whose chunk
-    ``(0, ...)`` is the whole array's chunk ``first``."""
+    is read and written over its whole grid (``_prepare_rectilinear``)."""
     prefix = key_prefix(path)
     encoding = ChunkKeyEncoding.from_metadata(md)
-    if md.zarr_format == 3 and md.chunk_edges is not None and first is None:
+    if md.zarr_format == 3 and md.chunk_edges is not None:
         return _prepare_rectilinear(store, path, md, write_empty_chunks, encoding)
-    shift = None if first is None or not any(first) else np.array(first, np.int64)
 
     def chunk_keys(coords: np.ndarray) -> list[str]:
-        if shift is not None:
-            coords = np.asarray(coords, np.int64) + shift
         return encoding.encode_many(coords, prefix)
 
     v2_steps = None
@@ -96,10 +91,10 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
             chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks, chunk_keys)
     chunked.prefix = prefix
     chunked.files = store.file_prefix(prefix)
-    if chunked.files is not None and md.shape and shift is None:
+    if chunked.files is not None and md.shape:
         chunked.path_head = chunked.files + encoding.lead.encode()
     chunked.path_separator = encoding.separator.encode()
-    strategy = _strategy(chunked, md, encoding, inner_chain, v2_steps, shift)
+    strategy = _strategy(chunked, md, encoding, inner_chain, v2_steps)
     return Prepared(strategy, encoding, codec_chain, inner_chain)
 
 
@@ -112,22 +107,19 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
     ShardLevel's ``offsets``: the shards' cumulative edges; one level of shard files
     behind the BasicReader, given where each shard starts); codecs only Python runs
     by the Python strategy over the whole grid (``GridCodecs``: each chunk shape's
-    codec, prepared as a one-chunk regular array's when first met); else (0-d)
-    through its parts, prepared as regular arrays."""
+    codec, prepared as a one-chunk regular array's when first met); a 0-d array as
+    its one chunk."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
 
-    def make_part(shape: tuple[int, ...], chunks: tuple[int, ...], first: tuple[int, ...]) -> Strategy:
-        part_md = dataclasses.replace(md, shape=shape, chunk_shape=chunks, chunk_edges=None)
-        return prepare(store, path, part_md, write_empty_chunks, first).strategy
-
-    # the first chunk's part, regular, tells the codec chains and the inner chunks
+    # the first chunk, prepared as a regular array, tells the codec chains and the inner chunks
     one = prepare(store, path, dataclasses.replace(md, shape=tuple(max(1, c) for c in md.chunk_shape),
-                                                   chunk_edges=None), write_empty_chunks, (0,) * md.ndim)
+                                                   chunk_edges=None), write_empty_chunks)
     sample = one.strategy.arr
-    inner = sample.chunks if sample.levels else None
+    if not md.shape:             # (0-d: the array is its one chunk)
+        return one
     prefix = key_prefix(path)
-    if sample.levels and sample.chain is not None and sample.codec is None and md.shape:
+    if sample.levels and sample.chain is not None and sample.codec is None:
         # sharded (nested too), a native chain: the sharded strategy over the whole
         # grid, its top level's shards located by a boundary search (ShardLevel.offsets;
         # the levels inside are regular: their shapes are the codecs' chunk_shape)
@@ -145,12 +137,12 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
         native = ShardedStrategy(sharded)
         return Prepared(BasicStrategy(native) if takes_basic(sharded) else native, encoding, one.codec_chain,
                         one.inner_chain)
-    if sample.codec is not None and md.shape:
+    if sample.codec is not None:
         # codecs only Python runs: the Python strategy over the whole grid, planned on
         # its boundaries, with the codec of each chunk shape (made once per shape)
         def codec_of(shape: tuple[int, ...]) -> Any:
             return prepare(store, path, dataclasses.replace(md, shape=shape, chunk_shape=shape, chunk_edges=None),
-                           write_empty_chunks, (0,) * md.ndim).strategy.arr.codec
+                           write_empty_chunks).strategy.arr.codec
         python = ChunkedArray(
             shape=md.shape, chunks=grid.dims, dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
             chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store, name=path,
@@ -158,34 +150,32 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
             fill_object=sample.fill_object, prefix=prefix, files=store.file_prefix(prefix),
             path_separator=encoding.separator.encode())
         return Prepared(PythonStrategy(python), encoding, one.codec_chain, one.inner_chain)
+    # unsharded, a native chain: read and written through the whole grid (engine.rectilinear)
+    assert sample.chain is not None and not sample.levels
     chunked = ChunkedArray(
-        shape=md.shape, chunks=planning_chunks(grid, inner), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
+        shape=md.shape, chunks=planning_chunks(grid), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
         chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,
         name=path, write_empty_chunks=write_empty_chunks, fill_object=sample.fill_object, prefix=prefix,
         files=store.file_prefix(prefix), path_separator=encoding.separator.encode())
-    shapes = reader = None
-    if sample.chain is not None and not sample.levels and sample.codec is None and md.shape:
-        # unsharded, a native chain: read through the whole grid (engine.rectilinear)
-        inner_chain, dtype = one.inner_chain, sample.dtype
-        assert inner_chain is not None
-        shapes = ShapeChains(grid, lambda shape: inner_chain.prepare(shape, dtype))
-        if chunked.files is not None:
-            chunked.path_head = chunked.files + encoding.lead.encode()
-            reader = shapes.reader(chunked)
-    strategy = RectilinearStrategy(chunked, grid, make_part, inner, shapes, reader)
-    return Prepared(strategy, encoding, one.codec_chain, one.inner_chain)
+    inner_chain, dtype = one.inner_chain, sample.dtype
+    assert inner_chain is not None
+    shapes = ShapeChains(grid, lambda shape: inner_chain.prepare(shape, dtype))
+    reader = None
+    if chunked.files is not None:
+        chunked.path_head = chunked.files + encoding.lead.encode()
+        reader = shapes.reader(chunked)
+    return Prepared(RectilinearStrategy(chunked, shapes, reader), encoding, one.codec_chain, one.inner_chain)
 
 
 def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
-              inner_chain: CodecChain | None, v2_steps: list[NativeStep] | None,
-              shift: np.ndarray | None = None) -> Strategy:
+              inner_chain: CodecChain | None, v2_steps: list[NativeStep] | None) -> Strategy:
     """The strategy for ``chunked`` (see the module docstring)."""
     if chunked.codec is not None:
         return PythonStrategy(chunked)
     native = ShardedStrategy(chunked) if chunked.levels else NativeStrategy(chunked)
     if takes_basic(chunked):
         return BasicStrategy(native)
-    if chunked.levels or not md.shape or shift is not None:
+    if chunked.levels or not md.shape:
         return native
     point = _point_layout(md, inner_chain, v2_steps)
     if point is None:
