@@ -104,7 +104,6 @@ def test_edges_boundary_search():
     e = Edges([5, 25, 30], 55)
     assert e.nchunks == 3 and e.sizes() == (5, 25, 25)
     assert e.chunk_of(np.array([0, 4, 5, 29, 30, 54])).tolist() == [0, 0, 1, 1, 2, 2]
-    assert e.runs() == [(0, 1, 5), (1, 2, 25), (2, 3, 30)]
     assert Edges([4, 4, 4, 4], 9).nchunks == 3
 
 
