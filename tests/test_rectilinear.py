@@ -104,7 +104,6 @@ def test_edges_boundary_search():
     e = Edges([5, 25, 30], 55)
     assert e.nchunks == 3 and e.sizes() == (5, 25, 25)
     assert e.chunk_of(np.array([0, 4, 5, 29, 30, 54])).tolist() == [0, 0, 1, 1, 2, 2]
-    assert e.runs() == [(0, 1, 5), (1, 2, 25), (2, 3, 30)]
     assert Edges([4, 4, 4, 4], 9).nchunks == 3
 
 
@@ -371,3 +370,17 @@ def test_boxes_across_runs_and_shards(tmp_path, sharded):
     for bad in [(shape[0],), (0, -shape[1] - 1)]:
         with pytest.raises(IndexError):
             a[bad]
+
+
+def test_a_0d_array_on_a_rectilinear_grid_is_its_one_chunk():
+    """A 0-d array whose document names the rectilinear grid (no edges): read and
+    written as its one chunk, as a regular 0-d array is (key ``c``)."""
+    store = zarrc.storage.MemoryStore()
+    zarrc.create_array(store, shape=(), dtype="i4", fill_value=3)
+    doc = json.loads(bytes(store.get("zarr.json")))
+    doc["chunk_grid"] = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": []}}
+    store.set("zarr.json", json.dumps(doc).encode())
+    a = zarrc.open_array(store)
+    assert a[...] == 3
+    a[...] = 5
+    assert zarrc.open_array(store)[()] == 5 and sorted(store.list_prefix("")) == ["c", "zarr.json"]

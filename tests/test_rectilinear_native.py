@@ -2,10 +2,9 @@
 (engine/rectilinear.ShapeChains): the planners' boundary search (plan.pyx
 plan_basic / plan_points with ``bounds``) against zarrc.core.indexing's projection
 on the grid's Edges; every selection kind against numpy on plain, run-length and
-irregular grids, on a store of files (the one-call BasicReader) and in memory, with
-no regular part ever made; grids whose last edge ends past the array (a shrunk
-array); errors naming the chunk key.  Sharded rectilinear arrays (the sharded
-strategy over the whole grid, no part made either) are compared with numpy alike."""
+irregular grids, on a store of files (the one-call BasicReader) and in memory; grids
+whose last edge ends past the array (a shrunk array); errors naming the chunk key.  Sharded rectilinear arrays (the sharded
+strategy over the whole grid) are compared with numpy alike."""
 
 from __future__ import annotations
 
@@ -26,14 +25,6 @@ GRIDS = {
     "one dimension": ((75,), [[1, 2, 3, 4, 5, 60]]),
 }
 ZSTD = [{"name": "zstd", "configuration": {"level": 1}}]
-
-
-@pytest.fixture
-def no_parts(monkeypatch):
-    """Fail if a regular part of the grid is made (the sharded arrays' path)."""
-    def refuse(self, key):
-        raise AssertionError(f"part {key} made: the read did not go through the whole grid")
-    monkeypatch.setattr(RectilinearStrategy, "part", refuse)
 
 
 def _make(store, grid, compressors, fill=-7):
@@ -94,7 +85,7 @@ def test_kernel_plans_on_the_boundaries_as_indexing_does(grid):
 @pytest.mark.parametrize("compressors", [None, ZSTD], ids=["raw", "zstd"])
 @pytest.mark.parametrize("on", ["files", "memory"])
 @pytest.mark.parametrize("grid", list(GRIDS))
-def test_every_selection_kind_through_the_whole_grid(tmp_path, no_parts, grid, on, compressors):
+def test_every_selection_kind_through_the_whole_grid(tmp_path, grid, on, compressors):
     store = str(tmp_path / "a") if on == "files" else {}
     a, data = _make(store, grid, compressors)
     strategy = a._engine
@@ -136,7 +127,7 @@ def test_every_selection_kind_through_the_whole_grid(tmp_path, no_parts, grid, o
     np.testing.assert_array_equal(a[...], data)
 
 
-def test_a_box_is_one_native_call(tmp_path, no_parts, monkeypatch):
+def test_a_box_is_one_native_call(tmp_path, monkeypatch):
     a, data = _make(str(tmp_path / "a"), "irregular", ZSTD)
 
     def general(self, selection):
@@ -147,7 +138,7 @@ def test_a_box_is_one_native_call(tmp_path, no_parts, monkeypatch):
         np.testing.assert_array_equal(a[sel], data[sel])
 
 
-def test_a_box_of_rectilinear_shards_is_one_native_call(tmp_path, no_parts, monkeypatch):
+def test_a_box_of_rectilinear_shards_is_one_native_call(tmp_path, monkeypatch):
     """Ints and slices of a rectilinear grid's shard files: the BasicReader locates
     each inner chunk's shard by a boundary search (``shard_starts``), in one call,
     also with shards missing and a last shard ending past the array."""
@@ -175,7 +166,7 @@ def test_a_box_of_rectilinear_shards_is_one_native_call(tmp_path, no_parts, monk
         np.testing.assert_array_equal(b[sel], data[sel], err_msg=str(sel))
 
 
-def test_missing_chunks_fill_and_fill_chunks_are_deleted(tmp_path, no_parts):
+def test_missing_chunks_fill_and_fill_chunks_are_deleted(tmp_path):
     root = tmp_path / "a"
     a = zarrc.create_array(str(root), shape=(60, 44), chunks=GRIDS["plain"][1], dtype="i4", fill_value=-1)
     a[0:5, 7:14] = 3
@@ -190,7 +181,7 @@ def test_missing_chunks_fill_and_fill_chunks_are_deleted(tmp_path, no_parts):
 
 
 @pytest.mark.parametrize("on", ["files", "memory"])
-def test_edges_ending_past_the_array(tmp_path, no_parts, on):
+def test_edges_ending_past_the_array(tmp_path, on):
     """A shrunk array keeps its edges: the last chunk of a dimension is stored whole,
     of its own edge, though the array ends inside it."""
     store = str(tmp_path / "a") if on == "files" else {}
@@ -220,7 +211,7 @@ def test_a_corrupt_chunk_is_named(tmp_path):
     np.testing.assert_array_equal(a[:5], data[:5])
 
 
-def test_sharded_rectilinear_every_kind(tmp_path, no_parts):
+def test_sharded_rectilinear_every_kind(tmp_path):
     shape = (60, 48, 5)
     a = zarrc.create_array(str(tmp_path / "s"), shape=shape, chunks=(4, 12, 5), dtype="i4",
                            shards=[[20, 16, 24], [24, 12, 12], 5], fill_value=-1, compressors=ZSTD)
@@ -302,7 +293,7 @@ def batches(monkeypatch):
 
 @pytest.mark.parametrize("on", ["files", "memory"])
 @pytest.mark.parametrize("filters", [None, [{"name": "transpose", "configuration": {"order": [1, 0]}}]])
-def test_many_shapes_are_one_batch(tmp_path, no_parts, batches, on, filters):
+def test_many_shapes_are_one_batch(tmp_path, batches, on, filters):
     a, data = _many(str(tmp_path / "a") if on == "files" else zarrc.storage.MemoryStore(), filters)
     rng = np.random.default_rng(3)
     rows, cols = np.sort(rng.choice(300, 120, replace=False)), np.sort(rng.choice(300, 90, replace=False))

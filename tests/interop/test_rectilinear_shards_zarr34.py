@@ -2,9 +2,10 @@
 zarr-python allows it: regular inner chunks dividing every shard edge): read and
 written through the sharded strategy over the whole grid (shards located by a
 boundary search, ``ShardLevel.offsets``, and the BasicReader's ``shard_starts`` for
-ints and slices of shard files; no regular part made), every selection
-kind against what zarr-python reads and writes, partial writes, resize and append.
-Skips with zarr-python 3.1, which has no rectilinear grid."""
+ints and slices of shard files), every selection
+kind against what zarr-python reads and writes, partial writes, resize and append;
+nested sharding (sub-shards inside the rectilinear shards) alike.  Skips with
+zarr-python 3.1, which has no rectilinear grid."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import pytest
 
 import zarrc
 from zarrc.engine.basic import BasicStrategy
-from zarrc.engine.rectilinear import RectilinearStrategy
 from zarrc.engine.sharding.strategy import ShardedStrategy
 
 zarr = pytest.importorskip("zarr")
@@ -30,10 +30,7 @@ REF = np.arange(np.prod(SHAPE), dtype="i4").reshape(SHAPE)
 
 
 @pytest.fixture(autouse=True)
-def _rectilinear_enabled(monkeypatch):
-    def refuse(self, key):
-        raise AssertionError(f"part {key} made: not read through the whole grid")
-    monkeypatch.setattr(RectilinearStrategy, "part", refuse)
+def _rectilinear_enabled():
     with zarr.config.set({"array.rectilinear_chunks": True}):
         yield
 
@@ -157,3 +154,87 @@ def test_a_damaged_index_entry_is_named_in_its_shard(tmp_path):
     with pytest.raises(zarrc.errors.CodecError, match=r"c/1/1/0 .*inner chunk \(1, 1, 0\).*chunk \(3, 3, 0\)"):
         b[12:16, 18:24]
     np.testing.assert_array_equal(b[:8], REF[:8])
+
+
+# ------------------------------------------------------------------ nested sharding
+# shards on an irregular grid holding sub-shards of (4, 6) holding inner chunks of
+# (2, 3): the sharded strategy over the whole grid too (no part made)
+NESTED_SHAPE = (44, 48)
+NESTED_EDGES = [[8, 12, 20, 4], [12, 6, 30]]
+NESTED_REF = np.arange(np.prod(NESTED_SHAPE), dtype="i4").reshape(NESTED_SHAPE)
+
+
+def _nested(lib, path):
+    if lib is zarr:
+        from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
+        index = [BytesCodec(), Crc32cCodec()]
+        serializer: object = ShardingCodec(chunk_shape=(4, 6), index_codecs=index, codecs=[ShardingCodec(
+            chunk_shape=(2, 3), codecs=[BytesCodec(), ZstdCodec(level=1)], index_codecs=index)])
+    else:
+        le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+        def sharding(chunk, codecs):
+            return {"name": "sharding_indexed", "configuration": {
+                "chunk_shape": chunk, "codecs": codecs, "index_codecs": [le, {"name": "crc32c"}],
+                "index_location": "end"}}
+        serializer = sharding([4, 6], [sharding([2, 3], [le, {"name": "zstd", "configuration": {"level": 1}}])])
+    return lib.create_array(str(path), shape=NESTED_SHAPE, chunks=NESTED_EDGES, dtype="i4", fill_value=-1,
+                            compressors=None, serializer=serializer)
+
+
+def _nested_selections():
+    rng = np.random.default_rng(8)
+    pts = tuple(rng.integers(0, n, 60) for n in NESTED_SHAPE)
+    mask = rng.random(NESTED_SHAPE) < 0.1
+    rows = np.array([0, 7, 8, 19, 20, 39, 40, 43])
+    return [
+        ("basic", lambda a: a[...], lambda r: r),
+        ("basic", lambda a: a[3:41:3, 10:47], lambda r: r[3:41:3, 10:47]),
+        ("basic", lambda a: a[21, -1], lambda r: r[21, -1]),
+        ("orthogonal", lambda a: a.oindex[rows, 5:45:4], lambda r: r[np.ix_(rows, np.arange(5, 45, 4))]),
+        ("coordinate", lambda a: a.vindex[pts], lambda r: r[pts]),
+        ("mask", lambda a: a.vindex[mask], lambda r: r[mask]),
+        ("block", lambda a: a.blocks[1:3, 1], lambda r: r[8:40, 12:18]),
+    ]
+
+
+def test_nested_zarr_python_writes_zarrc_reads_every_kind(tmp_path):
+    z = _nested(zarr, tmp_path)
+    z[:] = NESTED_REF
+    z[8:12, 12:18] = -1                  # a sub-shard left empty
+    ref = NESTED_REF.copy()
+    ref[8:12, 12:18] = -1
+    a = zarrc.open_array(str(tmp_path))
+    assert type(a._engine) is ShardedStrategy and len(a._chunked.levels) == 2
+    assert a.read_chunk_sizes == z.read_chunk_sizes and a.write_chunk_sizes == z.write_chunk_sizes
+    assert a.nchunks_initialized == z.nchunks_initialized
+    for kind, read, want in _nested_selections():
+        np.testing.assert_array_equal(read(a), want(ref), err_msg=kind)
+
+
+def test_nested_zarrc_writes_zarr_python_reads(tmp_path):
+    z = _nested(zarr, tmp_path / "z")
+    a = _nested(zarrc, tmp_path / "c")
+    rng = np.random.default_rng(12)
+    pts = tuple(rng.integers(0, n, 30) for n in NESTED_SHAPE)
+    writes = [
+        lambda x: x.__setitem__(Ellipsis, NESTED_REF),
+        lambda x: x.__setitem__(np.s_[3:30, 5:41:2], 7),
+        lambda x: x.oindex.__setitem__((np.array([0, 8, 29, 43]), slice(None)), 8),
+        lambda x: x.vindex.__setitem__(pts, 9),
+        lambda x: x.vindex.__setitem__(NESTED_REF % 97 == 0, 10),
+        lambda x: x.blocks.__setitem__((2, 2), 11),
+        lambda x: x.__setitem__(np.s_[8:20, :], -1),           # whole shards to fill
+    ]
+    for w in writes:
+        w(z)
+        w(a)
+        np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "c"))[...], z[...])
+    assert sorted(_files(tmp_path / "c")) == sorted(_files(tmp_path / "z"))     # (emptied shards deleted)
+    for x in (z, a):
+        x.resize((30, 40))               # (zarr-python keeps the cut shards' outside: overwritten below)
+        x.resize((44, 54))
+        x[25:, :] = 3
+        x[:, 35:] = 4
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "c"))[...], z[...])
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "z"))[...], z[...])

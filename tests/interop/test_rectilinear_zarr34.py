@@ -127,3 +127,30 @@ def test_tensorstore_has_no_rectilinear_grid(tmp_path):
     zarrc.create_array(str(tmp_path), shape=SHAPE, dtype="i4", chunks=[[5, 25, 30], 30])
     with pytest.raises(ValueError, match="regular"):
         ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path)}}).result()
+
+
+# codecs only Python runs (zarrc's Python strategy over the whole grid, a codec per
+# chunk shape): variable-length strings, plain and in shards
+STRINGS = np.arange(6000).astype(str).astype(object).reshape(SHAPE)
+STRING_LAYOUTS = {"strings": {"chunks": [[5, 25, 30], [40, 60]]},
+                  "sharded strings": {"chunks": (5, 20), "shards": [[10, 20, 30], [40, 60]]}}
+
+
+@pytest.mark.parametrize("layout", STRING_LAYOUTS)
+def test_strings_both_ways(tmp_path, layout):
+    from zarrc.engine.python import PythonStrategy
+
+    z = zarr.create_array(str(tmp_path / "z"), shape=SHAPE, dtype=str, **STRING_LAYOUTS[layout])
+    a = zarrc.create_array(str(tmp_path / "c"), shape=SHAPE, dtype=str, **STRING_LAYOUTS[layout])
+    assert type(a._engine) is PythonStrategy
+    for x in (z, a):
+        x[:] = STRINGS
+        x[3:40, 17:80] = "w"
+        x.vindex[[0, 59, 31], [99, 0, 40]] = "p"
+    want = STRINGS.copy()
+    want[3:40, 17:80] = "w"
+    want[[0, 59, 31], [99, 0, 40]] = "p"
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "z"))[:], want)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "c"))[:], want)
+    np.testing.assert_array_equal(zarrc.open_array(str(tmp_path / "z")).oindex[[4, 40], 38:62],
+                                  want[np.ix_([4, 40], np.arange(38, 62))])

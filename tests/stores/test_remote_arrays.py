@@ -34,16 +34,18 @@ def remote(request, s3_server):  # noqa: F811
     return store_from_url(f"memory://zarrc-arrays-{uuid.uuid4().hex}", "w")
 
 
-@pytest.mark.parametrize("layout", ["v3", "v2", "sharded", "rectilinear shards"])
+@pytest.mark.parametrize("layout", ["v3", "v2", "sharded", "rectilinear shards", "nested rectilinear shards"])
 def test_write_read_round_trip(remote, layout):
     data = _data((37, 29))
-    kwargs = {"zarr_format": 2} if layout == "v2" else {}
+    kwargs: dict = {"chunks": (10, 8), **({"zarr_format": 2} if layout == "v2" else {})}
     if layout == "sharded":
         kwargs["shards"] = (20, 16)
     if layout == "rectilinear shards":          # (conditional writes of shards of two sizes)
         kwargs["shards"] = [[10, 30], [16, 16]]
-    shape = (40, 32) if layout == "rectilinear shards" else data.shape
-    arr = zarrc.create_array(remote, name="x", shape=shape, dtype=data.dtype, chunks=(10, 8), **kwargs)
+    if layout == "nested rectilinear shards":   # (shards of two sizes, sub-shards of (10, 8) inside)
+        kwargs = {"chunks": [[10, 30], [16, 16]], "compressors": None, "serializer": _nested((10, 8), (5, 4))}
+    shape = (40, 32) if "rectilinear" in layout else data.shape
+    arr = zarrc.create_array(remote, name="x", shape=shape, dtype=data.dtype, **kwargs)
     arr.resize(data.shape)                  # (the last shards end past the array)
     arr[:] = data
     arr[3:9, 20:] = -1                      # a partial write: read-modify-write of chunks / shards
@@ -55,8 +57,17 @@ def test_write_read_round_trip(remote, layout):
                                   data[[0, 36, 17], [28, 0, 5]])
     keys = set(remote.list_prefix("x/"))
     assert ("x/.zarray" if layout == "v2" else "x/zarr.json") in keys
-    expected_chunks = (2 * 2) if "shards" in kwargs else (4 * 4)
+    expected_chunks = (2 * 2) if "shard" in layout else (4 * 4)
     assert len([k for k in keys if "zarr" not in k and not k.startswith("x/.")]) == expected_chunks
+
+
+def _nested(middle, inner) -> dict:
+    le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    def sharding(chunk, codecs):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(chunk), "codecs": codecs, "index_codecs": [le], "index_location": "end"}}
+    return sharding(middle, [sharding(inner, [le, {"name": "zstd", "configuration": {"level": 1}}])])
 
 
 def test_missing_chunks_read_as_fill_value(remote):

@@ -9,8 +9,7 @@ Rectilinear: along a dimension given by edges (e0, e1, ...), chunk k covers
 [o_k, o_k + e_k) with o the cumulative edges; a dimension given by a bare step is
 regular.  ``Edges`` is one such dimension (the planner's boundary search:
 ``zarrc.core.indexing`` takes an ``Edges`` where it takes a chunk length);
-``RectilinearChunkGrid`` the whole grid and its decomposition into ``runs``: the
-maximal ranges of equal edges, whose products are regular grids.
+``RectilinearChunkGrid`` the whole grid.
 """
 
 from __future__ import annotations
@@ -191,16 +190,6 @@ class Edges:
         ends = np.minimum(self.offsets[1:self.nchunks + 1], self.size)
         return tuple(int(n) for n in ends - self.offsets[:self.nchunks])
 
-    def runs(self) -> list[tuple[int, int, int]]:
-        """The maximal ranges of chunks (among the first ``nchunks``) of one edge
-        length: (first chunk, end chunk, edge)."""
-        e = self.edges[:self.nchunks]
-        if not e.size:
-            return []
-        starts = np.flatnonzero(np.r_[True, e[1:] != e[:-1]])
-        ends = np.r_[starts[1:], e.size]
-        return [(int(a), int(b), int(e[a])) for a, b in zip(starts, ends)]
-
 
 def dim_edges(spec: int | Sequence[int], size: int) -> int | Edges:
     """A rectilinear grid's dimension for the planner: a bare step stays an int
@@ -242,17 +231,6 @@ class RectilinearChunkGrid:
         return tuple(d.sizes() if isinstance(d, Edges)
                      else tuple(min(d, n - i) for i in range(0, n, d))
                      for d, n in zip(self.dims, self.shape))
-
-    def runs(self) -> list[list[tuple[int, int, int]]]:
-        """Per dimension, its runs of equal edges ((first chunk, end chunk, edge));
-        a regular dimension is one run."""
-        return [d.runs() if isinstance(d, Edges) else ([(0, g, d)] if g else [])
-                for d, g in zip(self.dims, self.grid_shape)]
-
-    def offset(self, dim: int, chunk: int) -> int:
-        """The first element of chunk ``chunk`` along ``dim``."""
-        d = self.dims[dim]
-        return int(d.offsets[chunk]) if isinstance(d, Edges) else chunk * d
 
     def all_chunk_coords(self) -> np.ndarray:
         """Every chunk coordinate in C order, as an (nchunks, ndim) int64 array."""

@@ -9,7 +9,7 @@ is the strategy's own ``read`` (``Array.__getitem__`` calls it)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -89,10 +89,6 @@ def write(strategy: Strategy, selection: Any, value: Any, *, planned: bool = Fal
     check_operand(arr, dims, value, "value")
     if not value.size:
         return
-    if strategy.locks_per_part:          # (a rectilinear array: each part locks its own keys)
-        for part, sub, part_value in strategy.write_parts(dims, value):
-            _locked_write(part, sub, part_value)
-        return
     _locked_write(strategy, dims, value)
 
 
@@ -112,16 +108,8 @@ def _locked_write(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) ->
 @contextmanager
 def hold_all(strategy: Strategy, dims: indexing.Plan) -> Iterator[None]:
     """Hold the locks of every stored key ``dims`` touches (locked.hold_all), for a
-    read of the selection followed by a write of it; a rectilinear array's part by
-    part, in the parts' order (the same in every writer)."""
-    if not strategy.locks_per_part:
-        with locked.hold_all(strategy.arr, dims):
-            yield
-        return
-    placeholder = np.zeros(indexing.dims_shape(dims), strategy.arr.dtype)
-    with ExitStack() as stack:
-        for part, sub, _ in strategy.write_parts(dims, placeholder):
-            stack.enter_context(locked.hold_all(part.arr, sub))
+    read of the selection followed by a write of it."""
+    with locked.hold_all(strategy.arr, dims):
         yield
 
 

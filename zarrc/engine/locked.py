@@ -165,7 +165,7 @@ def _points_coords(arr: ChunkedArray, points: indexing.Points, partial_only: boo
     if not arr.levels:                 # (unsharded: a point's chunk is stored whole)
         touched, inverse = np.unique(points.coords, axis=0, return_inverse=True)
         ninner: Any = 1
-    elif arr.levels[0].offsets is not None:     # (a rectilinear grid's shards, one level)
+    elif arr.levels[0].offsets is not None:     # (a rectilinear grid's shards, nested too)
         top, inner = arr.levels[0], np.asarray(arr.chunks, np.int64)
         touched, inverse = np.unique(top.shards_at(points.coords * inner), axis=0, return_inverse=True)
         grid = np.array([-(-s // c) for s, c in zip(arr.shape, arr.chunks)], np.int64)

@@ -31,7 +31,7 @@ from zarrc.core.chunk_key import ChunkKeyEncoding
 from zarrc.engine.basic import BasicStrategy, takes_basic
 from zarrc.engine.native import NativeStrategy
 from zarrc.engine.point import PointStrategy
-from zarrc.engine.python import PythonStrategy
+from zarrc.engine.python import GridCodecs, PythonStrategy
 from zarrc.engine.rectilinear import RectilinearStrategy, ShapeChains, planning_chunks
 from zarrc.engine.sharding.codec import chunk_codec, listed_chain, needs_whole_shards
 from zarrc.engine.sharding.index import ShardIndexCache, ShardLevel, sharding_levels
@@ -67,21 +67,16 @@ class Prepared:
 
 
 def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
-            write_empty_chunks: bool = False, first: tuple[int, ...] | None = None) -> Prepared:
+            write_empty_chunks: bool = False) -> Prepared:
     """Prepare the array at ``path`` of ``store`` with metadata ``md``.  Raises
     MetadataError for codecs the engine cannot run together.  A rectilinear array
-    gets a ``RectilinearStrategy`` whose parts are prepared here too, as regular
-    arrays whose chunk ``(0, ...)`` is the whole array's chunk ``first`` (one level
-    of sharding with a native chain: a ``ShardedStrategy`` over the whole grid)."""
+    is read and written over its whole grid (``_prepare_rectilinear``)."""
     prefix = key_prefix(path)
     encoding = ChunkKeyEncoding.from_metadata(md)
-    if md.zarr_format == 3 and md.chunk_edges is not None and first is None:
+    if md.zarr_format == 3 and md.chunk_edges is not None:
         return _prepare_rectilinear(store, path, md, write_empty_chunks, encoding)
-    shift = None if first is None or not any(first) else np.array(first, np.int64)
 
     def chunk_keys(coords: np.ndarray) -> list[str]:
-        if shift is not None:
-            coords = np.asarray(coords, np.int64) + shift
         return encoding.encode_many(coords, prefix)
 
     v2_steps = None
@@ -96,10 +91,10 @@ def prepare(store: Any, path: str, md: ArrayMetadataV3 | ArrayMetadataV2,
             chunked, inner_chain = _prepare_v3(md, codec_chain, store, path, write_empty_chunks, chunk_keys)
     chunked.prefix = prefix
     chunked.files = store.file_prefix(prefix)
-    if chunked.files is not None and md.shape and shift is None:
+    if chunked.files is not None and md.shape:
         chunked.path_head = chunked.files + encoding.lead.encode()
     chunked.path_separator = encoding.separator.encode()
-    strategy = _strategy(chunked, md, encoding, inner_chain, v2_steps, shift)
+    strategy = _strategy(chunked, md, encoding, inner_chain, v2_steps)
     return Prepared(strategy, encoding, codec_chain, inner_chain)
 
 
@@ -107,34 +102,34 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
                          encoding: ChunkKeyEncoding) -> Prepared:
     """A rectilinear array (engine.rectilinear): unsharded with a native chain, read
     and written through the whole grid (ShapeChains: a chain per chunk shape; the
-    whole grid's BasicReader for plain chunk files); sharded once with a native
-    chain, by the sharded strategy over the whole grid (its top ShardLevel's
-    ``offsets``: the shards' cumulative edges; for shard files behind the
-    BasicReader, given where each shard starts); else (nested shards, codecs only
-    Python runs) through its parts, prepared as regular arrays."""
+    whole grid's BasicReader for plain chunk files); sharded with a native
+    chain, nested too, by the sharded strategy over the whole grid (its top
+    ShardLevel's ``offsets``: the shards' cumulative edges; one level of shard files
+    behind the BasicReader, given where each shard starts); codecs only Python runs
+    by the Python strategy over the whole grid (``GridCodecs``: each chunk shape's
+    codec, prepared as a one-chunk regular array's when first met); a 0-d array as
+    its one chunk."""
     assert md.chunk_edges is not None
     grid = RectilinearChunkGrid(md.shape, md.chunk_edges)
 
-    def make_part(shape: tuple[int, ...], chunks: tuple[int, ...], first: tuple[int, ...]) -> Strategy:
-        part_md = dataclasses.replace(md, shape=shape, chunk_shape=chunks, chunk_edges=None)
-        return prepare(store, path, part_md, write_empty_chunks, first).strategy
-
-    # the first chunk's part, regular, tells the codec chains and the inner chunks
+    # the first chunk, prepared as a regular array, tells the codec chains and the inner chunks
     one = prepare(store, path, dataclasses.replace(md, shape=tuple(max(1, c) for c in md.chunk_shape),
-                                                   chunk_edges=None), write_empty_chunks, (0,) * md.ndim)
+                                                   chunk_edges=None), write_empty_chunks)
     sample = one.strategy.arr
-    inner = sample.chunks if sample.levels else None
+    if not md.shape:             # (0-d: the array is its one chunk)
+        return one
     prefix = key_prefix(path)
-    if len(sample.levels) == 1 and sample.chain is not None and sample.codec is None and md.shape:
-        # one level of sharding, a native chain: the sharded strategy over the whole
-        # grid, its shards located by a boundary search (ShardLevel.offsets)
+    if sample.levels and sample.chain is not None and sample.codec is None:
+        # sharded (nested too), a native chain: the sharded strategy over the whole
+        # grid, its top level's shards located by a boundary search (ShardLevel.offsets;
+        # the levels inside are regular: their shapes are the codecs' chunk_shape)
         top = sample.levels[0]
         level = ShardLevel(top.codec, tuple(int(d.edges.max()) if isinstance(d, Edges) else d for d in grid.dims),
                            top.inner_shape, tuple(d.offsets if isinstance(d, Edges) else None for d in grid.dims))
         sharded = ChunkedArray(
             shape=md.shape, chunks=sample.chunks, dtype=sample.dtype, fill=sample.fill, chain=sample.chain,
             chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store, name=path,
-            write_empty_chunks=write_empty_chunks, levels=(level,), shard_cache=ShardIndexCache(),
+            write_empty_chunks=write_empty_chunks, levels=(level, *sample.levels[1:]), shard_cache=ShardIndexCache(),
             fill_object=sample.fill_object, prefix=prefix, files=store.file_prefix(prefix),
             path_separator=encoding.separator.encode())
         if sharded.files is not None:
@@ -142,34 +137,45 @@ def _prepare_rectilinear(store: Any, path: str, md: ArrayMetadataV3, write_empty
         native = ShardedStrategy(sharded)
         return Prepared(BasicStrategy(native) if takes_basic(sharded) else native, encoding, one.codec_chain,
                         one.inner_chain)
+    if sample.codec is not None:
+        # codecs only Python runs: the Python strategy over the whole grid, planned on
+        # its boundaries, with the codec of each chunk shape (made once per shape)
+        def codec_of(shape: tuple[int, ...]) -> Any:
+            return prepare(store, path, dataclasses.replace(md, shape=shape, chunk_shape=shape, chunk_edges=None),
+                           write_empty_chunks).strategy.arr.codec
+        python = ChunkedArray(
+            shape=md.shape, chunks=grid.dims, dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
+            chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store, name=path,
+            write_empty_chunks=write_empty_chunks, codec=GridCodecs(grid.dims, codec_of),
+            fill_object=sample.fill_object, prefix=prefix, files=store.file_prefix(prefix),
+            path_separator=encoding.separator.encode())
+        return Prepared(PythonStrategy(python), encoding, one.codec_chain, one.inner_chain)
+    # unsharded, a native chain: read and written through the whole grid (engine.rectilinear)
+    assert sample.chain is not None and not sample.levels
     chunked = ChunkedArray(
-        shape=md.shape, chunks=planning_chunks(grid, inner), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
+        shape=md.shape, chunks=planning_chunks(grid), dtype=sample.dtype, fill=sample.fill,  # type: ignore[arg-type]
         chain=None, chunk_keys=lambda coords: encoding.encode_many(coords, prefix), store=store,
         name=path, write_empty_chunks=write_empty_chunks, fill_object=sample.fill_object, prefix=prefix,
         files=store.file_prefix(prefix), path_separator=encoding.separator.encode())
-    shapes = reader = None
-    if sample.chain is not None and not sample.levels and sample.codec is None and md.shape:
-        # unsharded, a native chain: read through the whole grid (engine.rectilinear)
-        inner_chain, dtype = one.inner_chain, sample.dtype
-        assert inner_chain is not None
-        shapes = ShapeChains(grid, lambda shape: inner_chain.prepare(shape, dtype))
-        if chunked.files is not None:
-            chunked.path_head = chunked.files + encoding.lead.encode()
-            reader = shapes.reader(chunked)
-    strategy = RectilinearStrategy(chunked, grid, make_part, inner, shapes, reader)
-    return Prepared(strategy, encoding, one.codec_chain, one.inner_chain)
+    inner_chain, dtype = one.inner_chain, sample.dtype
+    assert inner_chain is not None
+    shapes = ShapeChains(grid, lambda shape: inner_chain.prepare(shape, dtype))
+    reader = None
+    if chunked.files is not None:
+        chunked.path_head = chunked.files + encoding.lead.encode()
+        reader = shapes.reader(chunked)
+    return Prepared(RectilinearStrategy(chunked, shapes, reader), encoding, one.codec_chain, one.inner_chain)
 
 
 def _strategy(chunked: ChunkedArray, md: Any, encoding: ChunkKeyEncoding,
-              inner_chain: CodecChain | None, v2_steps: list[NativeStep] | None,
-              shift: np.ndarray | None = None) -> Strategy:
+              inner_chain: CodecChain | None, v2_steps: list[NativeStep] | None) -> Strategy:
     """The strategy for ``chunked`` (see the module docstring)."""
     if chunked.codec is not None:
         return PythonStrategy(chunked)
     native = ShardedStrategy(chunked) if chunked.levels else NativeStrategy(chunked)
     if takes_basic(chunked):
         return BasicStrategy(native)
-    if chunked.levels or not md.shape or shift is not None:
+    if chunked.levels or not md.shape:
         return native
     point = _point_layout(md, inner_chain, v2_steps)
     if point is None:

@@ -8,12 +8,15 @@ each take chunks until none are left, decode one (numcodecs' C codecs and
 zarrc's release the GIL) and copy its selected part with one numpy assignment.
 Writes encode every touched chunk before anything is stored, so an error stores
 nothing.  ``arr.codec`` does the per-chunk work: ``decode(raw) -> ndarray`` of
-the chunk shape and ``encode(chunk) -> bytes``.
+the chunk shape and ``encode(chunk) -> bytes``; on a rectilinear grid
+(``arr.chunks`` holding ``Edges``) it is a ``GridCodecs``, the codec of each chunk
+shape (made once per shape), and the plan is made on the grid's boundaries.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +26,7 @@ from zarrc._kernels.plan import COL_COUNT, COL_IDX, COL_OUT, COL_START, COL_STEP
 from zarrc.codecs.shard_index import DamagedShardError
 from zarrc.codecs.vlen import find_bad_item
 from zarrc.core import indexing
+from zarrc.core.chunk_grid import Edges
 from zarrc.engine.batch import WRITE_BATCH_BYTES, planned, tasks_full
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
@@ -30,6 +34,36 @@ from zarrc.errors import CodecError, ZarrcError
 from zarrc.runtime.threads import counted_call, item_threads, run_each
 
 _DELETE = object()
+
+
+class GridCodecs:
+    """The codecs of a rectilinear grid's chunks (``dims``: per dimension a chunk
+    length or the ``Edges``), one per chunk shape, made by ``make(shape)`` when a
+    chunk of that shape is first met."""
+
+    def __init__(self, dims: tuple[Any, ...], make: Callable[[tuple[int, ...]], Any]) -> None:
+        self.dims = dims
+        self._make = make
+        self._codecs: dict[tuple[int, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    def at(self, coords: Any) -> tuple[Any, tuple[int, ...]]:
+        """(codec, shape) of the chunk at grid ``coords``."""
+        shape = tuple(int(d.edges[c]) if isinstance(d, Edges) else d for d, c in zip(self.dims, coords))
+        codec = self._codecs.get(shape)
+        if codec is None:
+            with self._lock:
+                codec = self._codecs.get(shape)
+                if codec is None:
+                    codec = self._codecs[shape] = self._make(shape)
+        return codec, shape
+
+
+def _codec(arr: ChunkedArray, coords: Any) -> tuple[Any, tuple[int, ...]]:
+    """(codec, shape) of the chunk at grid ``coords``."""
+    if isinstance(arr.codec, GridCodecs):
+        return arr.codec.at(coords)
+    return arr.codec, arr.chunks
 
 
 class PythonStrategy(Strategy):
@@ -92,14 +126,14 @@ def _point_selections(table, local, outidx, rows) -> tuple[np.ndarray, np.ndarra
     return local[idx:idx + count], outidx[idx:idx + count]
 
 
-def _decoded_for_write(arr: ChunkedArray, raw: Any, src: Any, points: bool) -> np.ndarray:
-    """The old chunk a write of ``src`` modifies; for a shard with damaged inner
+def _decoded_for_write(codec: Any, raw: Any, src: Any, points: bool) -> np.ndarray:
+    """The old chunk (decoded by ``codec``) a write of ``src`` modifies; for a shard with damaged inner
     chunks (DamagedShardError), its other contents if the write wholly overwrites
     the damaged ones (which it then repairs), else the error."""
     try:
-        return arr.codec.decode(raw)
+        return codec.decode(raw)
     except DamagedShardError as exc:
-        if exc.codec is not arr.codec:
+        if exc.codec is not codec:
             raise
         written = np.zeros(exc.damaged.shape, bool)
         if points:
@@ -117,7 +151,7 @@ def _context(arr: ChunkedArray, key: str, exc: ZarrcError) -> ZarrcError:
 
 def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
     """Read the selected elements into ``out`` (see zarrc.engine.api.read_into)."""
-    table, local, outidx, tasks, keys, _ = _tasks(arr, dims)
+    table, local, outidx, tasks, keys, coords = _tasks(arr, dims)
     raws = arr.store.get_many(keys)
     fill = arr.fill_scalar()
 
@@ -128,10 +162,11 @@ def read_into(arr: ChunkedArray, dims: indexing.Plan, out: np.ndarray) -> None:
         if raws[t] is None:
             out[dst] = fill
             return
+        codec, _ = _codec(arr, coords[t])
         try:
-            chunk = arr.codec.decode(raws[t])
+            chunk = codec.decode(raws[t])
         except DamagedShardError as exc:     # (a shard: its other inner chunks may do)
-            if exc.codec is not arr.codec or (exc.damaged.reshape(-1)[src] if points else exc.damaged[src]).any():
+            if exc.codec is not codec or (exc.damaged.reshape(-1)[src] if points else exc.damaged[src]).any():
                 raise _context(arr, keys[t], exc) from None
             chunk = exc.partial
         except ZarrcError as exc:
@@ -155,7 +190,8 @@ def write_from(arr: ChunkedArray, dims: indexing.Plan, value: np.ndarray) -> Non
     table, local, outidx, tasks, keys, coords = _tasks(arr, dims)
     full = tasks_full(table, tasks)
     itemsize = arr.dtype.itemsize if arr.dtype.kind != "O" else 64
-    per_batch = max(1, WRITE_BATCH_BYTES // max(1, math.prod(arr.chunks) * itemsize))
+    largest = math.prod(int(c.edges.max()) if isinstance(c, Edges) else c for c in arr.chunks)
+    per_batch = max(1, WRITE_BATCH_BYTES // max(1, largest * itemsize))
     for lo in range(0, len(keys), per_batch):
         _write_batch(arr, dims, table, local, outidx, tasks[lo:lo + per_batch],
                      keys[lo:lo + per_batch], full[lo:lo + per_batch], value, coords[lo:lo + per_batch])
@@ -172,7 +208,8 @@ def _item_error(arr: ChunkedArray, chunk: np.ndarray | None, coords: Any) -> Zar
     if bad is None:
         return None
     index, problem = bad
-    where = tuple(int(c) * n + i for c, n, i in zip(coords, arr.chunks, index))
+    where = tuple(int(n.offsets[c] if isinstance(n, Edges) else c * n) + i
+                  for c, n, i in zip(coords, arr.chunks, index))
     return CodecError(f"item {where} of {arr.name}: {problem}")
 
 
@@ -189,11 +226,12 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value, coor
         src, dst = _selections(dims, table, local, outidx, tasks[t])
         raw = old.get(key)
         chunk = None
+        codec, shape = _codec(arr, coords[t])
         try:
             if raw is None:
-                chunk = np.full(arr.chunks, fill, dtype=arr.dtype)
+                chunk = np.full(shape, fill, dtype=arr.dtype)
             else:
-                chunk = np.array(_decoded_for_write(arr, raw, src, points), copy=True, order="C")
+                chunk = np.array(_decoded_for_write(codec, raw, src, points), copy=True, order="C")
             if points:      # (points in the order given: where one repeats, the last wins)
                 chunk.reshape(-1)[src] = value[dst]
             else:
@@ -201,7 +239,7 @@ def _write_batch(arr, dims, table, local, outidx, tasks, keys, full, value, coor
             if not write_empty and is_fill(chunk, fill, arr.fill):
                 encoded[t] = _DELETE
             else:
-                encoded[t] = arr.codec.encode(chunk)
+                encoded[t] = codec.encode(chunk)
         except ZarrcError as exc:
             raise (_item_error(arr, chunk, coords[t]) or _context(arr, key, exc)) from None
 

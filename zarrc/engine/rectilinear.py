@@ -1,7 +1,6 @@
-"""The strategy of an array on a rectilinear chunk grid (``RectilinearStrategy``).
-
-Unsharded, with a native chain, the array is read and written through its whole
-grid (``ShapeChains``): the kernels' planners search each rectilinear dimension's
+"""The strategy of an unsharded array on a rectilinear chunk grid with a native
+chain (``RectilinearStrategy``), read and written through its whole grid
+(``ShapeChains``): the kernels' planners search each rectilinear dimension's
 boundaries (``plan_basic`` / ``plan_points`` given ``bounds``: the cumulative
 edges; a regular dimension keeps its chunk length), and each chunk is decoded and
 encoded with the chain prepared for its own shape (once per shape).  Whatever the
@@ -15,25 +14,17 @@ ReadBatch (``ShapeChains.of``: each task's class by numpy); writes go to the nat
 strategy's ``write_batch`` with the same classes, locked by engine.api.write as a
 regular array's.
 
-Sharded with one level of ``sharding_indexed`` and a native inner chain, the array
-is not this strategy's: engine.prepare gives it the sharded strategy over the whole
-grid (its shards located by a boundary search, ``ShardLevel.offsets``).  Nested
-shards, or codecs only Python runs: the grid is cut, per dimension, into its
-runs of equal edges (``RectilinearChunkGrid.runs``); a product of runs, one per
-dimension, is a *part*: a regular grid of the run's edges over a box of the array,
-stored under the array's own keys (chunk coordinates offset by the part's first
-chunk).  Each part gets the strategy of a regular array (prepared by
-``engine.prepare``, lazily, once).  A selection planned on the whole grid is split
-among the parts by one more search per dimension, output positions kept; points
-are regrouped by part (``GridPoints.flat``); boxes (ints and slices of step 1) are
-split per dimension among the runs, each touched part reading its share with its
-own one-call reader where it has one, the touched parts at once, largest first.
+The other rectilinear arrays are not this strategy's (engine.prepare): sharded ones
+(nested too) with a native inner chain get the sharded strategy over the whole grid
+(its top level's shards located by a boundary search, ``ShardLevel.offsets``; the
+levels inside are regular); codecs only Python runs, the Python strategy over the
+whole grid (engine.python.GridCodecs: a codec per chunk shape); a 0-d array, the
+strategy of its one chunk.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import closing
 from typing import Any
 
@@ -48,116 +39,31 @@ from zarrc.engine.native import write_batch
 from zarrc.engine.state import ChunkedArray
 from zarrc.engine.strategy import Strategy
 from zarrc.errors import StoreError
-from zarrc.runtime.config import config
-from zarrc.runtime.threads import PARALLEL_MIN_BYTES, counted_call, run_each
+from zarrc.runtime.threads import PARALLEL_MIN_BYTES, counted_call
 
-# part (one run number per dimension) -> (the regular array's shape, its chunk shape,
-# its first chunk's coordinates in the whole grid) -> the part's strategy
 # ShapeChains keeps its chains in a table by shape key up to this many keys
 KEY_TABLE_MAX = 1 << 16
 
-PartFactory = Callable[[tuple[int, ...], tuple[int, ...], tuple[int, ...]], Strategy]
-
 
 class RectilinearStrategy(Strategy):
-    """Reads and writes an array on a rectilinear ``grid`` through the strategies of
-    its regular parts (``make_part``).  ``arr.chunks`` is the planning grid: per
-    dimension an int or an ``Edges`` (unsharded: the grid's own dimensions), or the
-    inner chunk shape of a sharded array (its shards' edges are multiples of it, so
-    the inner chunks form a regular grid)."""
+    """Reads and writes an unsharded array with a native chain on a rectilinear grid
+    through the whole grid (``shapes``: the chain of each chunk shape; ``reader``:
+    the grid's one-call BasicReader, for plain chunk files).  ``arr.chunks`` is the
+    planning grid: per dimension an int or an ``Edges``."""
 
-    locks_per_part = True
-
-    def __init__(self, arr: ChunkedArray, grid: RectilinearChunkGrid, make_part: PartFactory,
-                 inner: tuple[int, ...] | None = None, shapes: ShapeChains | None = None,
-                 reader: BasicReader | None = None) -> None:
+    def __init__(self, arr: ChunkedArray, shapes: ShapeChains, reader: BasicReader | None = None) -> None:
         super().__init__(arr)
-        self.grid = grid
         self.shapes = shapes
         self.reader = reader
-        # (through the whole grid: engine.api.write locks the whole grid's keys)
-        self.locks_per_part = shapes is None
-        self._make_part = make_part
-        self._parts: dict[tuple[int, ...], Strategy] = {}
-        self.runs = grid.runs()
-        # per dimension: each run's first element, and its first planning chunk
-        self.run_start = [np.array([grid.offset(d, k0) for k0, _, _ in runs], np.int64)
-                          for d, runs in enumerate(self.runs)]
-        self.run_plan = [starts // inner[d] if inner else np.array([k0 for k0, _, _ in runs], np.int64)
-                         for d, (starts, runs) in enumerate(zip(self.run_start, self.runs))]
-
-    def part(self, key: tuple[int, ...]) -> Strategy:
-        """The strategy of part ``key`` (one run number per dimension)."""
-        strategy = self._parts.get(key)
-        if strategy is None:
-            shape, chunks, first = [], [], []
-            for d, r in enumerate(key):
-                k0, k1, edge = self.runs[d][r]
-                start = self.grid.offset(d, k0)
-                shape.append(min(self.grid.offset(d, k1), self.grid.shape[d]) - start)
-                chunks.append(edge)
-                first.append(k0)
-            strategy = self._parts[key] = self._make_part(tuple(shape), tuple(chunks), tuple(first))
-        return strategy
-
-    # ------------------------------------------------------------ planned selections
-
-    def _split(self, dims: list[indexing.DimProjection]) -> list[tuple[tuple[int, ...], list[indexing.DimProjection]]]:
-        """Each touched part and its share of the projections (chunk numbers made
-        the part's own; output positions kept)."""
-        per_dim = []
-        for d, proj in enumerate(dims):
-            table = np.asarray(proj.table, np.int64).reshape(-1, indexing.PROJECTION_COLS)
-            full = np.asarray(proj.full, bool)
-            run = np.searchsorted(self.run_plan[d], table[:, indexing.CHUNK], side="right") - 1
-            shares = []
-            for r in np.unique(run):
-                rows = run == r
-                sub = table[rows].copy()
-                sub[:, indexing.CHUNK] -= self.run_plan[d][r]
-                shares.append((int(r), indexing.DimProjection(sub, full[rows], proj.nsel, proj.dropped,
-                                                              proj.local, proj.out)))
-            per_dim.append(shares)
-        return [(tuple(r for r, _ in combo), [p for _, p in combo]) for combo in itertools.product(*per_dim)]
-
-    def _point_parts(self, points: indexing.GridPoints) -> list[tuple[tuple[int, ...], np.ndarray, indexing.Points]]:
-        """Each touched part, the positions of its points in the selection, and
-        their plan in the part."""
-        flat = points.flat
-        runs = [np.searchsorted(self.run_start[d], c, side="right") - 1 for d, c in enumerate(flat)]
-        nruns = tuple(len(r) for r in self.runs)
-        part_id = np.ravel_multi_index(runs, nruns) if runs else np.zeros(points.nsel, np.int64)
-        order = np.argsort(part_id, kind="stable")
-        ids = part_id[order]
-        cuts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, np.int64)
-        out = []
-        for a, z in zip(cuts, np.r_[cuts[1:], ids.size]):
-            key = tuple(int(i) for i in np.unravel_index(int(ids[a]), nruns))
-            at = order[a:z]
-            local = tuple(flat[d][at] - self.run_start[d][key[d]] for d in range(len(flat)))
-            part = self.part(key)
-            out.append((key, at, indexing.plan_coordinate(local, part.arr.shape, part.arr.chunks)))
-        return out
-
-    # ------------------------------------------------------------ boxes: the parts' native readers
 
     def read(self, selection: Any) -> Any:
         """``arr[selection]``: ints and slices by the whole grid's one-call native
-        reader (``reader``: plain chunk files, unsharded), else a box (ints and slices
-        of step 1) by the one-call native reader of each touched part
-        (``read_basic_into``) into the one output; anything else by the general path."""
+        reader (``reader``: plain chunk files), anything else by the general path."""
         if self.reader is not None:
             out = self._read_grid(selection, None)
             if out is not None:
                 return out
-        if self.shapes is not None:
-            return self.read_general(selection)
-        boxes = self._boxes(selection)
-        if boxes is None:
-            return self.read_general(selection)
-        out = b.new_output(boxes[0], self.arr.dtype)
-        self._read_boxes(boxes[1], out)
-        return out
+        return self.read_general(selection)
 
     def _read_grid(self, selection: Any, out: np.ndarray | None) -> np.ndarray | None:
         assert self.reader is not None
@@ -169,102 +75,10 @@ class RectilinearStrategy(Strategy):
             raise StoreError(f"cannot read {exc.filename} of {self.arr.name}: {exc.strerror}") from None
 
     def read_basic_into(self, selection: Any, out: np.ndarray) -> bool:
-        if self.shapes is not None:
-            return self.reader is not None and self._read_grid(selection, out) is not None
-        boxes = self._boxes(selection)
-        if boxes is None or boxes[0] != out.shape or out.dtype != self.arr.dtype:
-            return False
-        self._read_boxes(boxes[1], out)
-        return True
-
-    def _read_boxes(self, parts: list[tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]],
-                    out: np.ndarray) -> None:
-        """Each part's share, read into its view of ``out``.  Several parts are read
-        at once, the largest first, on the caller and the pool (run_each): a part's
-        native batch takes the threads the others leave (spare_threads), so a grid
-        of many small parts (one per chunk, for an irregular grid) still keeps every
-        core busy."""
-        def read_one(item: tuple[tuple[int, ...], tuple[Any, ...], tuple[slice, ...]]) -> None:
-            key, local, at = item
-            part = self.part(key)
-            view = out[tuple(at) + (Ellipsis,)]      # (a view, also of a 0-d out)
-            if not part.read_basic_into(local, view):       # (a part without the shortcut)
-                dims, _ = indexing.plan_item(local, part.arr.shape, part.arr.chunks)
-                target = view.reshape(indexing.dims_shape(dims))     # (unit dimensions: a view)
-                part.read_into(dims, target)
-                if not np.shares_memory(target, view):
-                    view[...] = target.reshape(view.shape)
-
-        if len(parts) == 1 or config.threads <= 1:
-            for item in parts:
-                read_one(item)
-            return
-        for key, _, _ in parts:              # (made here, not by pool threads at once)
-            self.part(key)
-        parts = sorted(parts, key=lambda item: -int(np.prod(out[tuple(item[2]) + (Ellipsis,)].shape)))
-        run_each(parts, read_one, min(config.threads, len(parts)))
-
-    def _boxes(self, selection: Any) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[Any, ...],
-                                                                          tuple[slice, ...]]]] | None:
-        """(output shape, [(part, the part's own selection, where in the output)]) of a
-        non-empty box selection (ints in bounds, slices of step 1, one Ellipsis), else
-        None."""
-        shape = self.arr.shape
-        sel = selection if isinstance(selection, tuple) else (selection,)
-        ellipses = [i for i, s in enumerate(sel) if s is Ellipsis]
-        if len(ellipses) > 1:
-            return None
-        if ellipses:
-            i = ellipses[0]
-            sel = sel[:i] + (slice(None),) * (len(shape) - len(sel) + 1) + sel[i + 1:]
-        if len(sel) > len(shape):
-            return None
-        sel = sel + (slice(None),) * (len(shape) - len(sel))
-        out_shape: list[int] = []
-        per_dim: list[list[tuple[int, Any, slice | None]]] = []
-        for d, (s, n) in enumerate(zip(sel, shape)):
-            starts = self.run_start[d]
-            ends = list(starts[1:]) + [n]
-            if isinstance(s, slice):
-                if s.step not in (None, 1):
-                    return None
-                lo, hi, _ = s.indices(n)
-                if hi <= lo:
-                    return None
-                out_shape.append(hi - lo)
-                r0 = int(np.searchsorted(starts, lo, side="right")) - 1
-                r1 = int(np.searchsorted(starts, hi - 1, side="right")) - 1
-                dim: list[tuple[int, Any, slice | None]] = []
-                for r in range(r0, r1 + 1):
-                    a, b, s0 = max(lo, int(starts[r])), min(hi, int(ends[r])), int(starts[r])
-                    dim.append((r, slice(a - s0, b - s0), slice(a - lo, b - lo)))
-                per_dim.append(dim)
-            elif isinstance(s, (int, np.integer)) and not isinstance(s, bool):
-                i = int(s) + n if s < 0 else int(s)
-                if not 0 <= i < n:
-                    return None
-                r = int(np.searchsorted(starts, i, side="right")) - 1
-                per_dim.append([(r, i - int(starts[r]), None)])
-            else:
-                return None
-        parts = [(tuple(r for r, _, _ in combo), tuple(loc for _, loc, _ in combo),
-                  tuple(at for _, _, at in combo if at is not None)) for combo in itertools.product(*per_dim)]
-        return tuple(out_shape), parts
+        return self.reader is not None and self._read_grid(selection, out) is not None
 
     def read_into(self, dims: indexing.Plan, out: np.ndarray) -> None:
-        if self.shapes is not None:
-            self._read_grid_planned(dims, out)
-            return
-        if isinstance(dims, indexing.GridPoints):
-            flat_out = out.reshape(-1)
-            for key, at, pts in self._point_parts(dims):
-                got = np.empty(len(at), out.dtype)
-                self.part(key).read_into(pts, got)
-                flat_out[at] = got
-            return
-        assert not isinstance(dims, indexing.Points)   # (planning_chunks has an Edges: GridPoints)
-        for key, sub in self._split(dims):
-            self.part(key).read_into(sub, out)
+        self._read_grid_planned(dims, out)
 
     @counted_call
     def _read_grid_planned(self, dims: indexing.Plan, out: np.ndarray) -> None:
@@ -295,41 +109,22 @@ class RectilinearStrategy(Strategy):
         each chunk with its shape's chain (ShapeChains.of: numpy, no Python per chunk
         or per shape once the shapes' chains are made)."""
         arr = self.arr
-        assert self.shapes is not None
         shapes, chains = self.shapes.of(coords)
         batch = ReadBatch(chains[0], table, local, outidx, tasks, out, strides, arr.fill, sources, shapes)
         work = batch.chunk_bytes() if chains[0].ncodecs else out.nbytes
         b.run_batch(batch, len(tasks), work)
         b.raise_task_error(batch, arr, lambda: arr.chunk_keys(coords))
 
-    def write_parts(self, dims: indexing.Plan, value: np.ndarray
-                    ) -> Iterator[tuple[Strategy, indexing.Plan, np.ndarray]]:
-        """Each touched part's share of a write: engine.api.write runs each with the
-        part's locks, as it does a regular array's write."""
-        if isinstance(dims, indexing.GridPoints):
-            flat = value.reshape(-1)
-            for key, at, pts in self._point_parts(dims):
-                yield self.part(key), pts, np.ascontiguousarray(flat[at])
-            return
-        assert not isinstance(dims, indexing.Points)
-        for key, sub in self._split(dims):
-            yield self.part(key), sub, value
-
     def write_from(self, dims: indexing.Plan, value: np.ndarray, *hold: Any) -> None:
-        """Through the whole grid (``shapes``): the tasks of each chunk shape written by
-        the native strategy's batches (engine.native.write_batch) with that shape's
-        chain, the caller holding the locks; else unlocked writes of each part
-        (engine.api.write goes through write_parts)."""
-        if self.shapes is not None:
-            table, local, outidx, tasks, coords = b.planned(dims)
-            strides = b.array_strides(dims, value.strides)
-            per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, self.shapes.largest(coords)))
-            for lo in range(0, len(tasks), per_batch):
-                write_batch(self.arr, table, local, outidx, tasks[lo:lo + per_batch], coords[lo:lo + per_batch],
-                            value, strides, self.shapes.of)
-            return
-        for part, sub, part_value in self.write_parts(dims, value):
-            part.write_from(sub, part_value)
+        """The tasks of each chunk shape written by the native strategy's batches
+        (engine.native.write_batch) with that shape's chain, the caller holding the
+        locks."""
+        table, local, outidx, tasks, coords = b.planned(dims)
+        strides = b.array_strides(dims, value.strides)
+        per_batch = max(1, b.WRITE_BATCH_BYTES // max(1, self.shapes.largest(coords)))
+        for lo in range(0, len(tasks), per_batch):
+            write_batch(self.arr, table, local, outidx, tasks[lo:lo + per_batch], coords[lo:lo + per_batch],
+                        value, strides, self.shapes.of)
 
 
 class ShapeChains:
@@ -406,15 +201,12 @@ class ShapeChains:
                            bounds=self.bounds, classes=self.classes, chain_of=self.chain)
 
 
-def planning_chunks(grid: RectilinearChunkGrid, inner: tuple[int, ...] | None) -> tuple[int | Edges, ...]:
+def planning_chunks(grid: RectilinearChunkGrid) -> tuple[int | Edges, ...]:
     """The chunks a rectilinear array's selections are planned on (see the class):
-    a rectilinear dimension's Edges (of the inner chunks, for a sharded array), a
-    regular one's length; the first dimension as Edges when none is (coordinate and
-    mask selections are then planned as ``GridPoints``, which the parts regroup)."""
+    a rectilinear dimension's Edges, a regular one's length; the first dimension as
+    Edges when none is (coordinate and mask selections are then planned as
+    ``GridPoints``, as on any rectilinear grid)."""
     dims: list[int | Edges] = list(grid.dims)
-    if inner is not None:
-        dims = [Edges(np.full(max(1, -(-n // i)), i, np.int64), n) if isinstance(d, Edges) else i
-                for d, n, i in zip(grid.dims, grid.shape, inner)]
     if dims and not any(isinstance(d, Edges) for d in dims):
         n, c = grid.shape[0], dims[0]
         assert isinstance(c, int)

@@ -13,7 +13,6 @@ what kind of array it serves, and none calls back up into the engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,6 @@ class Strategy:
     """
 
     locks_late = False
-    locks_per_part = False      # (engine.rectilinear: writes go to its parts, see write_parts)
 
     def __init__(self, arr: ChunkedArray) -> None:
         self.arr = arr
@@ -63,12 +61,6 @@ class Strategy:
         in one native call; False, with nothing read, where there is none for this
         array or selection (the caller plans it and calls ``read_into``)."""
         return False
-
-    def write_parts(self, dims: indexing.Plan, value: np.ndarray) -> Iterator[tuple[Strategy, indexing.Plan, np.ndarray]]:
-        """With ``locks_per_part``: the write of ``value`` to ``dims`` as writes of the
-        array's parts, (part's strategy, its plan, its value) each, which
-        engine.api.write runs with each part's locks."""
-        raise NotImplementedError
 
     def write_from(self, dims: indexing.Plan, value: np.ndarray, *hold: Any) -> None:
         """Write ``value`` (exact: the plan's shape, ``arr.dtype``) to the planned

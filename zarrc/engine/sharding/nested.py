@@ -7,6 +7,7 @@ in memory.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -40,12 +41,13 @@ def encode_region(arr: ChunkedArray, value: np.ndarray, shape: tuple[int, ...],
 
 def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np.ndarray,
                   origin: np.ndarray, touched: list, old: tuple | None) -> bytes | None:
-    """Encode the level-``depth`` shard whose contents start at array index
-    ``origin``.  Inner chunks / sub-shards the write does not touch (``touched``:
+    """Encode the level-``depth`` shard whose contents (of the shard's shape: on a
+    rectilinear grid's top level, its own) start at array index ``origin``.  Inner chunks / sub-shards the write does not touch (``touched``:
     per dimension, the sorted array indices written) are copied byte for byte from
     ``old`` = (key, start, length, bytes of the whole stored shard) of the old shard,
     if there is one (``reads`` holds those bytes as the shard's snapshot)."""
     level = arr.levels[depth]
+    cps = tuple(n // i for n, i in zip(contents.shape, level.inner_shape))
     # the old shard's index and bytes, both set when ``kept`` (Any: mypy cannot
     # follow that, and the loop below tests only ``kept``)
     table: Any = None
@@ -54,18 +56,18 @@ def _encode_shard(arr: ChunkedArray, reads: ShardReads, depth: int, contents: np
     old_start, old_length = 0, None
     if old is not None:
         old_key, old_start, old_length = old[0], old[1], old[2] if depth else None
-        table = cached_index(arr, reads, depth, old_key, old_start, old_length)
+        table = cached_index(arr, reads, depth, old_key, old_start, old_length, math.prod(cps))
         blob = old[3]
     kept = table is not None and blob is not None
     last = depth == len(arr.levels) - 1
-    fresh = encode_region(arr, contents, level.shard_shape, level.inner_shape) if last else []
+    fresh = encode_region(arr, contents, contents.shape, level.inner_shape) if last else []
     parts: list = []
-    for i, corner in enumerate(np.ndindex(*level.cps)):
+    for i, corner in enumerate(np.ndindex(*cps)):
         lo = origin + np.asarray(corner) * np.asarray(level.inner_shape)
         hit = all(np.searchsorted(t, a) < np.searchsorted(t, a + n)
                   for t, a, n in zip(touched, lo, level.inner_shape))
         if kept and table[i][0] == DAMAGED and not hit:      # (to be kept: unreadable)
-            raise damaged(arr, reads, depth, old_key, old_start, old_length, i)
+            raise damaged(arr, reads, depth, old_key, old_start, old_length, i, cps=cps)
         # (a damaged entry the write hits: wholly overwritten, or reading the old
         # contents failed already; it is rebuilt from the contents, repaired)
         if not hit and kept:
@@ -112,10 +114,13 @@ def write_whole_shards(arr, dims, value, shards, keys) -> None:
         touched = [np.unique(absolute) for absolute, _ in positions]
     fill = arr.fill_scalar()
     encoded = []
-    for shard, key in zip(shards, keys):
-        origin = shard * np.asarray(top.shard_shape)
-        region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, top.shard_shape, arr.shape))
-        contents = np.full(top.shard_shape, fill, arr.dtype)
+    # (each shard's first element and shape: on a rectilinear grid, its own)
+    origins = top.origins(shards)
+    extents = top.shard_cps(shards) * np.asarray(top.inner_shape, np.int64)
+    for shard, key, origin, extent in zip(shards, keys, origins, extents):
+        extent = tuple(extent.tolist())
+        region = tuple(slice(int(o), int(min(o + s, n))) for o, s, n in zip(origin, extent, arr.shape))
+        contents = np.full(extent, fill, arr.dtype)
         # the selection is the product of its dimensions' indices: it covers the
         # shard if each dimension's indices cover the shard's extent (points: never
         # taken to cover it)
@@ -135,12 +140,12 @@ def write_whole_shards(arr, dims, value, shards, keys) -> None:
                                                                                       tolerate)
         if isinstance(dims, indexing.Points):
             inside = np.logical_and.reduce([(p >= o) & (p < o + n)
-                                            for p, o, n in zip(points, origin, top.shard_shape)])
+                                            for p, o, n in zip(points, origin, extent)])
             # (in the points' order: where one repeats, the last wins)
             contents[tuple(p[inside] - o for p, o in zip(points, origin))] = value[dims.out[inside]]
         else:
             src, dst = [], []
-            for (absolute, out_pos), d, o, n in zip(positions, dims, origin, top.shard_shape):
+            for (absolute, out_pos), d, o, n in zip(positions, dims, origin, extent):
                 inside = (absolute >= o) & (absolute < o + n)
                 dst.append(absolute[inside] - o)
                 if not d.dropped:
@@ -149,8 +154,8 @@ def write_whole_shards(arr, dims, value, shards, keys) -> None:
         old = None if blob is None else (key, 0, None, blob)
         with ShardReads(arr, pinned) as reads:
             encoded.append(_encode_shard(arr, reads, 0, contents, origin, touched, old))
-    for key, data in zip(keys, encoded):
-        store_shard(arr, key, data, existed=True)
+    for key, data, shard in zip(keys, encoded, shards):
+        store_shard(arr, key, data, True, top.nchunks_of(shard))
 
 
 def _wholly_written(arr: ChunkedArray, touched: list[np.ndarray]) -> Any:
