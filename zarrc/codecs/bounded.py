@@ -289,6 +289,9 @@ def pcodec_within(data: Any, limit: int, exact: bool, dtype: Any, what: str, not
         from pcodec import standalone
     except ImportError:
         raise CodecError(f"{what}: decoding pcodec needs the pcodec package (pip install pcodec)") from None
+    if not hasattr(standalone, "simple_decompress_into"):       # (a bounded decode needs it)
+        raise CodecError(f"{what}: decoding pcodec within the chunk's size needs a pcodec with "
+                         f"standalone.simple_decompress_into (pip install -U pcodec)")
     src = data if isinstance(data, bytes) else bytes(memoryview(data).cast("B"))
     types = [np.dtype(dtype).newbyteorder("=")] if dtype is not None else [np.dtype(t) for t in PCODEC_TYPES]
     buf = np.empty(limit, np.uint8)         # (pages untouched until written)
