@@ -38,6 +38,7 @@ LAYERS = [
     ["zarrc.core.overviews"],                           # building a pyramid (GDAL's BuildOverviews)
     ["zarrc.core.multiscales"],                         # the multiscales convention: read, layout written
     ["zarrc.core.group"],                               # Group, AsyncGroup; builds nodes of both kinds
+    ["zarrc.core.like"],                                # the keywords of arrays made like others
     ["zarrc.core.multiscales_levels"],                  # a group's multiscales layout read (Group.multiscales)
     ["zarrc.core.array"],                               # Array, AsyncArray
     ["zarrc.core.node"],                                # the base of the nodes (sync and async)
