@@ -117,6 +117,27 @@ class StoreMaker:
                 s.close()
 
 
+def write_each_kind(a, data: np.ndarray, rng: np.random.Generator, low: int, high: int) -> None:
+    """One random write of each kind to ``a`` and alike to its numpy copy ``data``: a
+    box, an orthogonal selection, points, a mask (values from ``low`` to ``high``)."""
+    shape = data.shape
+    lo = [int(rng.integers(0, n)) for n in shape]
+    box = tuple(slice(x, int(rng.integers(x, n)) + 1) for x, n in zip(lo, shape))
+    v = rng.integers(low, high, data[box].shape).astype(data.dtype)
+    a[box] = v
+    data[box] = v
+    sel = tuple(np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)) for n in shape)
+    v = rng.integers(low, high, data[np.ix_(*sel)].shape).astype(data.dtype)
+    a.oindex[sel] = v
+    data[np.ix_(*sel)] = v
+    pts = tuple(rng.integers(0, n, 25) for n in shape)
+    a.vindex[pts] = 5
+    data[pts] = 5
+    mask = rng.random(shape) < 0.03
+    a.vindex[mask] = 6
+    data[mask] = 6
+
+
 def make_array(store, shape, chunks, dtype="int32", chain="bytes", **kwargs) -> zarrc.Array:
     return zarrc.create_array(store, shape=shape, chunks=chunks, dtype=dtype,
                               **CHAINS[chain](len(shape)), **kwargs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import write_each_kind
 
 import zarrc
 from zarrc._kernels import plan as kplan
@@ -109,21 +110,7 @@ def test_every_selection_kind_through_the_whole_grid(tmp_path, grid, on, compres
                                              for c in GRIDS[grid][1])])
     # writes of each kind, then the whole array
     for _ in range(12):
-        lo = [int(rng.integers(0, n)) for n in shape]
-        box = tuple(slice(x, int(rng.integers(x, n)) + 1) for x, n in zip(lo, shape))
-        v = rng.integers(-1000, 0, data[box].shape).astype("i4")
-        a[box] = v
-        data[box] = v
-        sel = tuple(np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)) for n in shape)
-        v = rng.integers(-1000, 0, data[np.ix_(*sel)].shape).astype("i4")
-        a.oindex[sel] = v
-        data[np.ix_(*sel)] = v
-        pts = tuple(rng.integers(0, n, 25) for n in shape)
-        a.vindex[pts] = 5
-        data[pts] = 5
-        mask = rng.random(shape) < 0.03
-        a.vindex[mask] = 6
-        data[mask] = 6
+        write_each_kind(a, data, rng, -1000, 0)
     np.testing.assert_array_equal(a[...], data)
 
 

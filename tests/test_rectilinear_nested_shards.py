@@ -11,7 +11,7 @@ import struct
 import numpy as np
 import pytest
 
-from helpers import crc32c
+from helpers import crc32c, write_each_kind
 
 import zarrc
 from zarrc.engine.sharding.strategy import ShardedStrategy
@@ -77,21 +77,7 @@ def test_every_selection_kind(tmp_path, on, outer, inner):
     np.testing.assert_array_equal(a[19, 17], data[19, 17])
     np.testing.assert_array_equal(a.blocks[1, 1], data[8:20, 12:18])     # (blocks: the shards)
     for _ in range(10):
-        lo = [int(rng.integers(0, n)) for n in SHAPE]
-        box = tuple(slice(x, int(rng.integers(x, n)) + 1) for x, n in zip(lo, SHAPE))
-        v = rng.integers(-1000, -2, data[box].shape).astype("i4")
-        a[box] = v
-        data[box] = v
-        sel = tuple(np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)) for n in SHAPE)
-        v = rng.integers(-1000, -2, data[np.ix_(*sel)].shape).astype("i4")
-        a.oindex[sel] = v
-        data[np.ix_(*sel)] = v
-        pts = tuple(rng.integers(0, n, 20) for n in SHAPE)
-        a.vindex[pts] = 5
-        data[pts] = 5
-        mask = rng.random(SHAPE) < 0.03
-        a.vindex[mask] = 6
-        data[mask] = 6
+        write_each_kind(a, data, rng, -1000, -2)
         np.testing.assert_array_equal(a[...], data)
     np.testing.assert_array_equal(zarrc.open_array(a.store)[...], data)
 

@@ -164,6 +164,16 @@ def sizeless_zstd(raw: bytes) -> bytes:
     return frame[:4] + bytes([fhd & 0x07, 0x88]) + frame[start:]
 
 
+def refused_under_read_over(a: zarrc.Array, items: list, under: int, over: int, match: str) -> None:
+    """``a`` refused whole (CodecError matching ``match``) with zarrc.config.vlen_chunk_bytes
+    at ``under``, and read as ``items`` at ``over``."""
+    with zarrc.config.set(vlen_chunk_bytes=under):
+        with pytest.raises(CodecError, match=match):
+            a[...]
+    with zarrc.config.set(vlen_chunk_bytes=over):
+        assert list(a[...]) == items
+
+
 def test_sizeless_zstd_frames_of_variable_length_items_stop_at_the_setting() -> None:
     # no header to check: the frame is decoded into a buffer of the setting's bytes,
     # refused as it overfills it (naming the key and the setting), read whole within it
@@ -201,12 +211,9 @@ def test_a_sizeless_zstd_frame_after_a_sized_one_stops_at_the_setting() -> None:
     raw = bytes(numcodecs.VLenUTF8().encode(np.array(items, dtype=object)))
     frames = bytes(numcodecs.Zstd(1).encode(raw[:1000])) + sizeless_zstd(raw[1000:])
     store.set("a/c/0", frames)
-    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
-        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: zstd: decodes to more than the 1048576 "
-                                             r"bytes a chunk holds \(zarrc.config.vlen_chunk_bytes"):
-            a[...]
-    with zarrc.config.set(vlen_chunk_bytes=4 << 20):
-        assert list(a[...]) == items
+    refused_under_read_over(a, items, 1 << 20, 4 << 20,
+                            r"chunk a/c/0 of /a: zstd: decodes to more than the 1048576 "
+                            r"bytes a chunk holds \(zarrc.config.vlen_chunk_bytes")
     sized = bytes(numcodecs.Zstd(1).encode(raw[:1000])) + bytes(numcodecs.Zstd(1).encode(raw[1000:]))
     store.set("a/c/0", sized)
     with zarrc.config.set(vlen_chunk_bytes=1 << 20):      # (their recorded total: refused before decoding)
@@ -222,12 +229,9 @@ def test_inner_chunks_of_variable_length_items_stop_at_the_setting() -> None:
                            compressors=[{"name": "zstd", "configuration": {"level": 1}}])
     items = ["x" * (1 << 20)] * 4 + ["a", "b", "", "dé"]
     a[...] = np.array(items, dtype=object)
-    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
-        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: inner chunk \(0,\): zstd: .*1048576 "
-                                             r"\(zarrc.config.vlen_chunk_bytes"):
-            a[...]
-    with zarrc.config.set(vlen_chunk_bytes=8 << 20):
-        assert list(a[...]) == items
+    refused_under_read_over(a, items, 1 << 20, 8 << 20,
+                            r"chunk a/c/0 of /a: inner chunk \(0,\): zstd: .*1048576 "
+                            r"\(zarrc.config.vlen_chunk_bytes")
 
 
 def test_codecs_around_a_shard_of_variable_length_items_stop_at_its_inner_chunks_bound() -> None:
@@ -249,11 +253,8 @@ def test_codecs_around_a_shard_of_variable_length_items_stop_at_its_inner_chunks
     items = ["y" * (1 << 19), "b", "", "dé"]
     a[...] = np.array(items, dtype=object)
     assert list(a[...]) == items
-    with zarrc.config.set(vlen_chunk_bytes=1 << 18):      # 2 inner chunks of 256 KiB + the index < 600 KiB
-        with pytest.raises(CodecError, match=r"chunk a/c/0 of /a: zstd: .*\(zarrc.config.vlen_chunk_bytes"):
-            a[...]
-    with zarrc.config.set(vlen_chunk_bytes=1 << 20):
-        assert list(a[...]) == items
+    refused_under_read_over(a, items, 1 << 18, 1 << 20,
+                            r"chunk a/c/0 of /a: zstd: .*\(zarrc.config.vlen_chunk_bytes")
 
 
 @pytest.mark.parametrize("name", ["zlib", "bz2", "zstd"])
