@@ -138,6 +138,18 @@ def write_each_kind(a, data: np.ndarray, rng: np.random.Generator, low: int, hig
     data[mask] = 6
 
 
+def partly_written(a, sel, points: bool = False) -> set:
+    """The stored chunks (outermost shards) of ``a`` that a write of ``sel`` covers
+    only in part (``engine.locked.stored_coords``), as a set of coordinate tuples."""
+    from zarrc.core import indexing
+    from zarrc.engine.locked import stored_coords
+    arr = a._chunked
+    plan = (indexing.plan_coordinate(sel, arr.shape, arr.chunks) if points else
+            indexing.plan_orthogonal(sel, arr.shape, arr.chunks)[0])
+    got = stored_coords(arr, plan, partial_only=True)
+    return set() if got is None else {tuple(r) for r in got.tolist()}
+
+
 def make_array(store, shape, chunks, dtype="int32", chain="bytes", **kwargs) -> zarrc.Array:
     return zarrc.create_array(store, shape=shape, chunks=chunks, dtype=dtype,
                               **CHAINS[chain](len(shape)), **kwargs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import write_each_kind
+from helpers import partly_written, write_each_kind
 
 import zarrc
 from zarrc._kernels import plan as kplan
@@ -220,18 +220,12 @@ def test_sharded_rectilinear_writes_lock_the_shards_written_in_part(tmp_path):
     """The stored keys a write covers only in part (engine.locked.stored_coords) are
     the rectilinear grid's shards, found by a boundary search: for slices, lists and
     points; shards wholly written (up to the array's end) are not."""
-    from zarrc.engine.locked import stored_coords
-
     a = zarrc.create_array(str(tmp_path / "s"), shape=(60, 50), chunks=(4, 10), dtype="i4",
                            shards=[[20, 16, 24], [20, 30]])
     a.resize((60, 40))              # (the last column of shards now ends past the array)
-    arr = a._chunked
 
     def partial(sel, points=False):
-        plan = (indexing.plan_coordinate(sel, arr.shape, arr.chunks) if points else
-                indexing.plan_orthogonal(sel, arr.shape, arr.chunks)[0])
-        got = stored_coords(arr, plan, partial_only=True)
-        return set() if got is None else {tuple(r) for r in got.tolist()}
+        return partly_written(a, sel, points)
 
     assert partial(np.s_[20:36, :]) == set()                       # a whole row of shards
     assert partial(np.s_[20:36, 20:]) == set()                     # (1, 1) whole up to the array's end

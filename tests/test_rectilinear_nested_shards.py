@@ -11,7 +11,7 @@ import struct
 import numpy as np
 import pytest
 
-from helpers import crc32c, write_each_kind
+from helpers import crc32c, partly_written, write_each_kind
 
 import zarrc
 from zarrc.engine.sharding.strategy import ShardedStrategy
@@ -184,17 +184,10 @@ def test_a_shard_emptied_where_the_store_cannot_delete(tmp_path):
 def test_writes_lock_the_shards_written_in_part(tmp_path):
     """engine.locked.stored_coords: the top level's shards a write covers in part,
     found by the boundary search (the inner chunks planned are the innermost)."""
-    from zarrc.core import indexing
-    from zarrc.engine.locked import stored_coords
-
     a, _ = _make(str(tmp_path / "a"))
-    arr = a._chunked
 
     def partial(sel, points=False):
-        plan = (indexing.plan_coordinate(sel, arr.shape, arr.chunks) if points else
-                indexing.plan_orthogonal(sel, arr.shape, arr.chunks)[0])
-        got = stored_coords(arr, plan, partial_only=True)
-        return set() if got is None else {tuple(r) for r in got.tolist()}
+        return partly_written(a, sel, points)
 
     assert partial(np.s_[8:20, :]) == set()                    # a whole row of shards
     assert partial(np.s_[8:20, 12:17]) == {(1, 1)}
