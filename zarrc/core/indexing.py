@@ -648,16 +648,13 @@ def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tupl
                  chunks: tuple[int | Edges, ...]) -> GridPoints:
     """GridPoints of coordinates ``flat`` (negative ones counted from the end; bounds
     checked) on the grid ``chunks``."""
-    checked = []
-    for dim, (a, size) in enumerate(zip(flat, shape)):
-        a = np.where(a < 0, a + size, a)
-        bad = (a < 0) | (a >= size)
-        if bad.any():
-            raise BoundsCheckError(f"index {int(flat[dim][bad][0])} is out of bounds for dimension {dim} "
-                                   f"with size {size}")
-        checked.append(a)
-    planned = layout.plan_points(checked, shape, _lengths(chunks), _bounds(chunks))
-    return GridPoints(*planned, nsel=len(checked[0]) if checked else 0, shape=sel_shape,  # type: ignore[misc]
+    planned = layout.plan_points(flat, shape, _lengths(chunks), _bounds(chunks))
+    if len(planned) == 2:                   # (the kernels check the bounds)
+        dim, k = planned
+        raise BoundsCheckError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
+                               f"with size {shape[dim]}")
+    checked = [np.where(a < 0, a + size, a) if a.size and a.min() < 0 else a for a, size in zip(flat, shape)]
+    return GridPoints(*planned, nsel=len(checked[0]) if checked else 0, shape=sel_shape,
                       ndim=len(shape), given=tuple(checked))
 
 
