@@ -54,6 +54,7 @@ GRIDS = {
     "random edges": ((4000, 4000), None),
     "tiny chunks in a long dimension": ((1_000_000,), [[1] * 1000 + [99_900] * 10]),
     "regular and rectilinear": ((90, 60, 31), [[7, 30, 50, 3], 8, [1, 2, 3, 25]]),
+    "edges past the end": ((150, 40), [[10, 3, 40, 60, 50, 20, 7], [2, 3, 30, 5, 9]]),
 }
 
 
