@@ -49,9 +49,11 @@ def check(planned: tuple, points: list[np.ndarray], shape: tuple[int, ...], boun
 
 
 GRIDS = {
-    # (shape, per dimension: edges, or an int for a regular dimension)
+    # (shape, per dimension: edges, or an int for a regular dimension; or an int:
+    # random edges of that mean length)
     "short first and last": ((203,), [[1] + [20, 37, 25, 40] * 5 + [1]]),
-    "random edges": ((4000, 4000), None),
+    "random edges": ((4000, 4000), 40),
+    "random edges, more chunks than a count (radix sort)": ((3000, 3000), 10),
     "tiny chunks in a long dimension": ((1_000_000,), [[1] * 1000 + [99_900] * 10]),
     "regular and rectilinear": ((90, 60, 31), [[7, 30, 50, 3], 8, [1, 2, 3, 25]]),
     "edges past the end": ((150, 40), [[10, 3, 40, 60, 50, 20, 7], [2, 3, 30, 5, 9]]),
@@ -60,9 +62,9 @@ GRIDS = {
 
 def grid_of(name: str) -> tuple[tuple[int, ...], list[np.ndarray | None], tuple[int, ...]]:
     shape, dims = GRIDS[name]
-    if dims is None:
+    if isinstance(dims, int):           # random edges, ``dims`` elements long on average
         rng = np.random.default_rng(1)
-        dims = [list(np.diff(np.unique(np.r_[0, rng.choice(np.arange(1, n), n // 40, replace=False), n])))
+        dims = [list(np.diff(np.unique(np.r_[0, rng.choice(np.arange(1, n), n // dims, replace=False), n])))
                 for n in shape]
     bounds = [offsets(d) if isinstance(d, list) else None for d in dims]
     chunks = tuple(1 if isinstance(d, list) else d for d in dims)
