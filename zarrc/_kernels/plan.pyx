@@ -308,7 +308,7 @@ def format_keys(const int64_t[:, ::1] coords, str head, str separator):
 # the selection has enough points to pay for them (bucket_table): the dimension cut
 # into buckets of 2**shift elements, each knowing the chunk of its first element,
 # so that a point's chunk is its bucket's first chunk or one of the few after it
-# (the next when no chunk but the last is shorter than a bucket); else by a binary
+# (the next when no chunk but the first and the last is shorter than a bucket); else by a binary
 # search of the whole dimension's boundaries (bound_search), whose branches a
 # random point mispredicts.
 
