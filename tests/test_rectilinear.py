@@ -274,6 +274,25 @@ def test_append_adds_an_edge_of_the_data_length():
     assert a.shape == (38, 10)
 
 
+def test_points_and_masks_through_the_parts():
+    """Codecs only Python runs: points and masks regrouped by the grid's regular
+    parts (GridPoints.flat, from the coordinates or from the mask)."""
+    shape = (30, 17)
+    a, ref = _array(shape, [[3, 10, 17], [2, 2, 13]],
+                    compressors=[{"name": "numcodecs.bz2", "configuration": {"level": 1}}])
+    assert a._engine.shapes is None
+    mask = np.random.default_rng(0).random(shape) < 0.3
+    coords = (np.array([29, 0, 5, 13, -1]), np.array([16, 0, 3, 2, 4]))
+    np.testing.assert_array_equal(a.vindex[mask], ref[mask])
+    np.testing.assert_array_equal(a.vindex[coords], ref[coords])
+    a.vindex[mask] = -np.arange(mask.sum(), dtype="i4")
+    ref[mask] = -np.arange(mask.sum(), dtype="i4")
+    a.vindex[coords] = 1000
+    ref[coords] = 1000
+    np.testing.assert_array_equal(a[...], ref)
+    assert len(a._engine._parts) == 6
+
+
 # ------------------------------------------------------------------ sharding
 
 @settings(max_examples=25, deadline=None)

@@ -15,6 +15,8 @@ COL_IDX: int
 COL_FULL: int
 NCOLS: int
 PROJECTION_COLS: int
+TABLE_MIN_POINTS: int
+TABLE_ROOM: int
 
 def plan_basic(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...],
                bounds: tuple[np.ndarray | None, ...] | None = None
@@ -23,5 +25,6 @@ def format_keys(coords: np.ndarray, head: str, separator: str) -> list[str]: ...
 def plan_points(idx: list[np.ndarray], shape: tuple[int, ...], chunks: tuple[int, ...],
                 bounds: tuple[np.ndarray | None, ...] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | tuple[int, int]: ...
-def plan_mask(mask: np.ndarray, shape: tuple[int, ...], chunks: tuple[int, ...]
+def plan_mask(mask: np.ndarray, shape: tuple[int, ...], chunks: tuple[int, ...],
+              bounds: tuple[np.ndarray | None, ...] | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...

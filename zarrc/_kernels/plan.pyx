@@ -46,7 +46,13 @@ cdef Py_ssize_t bound_search(const int64_t* b, Py_ssize_t nb, Py_ssize_t x) noex
     """The chunk of element ``x`` along a rectilinear dimension whose chunk k covers
     [b[k], b[k + 1]) (``nb`` boundaries, b[0] == 0): the last k < nb - 1 with
     b[k] <= x, by a binary search."""
-    cdef Py_ssize_t lo = 0, hi = nb - 2, mid
+    return bound_between(b, 0, nb - 2, x)
+
+
+cdef inline Py_ssize_t bound_between(const int64_t* b, Py_ssize_t lo, Py_ssize_t hi,
+                                     Py_ssize_t x) noexcept nogil:
+    """The last k in [lo, hi] with b[k] <= x (b[lo] <= x), by a binary search."""
+    cdef Py_ssize_t mid
     while lo < hi:
         mid = (lo + hi + 1) >> 1
         if b[mid] <= x:
@@ -298,9 +304,22 @@ def format_keys(const int64_t[:, ::1] coords, str head, str separator):
 # points) the points are visited twice, counted per chunk and then placed: nothing
 # per point but the plan.  On a larger grid a point is one int64 while it is
 # sorted (chunk number << bits | local index), by a radix sort of chunk numbers.
+# A rectilinear dimension's chunk of an index is found through its buckets when
+# the selection has enough points to pay for them (bucket_table): the dimension cut
+# into buckets of 2**shift elements, each knowing the chunk of its first element,
+# so that a point's chunk is its bucket's first chunk or one of the few after it
+# (the next when no chunk but the first and the last is shorter than a bucket); else by a binary
+# search of the whole dimension's boundaries (bound_search), whose branches a
+# random point mispredicts.
 
 DEF COUNT_GRID_MAX = 1 << 16
 DEF RADIX_BITS = 16
+# buckets: only for at least TABLE_MIN_POINTS points, and at most TABLE_ROOM table
+# entries (buckets, and chunks walked to fill them) per point
+DEF TABLE_MIN_POINTS_ = 256
+DEF TABLE_ROOM_ = 4
+TABLE_MIN_POINTS = TABLE_MIN_POINTS_
+TABLE_ROOM = TABLE_ROOM_
 
 cdef enum:
     COUNT = 0       # walk modes: count the points of each chunk,
@@ -322,6 +341,56 @@ cdef struct Points:
     int bits                            # bits of a chunk's element numbers (PACK)
     bint small                          # local and outidx are int32
     const int64_t* bnd[PLAN_MAX_DIMS]   # a rectilinear dimension's chunk boundaries (grid + 1), or NULL
+    const int32_t* first[PLAN_MAX_DIMS] # its buckets' first chunks (bucket_table), or NULL
+    int bshift[PLAN_MAX_DIMS]           # log2 of its buckets' length
+    bint fine[PLAN_MAX_DIMS]            # no bucket holds a whole chunk but the last
+
+
+cdef int32_t* bucket_table(const int64_t* b, int64_t nchunks, int64_t size, Py_ssize_t n,
+                           int* shift, bint* fine) noexcept nogil:
+    """The buckets of a rectilinear dimension (boundaries ``b``, ``nchunks`` chunks,
+    ``size`` elements) for ``n`` points: entry j the chunk of element j << shift,
+    then one more entry, the last chunk; buckets as long as the shortest chunk
+    (but the first and the last) where the table then holds at most TABLE_ROOM
+    entries per point, else longer.  NULL (search instead) for fewer than
+    TABLE_MIN_POINTS points, more than TABLE_ROOM chunks per point, or no memory."""
+    cdef int64_t shortest = size, k, j, nbuckets
+    cdef int s = 0
+    cdef int32_t* first
+    if n < TABLE_MIN_POINTS_ or size < 1 or nchunks > TABLE_ROOM_ * <int64_t>n or nchunks >= (<int64_t>1 << 31):
+        return NULL
+    for k in range(1, nchunks - 1):
+        shortest = min(shortest, b[k + 1] - b[k])
+    while s < 62 and ((<int64_t>2) << s) <= shortest:
+        s += 1
+    fine[0] = True
+    while s < 62 and ((size - 1) >> s) + 2 > TABLE_ROOM_ * <int64_t>n:
+        s += 1
+        fine[0] = False
+    nbuckets = ((size - 1) >> s) + 1
+    first = <int32_t*>malloc((nbuckets + 1) * sizeof(int32_t))
+    if first == NULL:
+        return NULL
+    k = 0
+    for j in range(nbuckets):
+        while b[k + 1] <= (j << s):
+            k += 1
+        first[j] = <int32_t>k
+    first[nbuckets] = <int32_t>(nchunks - 1)
+    shift[0] = s
+    return first
+
+
+cdef inline int64_t chunk_at(const Points* p, Py_ssize_t d, int64_t v) noexcept nogil:
+    """The chunk of index ``v`` (in bounds) along rectilinear dimension ``d``."""
+    cdef int64_t j, c
+    if p.first[d] != NULL:
+        j = v >> p.bshift[d]
+        c = p.first[d][j]
+        if p.fine[d]:                   # (the bucket's first chunk or the next: no branch)
+            return c + (p.bnd[d][c + 1] <= v)
+        return bound_between(p.bnd[d], c, p.first[d][j + 1], v)
+    return bound_search(p.bnd[d], p.grid[d] + 1, v)
 
 
 cdef inline void put(void* dst, bint small, Py_ssize_t i, int64_t v) noexcept nogil:
@@ -351,7 +420,8 @@ cdef Py_ssize_t walk(Points* points, int mode, int64_t* cnt, int64_t* packed, vo
     of bounds the point's number; points.ndim is then set to the dimension."""
     cdef Points q = points[0]           # (a local copy: stores through cnt, sl, sp
     cdef Points* p = &q                 # cannot change it, so it stays in registers)
-    cdef Py_ssize_t k, d, r, j, nrows = 1, width
+    cdef Py_ssize_t k, d, r, j, nrows = 1, width, last = p.ndim - 1
+    cdef const int64_t* last_bnd = p.bnd[last]
     cdef int64_t v, c, key, loc, lead_key, lead_loc
     cdef int64_t lead[PLAN_MAX_DIMS]
     cdef uint64_t word
@@ -367,8 +437,8 @@ cdef Py_ssize_t walk(Points* points, int mode, int64_t* cnt, int64_t* packed, vo
                 if v < 0 or v >= p.size[d]:
                     points.ndim = <int>d
                     return k
-                if p.bnd[d] != NULL:    # a boundary search; the chunk's own extent
-                    c = bound_search(p.bnd[d], p.grid[d] + 1, v)
+                if p.bnd[d] != NULL:    # a rectilinear dimension: the chunk's own extent
+                    c = chunk_at(p, d, v)
                     key = key * p.grid[d] + c
                     loc = loc * (p.bnd[d][c + 1] - p.bnd[d][c]) + (v - p.bnd[d][c])
                     continue
@@ -392,11 +462,17 @@ cdef Py_ssize_t walk(Points* points, int mode, int64_t* cnt, int64_t* packed, vo
         lead_key = 0
         lead_loc = 0
         for d in range(p.ndim - 1):
+            if p.bnd[d] != NULL:
+                c = chunk_at(p, d, lead[d])
+                lead_key = lead_key * p.grid[d] + c
+                lead_loc = lead_loc * (p.bnd[d][c + 1] - p.bnd[d][c]) + (lead[d] - p.bnd[d][c])
+                continue
             c = lead[d] // p.chunk[d]
             lead_key = lead_key * p.grid[d] + c
             lead_loc = lead_loc * p.chunk[d] + (lead[d] - c * p.chunk[d])
-        lead_key *= p.grid[p.ndim - 1]
-        lead_loc *= p.chunk[p.ndim - 1]
+        lead_key *= p.grid[last]
+        if last_bnd == NULL:            # (else times the point's own chunk's extent)
+            lead_loc *= p.chunk[last]
         row = p.mask + r * width
         j = 0
         while j < width:
@@ -406,9 +482,15 @@ cdef Py_ssize_t walk(Points* points, int mode, int64_t* cnt, int64_t* packed, vo
                     j += 8
                     continue
             if row[j]:
-                c = j // p.chunk[p.ndim - 1]
-                visit(p, mode, k, lead_key + c, lead_loc + (j - c * p.chunk[p.ndim - 1]),
-                      cnt, packed, sl, sp)
+                if last_bnd != NULL:
+                    c = chunk_at(p, last, j)
+                    visit(p, mode, k, lead_key + c,
+                          lead_loc * (last_bnd[c + 1] - last_bnd[c]) + (j - last_bnd[c]),
+                          cnt, packed, sl, sp)
+                else:
+                    c = j // p.chunk[last]
+                    visit(p, mode, k, lead_key + c, lead_loc + (j - c * p.chunk[last]),
+                          cnt, packed, sl, sp)
                 k += 1
             j += 1
         d = p.ndim - 2                  # the next row's leading index
@@ -537,6 +619,7 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks, tuple bounds=None):
         p.chunk[d] = chunks[d]
         p.grid[d] = (p.size[d] + p.chunk[d] - 1) // p.chunk[d]
         p.bnd[d] = NULL
+        p.first[d] = NULL
         if bounds is not None and bounds[d] is not None:
             bv = bounds[d]              # (checked by plan_points; the caller keeps it)
             p.bnd[d] = &bv[0]
@@ -563,6 +646,9 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks, tuple bounds=None):
     cdef void* sl = <void*><Py_ssize_t>sorted_local.ctypes.data
     cdef void* sp = <void*><Py_ssize_t>sorted_pos.ctypes.data
     with nogil:
+        for d in range(ndim):
+            if p.bnd[d] != NULL:
+                p.first[d] = bucket_table(p.bnd[d], p.grid[d], p.size[d], n, &p.bshift[d], &p.fine[d])
         if total <= COUNT_GRID_MAX or total <= 2 * <int64_t>n:
             ntasks = count_group(p, total, sl, sp, &task_key, &task_start, &bad)
         else:
@@ -573,6 +659,9 @@ cdef object plan_of(Points* p, tuple shape, tuple chunks, tuple bounds=None):
                 bad = walk(p, PACK, NULL, packed, NULL, NULL)
                 ntasks = 0 if bad >= 0 else radix_group(p, packed, sl, sp, &task_key, &task_start)
                 free(packed)
+        for d in range(ndim):
+            free(<void*>p.first[d])
+            p.first[d] = NULL
     if ntasks < 0 or bad >= 0:
         free(task_key)
         free(task_start)
@@ -627,21 +716,29 @@ def plan_points(list idx, tuple shape, tuple chunks, tuple bounds=None):
             raise ValueError("index arrays of different lengths")
         p.ptr[d] = <const char*>&view[0] if p.n else NULL
         p.stride[d] = view.strides[0]
-    if bounds is not None:
-        if len(bounds) != ndim:
-            raise ValueError(f"{len(bounds)} chunk boundaries for an array of shape {shape}")
-        for d in range(ndim):
-            if bounds[d] is not None:
-                view = bounds[d]
-                if view.shape[0] < 2 or view[0] != 0 or view[view.shape[0] - 1] < shape[d]:
-                    raise ValueError(f"chunk boundaries of dimension {d} do not cover {shape[d]}")
+    check_bounds(bounds, shape)
     return plan_of(&p, shape, chunks, bounds)
 
 
-def plan_mask(mask, tuple shape, tuple chunks):
+cdef check_bounds(tuple bounds, tuple shape):
+    """Raise ValueError unless ``bounds`` (None, or per dimension None or a
+    rectilinear dimension's boundaries) covers ``shape``."""
+    cdef const int64_t[:] view
+    if bounds is None:
+        return
+    if len(bounds) != len(shape):
+        raise ValueError(f"{len(bounds)} chunk boundaries for an array of shape {shape}")
+    for d in range(len(shape)):
+        if bounds[d] is not None:
+            view = bounds[d]
+            if view.shape[0] < 2 or view[0] != 0 or view[view.shape[0] - 1] < shape[d]:
+                raise ValueError(f"chunk boundaries of dimension {d} do not cover {shape[d]}")
+
+
+def plan_mask(mask, tuple shape, tuple chunks, tuple bounds=None):
     """Plan a mask selection: ``mask`` is a C-contiguous bool array of ``shape``;
-    the points are its True elements in C order (the output's order).  Returns
-    what plan_points returns."""
+    the points are its True elements in C order (the output's order).  ``bounds``:
+    as plan_points'.  Returns what plan_points returns."""
     cdef Points p
     cdef const uint8_t[::1] m = mask.reshape(-1).view(np.uint8)
     cdef Py_ssize_t ndim = len(shape), j, n = 0, items = 1
@@ -657,4 +754,5 @@ def plan_mask(mask, tuple shape, tuple chunks):
     if p.mask == NULL:                  # (no items: no points)
         p.n = 0
         p.mask = <const uint8_t*>""
-    return plan_of(&p, shape, chunks)
+    check_bounds(bounds, shape)
+    return plan_of(&p, shape, chunks, bounds)

@@ -599,46 +599,63 @@ def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int | Edges,
     if not _is_bool_array(mask) or mask.shape != shape or not shape:
         raise SelectionError("invalid mask selection; expected one Boolean (mask) array with the "
                              f"same shape as the array {shape}, got {mask!r}")
-    if any(isinstance(c, Edges) for c in chunks):
-        flat = [a.astype(np.int64) for a in np.nonzero(mask)]
-        return _grid_points(flat, shape, (len(flat[0]),), chunks)
+    mask = np.ascontiguousarray(mask)
+    grid = any(isinstance(c, Edges) for c in chunks)
     try:
-        planned = layout.plan_mask(np.ascontiguousarray(mask), shape, chunks)  # type: ignore[arg-type]
+        planned = layout.plan_mask(mask, shape, _lengths(chunks), _bounds(chunks))
     except ValueError as exc:
         raise SelectionTooLargeError(f"a mask of an array of shape {shape}: {exc}") from None
     n = len(planned[1])
+    if grid:
+        return GridPoints(*planned, nsel=n, shape=(n,), ndim=len(shape), given=mask)
     return Points(*planned, nsel=n, shape=(n,), ndim=len(shape))
+
+
+def _lengths(chunks: tuple[int | Edges, ...]) -> tuple[int, ...]:
+    """The planners' chunk lengths (1 for a rectilinear dimension: see _bounds)."""
+    return tuple(1 if isinstance(c, Edges) else c for c in chunks)
+
+
+def _bounds(chunks: tuple[int | Edges, ...]) -> tuple[np.ndarray | None, ...] | None:
+    """The planners' ``bounds``: each rectilinear dimension's boundaries, or None
+    for a regular grid."""
+    if not any(isinstance(c, Edges) for c in chunks):
+        return None
+    return tuple(c.offsets if isinstance(c, Edges) else None for c in chunks)
 
 
 @dataclass(frozen=True)
 class GridPoints(Points):
     """Points over a rectilinear grid, grouped by chunk of the whole grid in the
-    kernels (``plan_points`` searching each rectilinear dimension's boundaries:
-    local indices in each chunk's own shape), and ``flat``: the points'
-    coordinates (one int64 array per dimension, in bounds, non-negative), which the
-    engine's rectilinear strategy regroups by its regular parts where it reads
-    through them (a sharded array)."""
+    kernels (``plan_points`` / ``plan_mask`` searching each rectilinear dimension's
+    boundaries: local indices in each chunk's own shape), and ``given``: the
+    points' coordinates (one int64 array per dimension, in bounds, non-negative) or
+    the mask, from which ``flat`` (the coordinates) is made where the engine's
+    rectilinear strategy regroups the points by its regular parts (a sharded
+    array)."""
 
-    flat: tuple = ()
+    given: tuple | np.ndarray = ()
+
+    @property
+    def flat(self) -> tuple:
+        """The points' coordinates: one int64 array per dimension."""
+        if isinstance(self.given, tuple):
+            return self.given
+        return tuple(a.astype(np.int64) for a in np.nonzero(self.given))
 
 
 def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tuple[int, ...],
                  chunks: tuple[int | Edges, ...]) -> GridPoints:
     """GridPoints of coordinates ``flat`` (negative ones counted from the end; bounds
     checked) on the grid ``chunks``."""
-    checked = []
-    for dim, (a, size) in enumerate(zip(flat, shape)):
-        a = np.where(a < 0, a + size, a)
-        bad = (a < 0) | (a >= size)
-        if bad.any():
-            raise BoundsCheckError(f"index {int(flat[dim][bad][0])} is out of bounds for dimension {dim} "
-                                   f"with size {size}")
-        checked.append(a)
-    bounds = tuple(c.offsets if isinstance(c, Edges) else None for c in chunks)
-    lengths = tuple(1 if isinstance(c, Edges) else c for c in chunks)
-    planned = layout.plan_points(checked, shape, lengths, bounds)
-    return GridPoints(*planned, nsel=len(checked[0]) if checked else 0, shape=sel_shape,  # type: ignore[misc]
-                      ndim=len(shape), flat=tuple(checked))
+    planned = layout.plan_points(flat, shape, _lengths(chunks), _bounds(chunks))
+    if len(planned) == 2:                   # (the kernels check the bounds)
+        dim, k = planned
+        raise BoundsCheckError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
+                               f"with size {shape[dim]}")
+    checked = [np.where(a < 0, a + size, a) if a.size and a.min() < 0 else a for a, size in zip(flat, shape)]
+    return GridPoints(*planned, nsel=len(checked[0]) if checked else 0, shape=sel_shape,
+                      ndim=len(shape), given=tuple(checked))
 
 
 def dims_shape(dims: Plan) -> tuple[int, ...]:
