@@ -600,14 +600,11 @@ def plan_mask_selection(mask, shape: tuple[int, ...], chunks: tuple[int | Edges,
         raise SelectionError("invalid mask selection; expected one Boolean (mask) array with the "
                              f"same shape as the array {shape}, got {mask!r}")
     mask = np.ascontiguousarray(mask)
-    grid = any(isinstance(c, Edges) for c in chunks)
     try:
         planned = layout.plan_mask(mask, shape, _lengths(chunks), _bounds(chunks))
     except ValueError as exc:
         raise SelectionTooLargeError(f"a mask of an array of shape {shape}: {exc}") from None
     n = len(planned[1])
-    if grid:
-        return GridPoints(*planned, nsel=n, shape=(n,), ndim=len(shape), given=mask)
     return Points(*planned, nsel=n, shape=(n,), ndim=len(shape))
 
 
@@ -624,38 +621,18 @@ def _bounds(chunks: tuple[int | Edges, ...]) -> tuple[np.ndarray | None, ...] | 
     return tuple(c.offsets if isinstance(c, Edges) else None for c in chunks)
 
 
-@dataclass(frozen=True)
-class GridPoints(Points):
-    """Points over a rectilinear grid, grouped by chunk of the whole grid in the
-    kernels (``plan_points`` / ``plan_mask`` searching each rectilinear dimension's
-    boundaries: local indices in each chunk's own shape), and ``given``: the
-    points' coordinates (one int64 array per dimension, in bounds, non-negative) or
-    the mask, from which ``flat`` (the coordinates) is made where the engine's
-    rectilinear strategy regroups the points by its regular parts (a sharded
-    array)."""
-
-    given: tuple | np.ndarray = ()
-
-    @property
-    def flat(self) -> tuple:
-        """The points' coordinates: one int64 array per dimension."""
-        if isinstance(self.given, tuple):
-            return self.given
-        return tuple(a.astype(np.int64) for a in np.nonzero(self.given))
-
-
 def _grid_points(flat: list[np.ndarray], shape: tuple[int, ...], sel_shape: tuple[int, ...],
-                 chunks: tuple[int | Edges, ...]) -> GridPoints:
-    """GridPoints of coordinates ``flat`` (negative ones counted from the end; bounds
-    checked) on the grid ``chunks``."""
+                 chunks: tuple[int | Edges, ...]) -> Points:
+    """Points of coordinates ``flat`` (negative ones counted from the end; bounds
+    checked) on the rectilinear grid ``chunks``, grouped by chunk in the kernels
+    (``plan_points`` searching each rectilinear dimension's boundaries: local
+    indices in each chunk's own shape)."""
     planned = layout.plan_points(flat, shape, _lengths(chunks), _bounds(chunks))
     if len(planned) == 2:                   # (the kernels check the bounds)
         dim, k = planned
         raise BoundsCheckError(f"index {int(flat[dim][k])} is out of bounds for dimension {dim} "
                                f"with size {shape[dim]}")
-    checked = [np.where(a < 0, a + size, a) if a.size and a.min() < 0 else a for a, size in zip(flat, shape)]
-    return GridPoints(*planned, nsel=len(checked[0]) if checked else 0, shape=sel_shape,
-                      ndim=len(shape), given=tuple(checked))
+    return Points(*planned, nsel=len(flat[0]) if flat else 0, shape=sel_shape, ndim=len(shape))
 
 
 def dims_shape(dims: Plan) -> tuple[int, ...]:

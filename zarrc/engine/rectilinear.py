@@ -9,7 +9,7 @@ batch runs it with that class's chain (``_Batch.set_shapes``: a view of the batc
 per shape, made in C), so no Python runs per chunk or per shape.  Ints and slices
 of plain chunk files are read by the grid's one-call ``BasicReader``; other
 selections, planned on the grid (``zarrc.core.indexing`` over the ``Edges``;
-coordinates and masks grouped by chunk in the kernels, ``GridPoints``), read as one
+coordinates and masks grouped by chunk in the kernels, on its boundaries), read as one
 ReadBatch (``ShapeChains.of``: each task's class by numpy); writes go to the native
 strategy's ``write_batch`` with the same classes, locked by engine.api.write as a
 regular array's.
@@ -205,7 +205,7 @@ def planning_chunks(grid: RectilinearChunkGrid) -> tuple[int | Edges, ...]:
     """The chunks a rectilinear array's selections are planned on (see the class):
     a rectilinear dimension's Edges, a regular one's length; the first dimension as
     Edges when none is (coordinate and mask selections are then planned as
-    ``GridPoints``, as on any rectilinear grid)."""
+    ``Points`` grouped on its boundaries, as on any rectilinear grid)."""
     dims: list[int | Edges] = list(grid.dims)
     if dims and not any(isinstance(d, Edges) for d in dims):
         n, c = grid.shape[0], dims[0]
