@@ -36,7 +36,7 @@ from zarrc._kernels import blosc as kblosc
 from zarrc._kernels import crc32c as kcrc
 from zarrc._kernels import deflate as kdeflate
 from zarrc._kernels import zstd as kzstd
-from zarrc._kernels.errors import KernelError
+from zarrc._kernels.errors import TOO_LARGE, KernelError
 from zarrc.errors import ZarrcError
 
 TARGETS: dict[str, Callable[[bytes], None]] = {}
@@ -343,6 +343,16 @@ def zstd(data: bytes) -> None:
     with allowed(KernelError, MemoryError):
         whole = kzstd.zstd_decode(src)
     size = len(whole) if not opt & 1 else max(0, len(whole) + (opt >> 1) - 64)
+    # with a limit (the size asked for): the same bytes within it, refused beyond it
+    try:
+        limited = kzstd.zstd_decode(src, size)
+    except KernelError as exc:
+        if size >= len(whole) or exc.code != TOO_LARGE:
+            raise ContractError(f"zstd_decode with limit {size} of {len(whole)} bytes: {exc}") from None
+    else:
+        if size < len(whole):
+            raise ContractError(f"zstd_decode with limit {size} gave {len(limited)} bytes")
+        _agree(limited, whole, "zstd_decode with a limit vs without")
     if not _decodes_into(whole, size, lambda out: kzstd.zstd_decode_into(src, out),
                          "zstd_decode_into", "zstd_decode"):
         return
