@@ -179,10 +179,10 @@ def _sizeless_rle_frame(blocks, size=1 << 17, byte=b"\x07"):
 def test_zstd_without_size_of_rle_blocks_decodes_and_its_cut_frames_are_refused(blocks):
     # the growing decode (no size recorded, no out) stopped when the input was read
     # and room was left, before zstd had flushed an RLE block's output: a valid
-    # frame refused as truncated (1, 2 and 8 blocks)
-    import numcodecs
+    # frame refused as truncated (1, 2 and 8 blocks); numcodecs 0.16's zstd reads it
+    # (0.13's, the lower bound's, refuses it)
     frame = _sizeless_rle_frame(blocks)
-    assert Zstd().decode(frame) == bytes(numcodecs.Zstd().decode(frame)) == b"\x07" * (blocks << 17)
+    assert Zstd().decode(frame) == b"\x07" * (blocks << 17)
     for cut in (1, 4):
         with pytest.raises(CodecError, match="truncated"):
             Zstd().decode(frame[:-cut])
