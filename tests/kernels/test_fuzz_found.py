@@ -67,6 +67,26 @@ def test_zstd_frame_with_an_empty_compressed_block_is_refused_on_both_paths():
         z.zstd_decode(z.zstd_compress(b"abc" * 100) + frame)
 
 
+def test_zstd_frame_whose_empty_last_block_ends_it_short_of_its_size_is_refused_on_both_paths():
+    # a sizeless frame (7 bytes of RLE) followed by a frame recording 681 M bytes whose
+    # only block is an empty raw one: zstd's streaming decoder (zstd_decode of an
+    # unknown total) skips the size check on an empty last block and gave the 7 bytes,
+    # its one-shot decoder (zstd_decode_into) refuses it; zarrc checks each frame's
+    # recorded size on both (fuzz/regressions/zstd/frame-size-unchecked-...)
+    from zarrc._kernels import zstd as z
+    sizeless = bytes.fromhex("28b52ffd00003b000025")
+    short = bytes.fromhex("28b52ffd80202d00a528010000")
+    with pytest.raises(k.KernelError, match="other than the size its header records"):
+        z.zstd_decode(sizeless + short)
+    with pytest.raises(k.KernelError, match="corrupt"):
+        z.zstd_decode_into(sizeless + short, bytearray(7))
+    # frames whose sizes are right still decode, with or without an empty last block
+    whole = z.zstd_compress(b"abc")
+    assert z.zstd_decode(sizeless + whole + sizeless) == b"%" * 7 + b"abc" + b"%" * 7
+    empty_last = bytes.fromhex("28b52ffd2000010000")      # records 0 bytes, one empty raw last block
+    assert z.zstd_decode(sizeless + empty_last) == b"%" * 7
+
+
 def _lz4_match_frame(offset, n=8192, tail=11):
     """A one-block, one-stream blosc LZ4 frame of n bytes: literal "A", a match of
     `offset` up to n - tail, then `tail` literals (LZ4's last bytes are literals)."""

@@ -36,6 +36,7 @@ cdef extern from "zstd.h" nogil:
     size_t ZSTD_DCtx_reset(ZSTD_DCtx* dctx, ZSTD_ResetDirective reset)
     size_t ZSTD_findFrameCompressedSize(const void* src, size_t srcSize)
     size_t ZSTD_frameHeaderSize(const void* src, size_t srcSize)
+    unsigned long long ZSTD_getFrameContentSize(const void* src, size_t srcSize)
     unsigned long long ZSTD_CONTENTSIZE_UNKNOWN
     unsigned long long ZSTD_CONTENTSIZE_ERROR
     ZSTD_CCtx* ZSTD_createCCtx()
@@ -258,7 +259,8 @@ cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out, Py
     cdef ZSTD_outBuffer outb
     cdef size_t cap = n * 4 if n * 4 > 65536 else 65536
     cdef size_t stop = <size_t>limit + 1 if limit >= 0 else <size_t>-1    # (the most ever held)
-    cdef size_t r = 1, before
+    cdef size_t r = 1, before, first, fsize, pos = 0
+    cdef unsigned long long claim
     if cap > stop:
         cap = stop
     cdef uint8_t* buf = <uint8_t*>malloc(cap)
@@ -267,43 +269,60 @@ cdef Py_ssize_t zstd_decode_grow(const uint8_t* src, size_t n, uint8_t** out, Py
         ZSTD_freeDCtx(dctx)
         free(buf)
         return fail(err, ZC_NOMEM, 0, 0, NULL)
-    inb.src = src
-    inb.size = n
-    inb.pos = 0
     outb.dst = buf
     outb.size = cap
     outb.pos = 0
-    while True:
-        if outb.pos == outb.size:
-            if cap == stop:                   # (limit + 1 bytes held: more than the limit)
+    # frame by frame: zstd's streaming decoder does not check a frame's recorded size
+    # when its last block is empty (its one-shot decoder does, zstd_decode_into's), so
+    # each frame's output is checked against it here (found by fuzzing:
+    # tests/kernels/test_fuzz_found.py)
+    while pos < n:
+        fsize = ZSTD_findFrameCompressedSize(src + pos, n - pos)
+        if ZSTD_isError(fsize):
+            fsize = n - pos                   # (cut short or corrupt: the stream says which)
+        claim = ZSTD_getFrameContentSize(src + pos, fsize)
+        first = outb.pos
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only)
+        inb.src = src + pos
+        inb.size = fsize
+        inb.pos = 0
+        while True:
+            if outb.pos == outb.size:
+                if cap == stop:               # (limit + 1 bytes held: more than the limit)
+                    ZSTD_freeDCtx(dctx)
+                    free(buf)
+                    return fail(err, ZC_TOO_LARGE, <size_t>limit, 0, NULL)
+                cap = cap * 2 if cap * 2 < stop else stop
+                grown = <uint8_t*>realloc(buf, cap)
+                if grown == NULL:
+                    ZSTD_freeDCtx(dctx)
+                    free(buf)
+                    return fail(err, ZC_NOMEM, 0, 0, NULL)
+                buf = grown
+                outb.dst = buf
+                outb.size = cap
+            before = outb.pos
+            r = ZSTD_decompressStream(dctx, &outb, &inb)
+            if ZSTD_isError(r):
                 ZSTD_freeDCtx(dctx)
                 free(buf)
-                return fail(err, ZC_TOO_LARGE, <size_t>limit, 0, NULL)
-            cap = cap * 2 if cap * 2 < stop else stop
-            grown = <uint8_t*>realloc(buf, cap)
-            if grown == NULL:
-                ZSTD_freeDCtx(dctx)
-                free(buf)
-                return fail(err, ZC_NOMEM, 0, 0, NULL)
-            buf = grown
-            outb.dst = buf
-            outb.size = cap
-        before = outb.pos
-        r = ZSTD_decompressStream(dctx, &outb, &inb)
-        if ZSTD_isError(r):
+                return zstd_fail(err, r, 0, n)
+            # the frame is done when read and flushed (r == 0); with its input read and
+            # room left, a call that gave nothing more means it is cut short (one that
+            # did may still hold decoded bytes to flush: an RLE block is one byte of
+            # input for up to 128 KiB of output)
+            if inb.pos == inb.size and (r == 0 or (outb.pos < outb.size and outb.pos == before)):
+                break
+        if r != 0:
             ZSTD_freeDCtx(dctx)
             free(buf)
-            return zstd_fail(err, r, 0, n)
-        # done when every frame is read and flushed (r == 0); with the input read
-        # and room left, a call that gave nothing more means the frame is cut short
-        # (one that did may still hold decoded bytes to flush: an RLE block is one
-        # byte of input for up to 128 KiB of output)
-        if inb.pos == inb.size and (r == 0 or (outb.pos < outb.size and outb.pos == before)):
-            break
+            return fail(err, ZC_TRUNCATED, n + 1, n, "zstd frame")
+        if claim != ZSTD_CONTENTSIZE_UNKNOWN and claim != ZSTD_CONTENTSIZE_ERROR and outb.pos - first != claim:
+            ZSTD_freeDCtx(dctx)
+            free(buf)
+            return fail(err, ZC_CORRUPT, 0, 0, "zstd frame decodes to other than the size its header records")
+        pos += fsize
     ZSTD_freeDCtx(dctx)
-    if r != 0:
-        free(buf)
-        return fail(err, ZC_TRUNCATED, n + 1, n, "zstd frame")
     if limit >= 0 and outb.pos > <size_t>limit:
         free(buf)
         return fail(err, ZC_TOO_LARGE, <size_t>limit, 0, NULL)
