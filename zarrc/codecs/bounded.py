@@ -9,7 +9,7 @@ zarrc's kernels decode into a buffer of the exact size when it is known (blosc,
 zstd, gzip, zlib), so a decompression bomb never allocates more than the chunk it
 should be; pcodec decodes into a buffer of the chunk's items (or of the bound),
 its stream refused where it holds more, and zstd frames that record no size into a
-buffer of the bound.  :func:`decode_within` is the one entry;
+buffer grown up to the bound (the kernel's ``zstd_decode`` with a limit).  :func:`decode_within` is the one entry;
 :func:`encoded_bound` the size a codec's output may reach, for the stages before it."""
 
 from __future__ import annotations
@@ -112,11 +112,6 @@ def filter_steps(filters: list[Any], count: int, dtype: Any) -> list[tuple[int |
         else:
             steps.append((None, None))
     return steps
-
-
-def filter_sizes(filters: list[Any], count: int, dtype: Any) -> list[int | None]:
-    """The bytes at each step of :func:`filter_steps`."""
-    return [size for size, _ in filter_steps(filters, count, dtype)]
 
 
 COMPRESSORS = frozenset({"zstd", "zlib", "gzip", "bz2", "lzma", "lz4", "blosc"})

@@ -8,8 +8,7 @@ is the strategy's own ``read`` (``Array.__getitem__`` calls it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -105,12 +104,10 @@ def _locked_write(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) ->
             strategy.write_from(dims, value)
 
 
-@contextmanager
-def hold_all(strategy: Strategy, dims: indexing.Plan) -> Iterator[None]:
-    """Hold the locks of every stored key ``dims`` touches (locked.hold_all), for a
-    read of the selection followed by a write of it."""
-    with locked.hold_all(strategy.arr, dims):
-        yield
+def hold_all(strategy: Strategy, dims: indexing.Plan) -> AbstractContextManager[None]:
+    """The locks of every stored key ``dims`` touches (locked.hold_all), to hold for
+    a read of the selection followed by a write of it."""
+    return locked.hold_all(strategy.arr, dims)
 
 
 def write_from(strategy: Strategy, dims: indexing.Plan, value: np.ndarray) -> None:

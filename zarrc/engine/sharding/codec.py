@@ -109,11 +109,8 @@ class ShardCodec:
         self.inverse = tuple(int(i) for i in np.argsort(self.perm))
         self.stored_shape = tuple(self.shape[p] for p in self.perm)
         self.after = chain.bytes_to_bytes
-        # (what each of them may decode to: the shard's inner chunks and index at their
-        # bound, so that a decompression bomb is refused before it is held; variable-
-        # length items' by zarrc.config.vlen_chunk_bytes when a shard is decoded)
-        self.after_limits = carried(self.after, shard_bound(codec, self.stored_shape, self.dtype), False)
         self.codec = codec
+        self.after_limits = self._after_limits()
         codec.chunks_per_shard(self.stored_shape)     # MetadataError unless the inner shape divides it
         self.level = ShardLevel(codec, self.stored_shape, codec.chunk_shape)
         self.fill, self.fill_object, self.write_empty = fill, fill_object, write_empty
@@ -144,10 +141,15 @@ class ShardCodec:
 
     # ------------------------------------------------------------ decode
 
+    def _after_limits(self) -> list[tuple[int | None, bool]]:
+        """What each codec after the shard may decode to: the shard's inner chunks and
+        index at their bound, so that a decompression bomb is refused before it is
+        held (variable-length items' by zarrc.config.vlen_chunk_bytes, now)."""
+        return carried(self.after, shard_bound(self.codec, self.stored_shape, self.dtype), False)
+
     def decode(self, raw: Any) -> np.ndarray:
-        if self.dtype.kind == "O":
-            data = decode_bounded(self.after, carried(self.after, shard_bound(self.codec, self.stored_shape,
-                                                                             self.dtype), False), raw, VLEN_NOTE)
+        if self.dtype.kind == "O":      # (the setting read when a shard is decoded)
+            data = decode_bounded(self.after, self._after_limits(), raw, VLEN_NOTE)
         else:
             data = decode_bounded(self.after, self.after_limits, raw)
         blob = data if type(data) is bytes else bytes(data)
